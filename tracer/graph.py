@@ -1,0 +1,464 @@
+"""The call + dataflow graph: one networkx MultiDiGraph, grown on demand from what a query
+reaches. Files are turned into steps when first touched; edges are found when a step is
+expanded forward (who reads this value) or backward (where does this value come from)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import networkx as nx
+
+from tracer.facts import MODULE_SCOPE, Arg
+from tracer.index import Index
+from tracer.resolve import GUESS, MAX_GUESSES, CallTarget, Resolver
+from tracer.steps import Edge, Step
+from tracer.store import Facts
+from tracer.tables import FileTables, Read, build_tables
+
+ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
+COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
+MAX_FAMILY_NAMES = 40
+FLAG_CALL = "add_argument"
+
+
+class FlowGraph:
+    def __init__(self, index: Index, facts: Facts) -> None:
+        self.index = index
+        self.facts = facts
+        self.resolver = Resolver(index, facts)
+        self.graph = nx.MultiDiGraph()
+        self.tables: dict[str, FileTables] = {}
+        self.expanded: dict[tuple[str, bool], list[Edge]] = {}
+        self.greps: dict[str, list[str]] = {}
+        self.owners: dict[str, set[str]] = {}
+        self.generated: dict[str, list[tuple[str, str]]] | None = None
+        self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
+        self.field_index: dict[str, list[str]] = {}
+        for full, (_, klass) in index.classes.items():
+            for definition in klass.fields:
+                self.field_index.setdefault(definition.name, []).append(full)
+
+    # -- files and steps ---------------------------------------------------------------------
+
+    def file(self, path: str) -> FileTables:
+        tables = self.tables.get(path)
+        if tables is None:
+            summary = self.facts.summaries[path]
+            tables = build_tables(path, summary, self.facts.flows(path), self.resolver)
+            self.tables[path] = tables
+        return tables
+
+    def step(self, step_id: str) -> Step:
+        return self.file(step_id.partition("#")[0]).steps[step_id]
+
+    def mentioning(self, word: str) -> list[str]:
+        found = self.greps.get(word)
+        if found is None:
+            found = self.greps[word] = self.facts.snapshot.grep(word)
+        return found
+
+    def mentioning_with(self, word: str, classes: list[str]) -> list[str]:
+        """Files that mention WORD; for a common word, only those that also name one of
+        CLASSES (a typed access needs the type's name in the file, or an attribute chain)."""
+        found = self.mentioning(word)
+        if len(found) <= COMMON_WORD_FILES or not classes:
+            return found
+        allowed: set[str] = set()
+        for klass in classes[:MAX_FAMILY_NAMES]:
+            allowed.update(self.mentioning(klass.rpartition(".")[2]))
+        return [path for path in found if path in allowed]
+
+    def edges(self, step_id: str, forward: bool) -> list[Edge]:
+        """Edges out of (forward) or into (backward) STEP_ID, found once, kept in the graph."""
+        key = (step_id, forward)
+        found = self.expanded.get(key)
+        if found is None:
+            found = list(self.find_forward(step_id) if forward else self.find_backward(step_id))
+            found = [e for e in dedupe(found) if e.src != e.dst]
+            self.expanded[key] = found
+            for edge in found:
+                for node in (edge.src, edge.dst):
+                    if node not in self.graph:
+                        self.graph.add_node(node, step=self.step(node))
+                self.graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
+        return found
+
+    # -- seeds -------------------------------------------------------------------------------
+
+    def seeds(self, name: str) -> list[str]:
+        """Steps that bind NAME: `attr`, `Class.attr`, or `Class.method.param`."""
+        parts = name.split(".")
+        word = parts[-1]
+        owner = ".".join(parts[:-1])
+        found = []
+        for path in self.mentioning(word):
+            tables = self.file(path)
+            for step in tables.steps.values():
+                if step.name != word or step.kind in ("use", "return", "call_arg"):
+                    continue
+                if owner and not self.owned_by(tables, step, owner):
+                    continue
+                found.append(step.id)
+        return found
+
+    def owned_by(self, tables: FileTables, step: Step, owner: str) -> bool:
+        """Does STEP belong to OWNER, a dotted suffix of a class or function name?"""
+        scope = tables.scope_of[step.id]
+        module = self.index.module_of[tables.path]
+        if step.kind == "field":
+            holder = f"{module}.{step.symbol}"
+        elif step.kind == "param":
+            holder = f"{module}.{scope}"
+        elif step.kind in ASSIGN_KINDS and "." in tables.bound.get(step.id, ""):
+            base = tables.bound[step.id].rpartition(".")[0]
+            holder = self.resolver.ref_type(tables.path, scope, base) or ""
+            family = self.index.family(holder) if holder else []
+            return any(c == owner or c.endswith("." + owner) for c in family)
+        else:
+            holder = f"{module}.{scope}"
+        return holder == owner or holder.endswith("." + owner)
+
+    # -- forward -----------------------------------------------------------------------------
+
+    def find_forward(self, step_id: str) -> Iterator[Edge]:
+        tables = self.file(step_id.partition("#")[0])
+        step = tables.steps[step_id]
+        scope = tables.scope_of[step_id]
+        if step.kind == "cli_flag" and step_id in self.generated_owner:
+            path, klass = self.index.classes[self.generated_owner[step_id]]
+            self.file(path)
+            yield Edge(step_id, f"{path}#f:{klass.qualname}.{step.name}", "generated_flag", 0.9)
+        elif step.kind == "cli_flag":
+            yield from self.flag_fields(tables, step)
+        elif step.kind == "call_arg":
+            yield from self.bind_forward(tables, step_id)
+        elif step.kind == "return":
+            yield from self.results_of(tables, scope, step_id)
+        elif step.kind == "field":
+            klass = f"{self.index.module_of[tables.path]}.{step.symbol}"
+            yield from self.slot_readers(klass, step.name, step_id)
+        elif step.kind in ASSIGN_KINDS and "." in tables.bound.get(step_id, ""):
+            base = tables.bound[step_id].rpartition(".")[0]
+            klass = self.resolver.ref_type(tables.path, scope, base)
+            yield from self.slot_readers(klass, step.name, step_id)
+        elif step.kind in ASSIGN_KINDS or step.kind == "param":
+            yield from self.local_readers(tables, scope, step)
+
+    def local_readers(self, tables: FileTables, scope: str, step: Step) -> Iterator[Edge]:
+        name = tables.bound.get(step.id, step.name)
+        after = step.kind != "param"
+        for reader in tables.local_reads.get((scope, name), []):
+            if not after or tables.steps[reader].line >= step.line:
+                yield Edge(step.id, reader, "local", 1.0)
+        # Closures: nested functions that read the name without binding it.
+        prefix = scope + "."
+        for (inner, local), readers in tables.local_reads.items():
+            if (
+                local == name
+                and inner.startswith(prefix)
+                and (inner, name) not in tables.local_defs
+            ):
+                for reader in readers:
+                    yield Edge(step.id, reader, "local", 1.0)
+
+    def slot_readers(self, klass: str | None, attr: str, writer: str) -> Iterator[Edge]:
+        """Reads of `x.ATTR` where x is of KLASS's family; untyped x only when one family
+        owns ATTR (a guess)."""
+        classes = self.index.family(klass) if klass else []
+        family = set(classes)
+        if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
+            return  # untyped and common: a guess would touch half the tree
+        for path in self.mentioning_with(attr, classes):
+            tables = self.file(path)
+            for read in tables.attr_reads.get(attr, []):
+                confidence = self.slot_match(tables, read, family, attr)
+                if confidence:
+                    yield Edge(writer, read.step, "attr", confidence)
+
+    def slot_match(self, tables: FileTables, access: Read, family: set[str], attr: str) -> float:
+        if access.base == "<class>":
+            owner = f"{self.index.module_of[tables.path]}.{access.scope}"
+        else:
+            owner = self.resolver.ref_type(tables.path, access.scope, access.base)
+        if owner is not None and family:
+            return 1.0 if owner in family else 0.0
+        # One side untyped: accept only if a single class family holds ATTR.
+        return GUESS if self.single_owner(attr) else 0.0
+
+    def single_owner(self, attr: str) -> bool:
+        if len(self.mentioning(attr)) > COMMON_WORD_FILES:
+            return False
+        owners = self.slot_owners(attr)
+        if not owners:
+            return True
+        first = set(self.index.family(next(iter(owners))))
+        return owners <= first
+
+    def slot_owners(self, attr: str) -> set[str]:
+        found = self.owners.get(attr)
+        if found is None:
+            found = set()
+            for path in self.mentioning(attr):
+                tables = self.file(path)
+                for write in tables.attr_writes.get(attr, []):
+                    if write.base == "<class>":
+                        found.add(f"{self.index.module_of[path]}.{write.scope}")
+                    else:
+                        owner = self.resolver.ref_type(path, write.scope, write.base)
+                        if owner is not None:
+                            found.add(owner)
+            self.owners[attr] = found
+        return found
+
+    def bind_forward(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
+        call_id = int(step_id.rpartition("#c")[2].partition(".")[0])
+        arg = next(a for a, sid in tables.call_args[call_id] if sid == step_id)
+        for target in tables.targets[call_id]:
+            for dst, kind, confidence in self.bindings(target, arg):
+                yield Edge(step_id, dst, kind, confidence * target.confidence)
+
+    def bindings(self, target: CallTarget, arg: Arg) -> list[tuple[str, str, float]]:
+        """Steps ARG is bound to when TARGET is called: parameters, or dataclass fields."""
+        if target.function is None:
+            if target.klass is None:
+                return []
+            fields = [(o, f) for o, f in self.index.fields(target.klass) if f.annotation]
+            chosen = [
+                (o, f)
+                for i, (o, f) in enumerate(fields)
+                if (arg.keyword == f.name) or (arg.keyword is None and arg.position == i)
+            ]
+            if arg.star == 2:
+                chosen = fields
+            result = []
+            for owner, definition in chosen:
+                path, klass = self.index.classes[owner]
+                self.file(path)
+                step_id = f"{path}#f:{klass.qualname}.{definition.name}"
+                result.append((step_id, "arg_to_field", 1.0 if arg.star == 0 else GUESS))
+            return result
+        path, function = self.index.functions[target.function]
+        self.file(path)
+        params = list(function.params)
+        if target.bound and params and not function.is_static:
+            params = params[1:]
+        plain = [p for p in params if p.kind in ("positional", "keyword_only")]
+        chosen: list[tuple[str, float]] = []
+        if arg.star == 2:
+            chosen = [(p.name, GUESS) for p in plain]
+        elif arg.star == 1:
+            chosen = [(p.name, GUESS) for p in plain if p.kind == "positional"]
+        elif arg.keyword is not None:
+            if any(p.name == arg.keyword for p in plain):
+                chosen = [(arg.keyword, 1.0)]
+            else:
+                chosen = [(p.name, 0.8) for p in params if p.kind == "kwargs"]
+        elif arg.position is not None:
+            positional = [p for p in params if p.kind == "positional"]
+            if arg.position < len(positional):
+                chosen = [(positional[arg.position].name, 1.0)]
+            else:
+                chosen = [(p.name, 0.8) for p in params if p.kind == "varargs"]
+        return [
+            (f"{path}#p:{function.qualname}.{name}", "arg_to_param", confidence)
+            for name, confidence in chosen
+        ]
+
+    def callers(self, function: str) -> Iterator[tuple[FileTables, int, CallTarget]]:
+        """Call sites that may run FUNCTION (full name), found by grepping its name."""
+        path, definition = self.index.functions[function]
+        words = [definition.name]
+        classes: list[str] = []
+        if definition.class_qualname:
+            klass = f"{self.index.module_of[path]}.{definition.class_qualname}"
+            classes = self.index.family(klass)
+            if definition.name == "__init__":
+                # Constructors are called by class name; super().__init__ sits in subclasses.
+                words = [klass.rpartition(".")[2]]
+                words += [c.rpartition(".")[2] for c in self.index.descendants(klass)]
+                words = words[:MAX_FAMILY_NAMES]
+        seen: set[str] = set()
+        for word in words:
+            for caller_path in self.mentioning_with(word, classes):
+                if caller_path in seen:
+                    continue
+                seen.add(caller_path)
+                tables = self.file(caller_path)
+                for call_id, targets in tables.targets.items():
+                    for target in targets:
+                        if target.function == function:
+                            yield tables, call_id, target
+
+    def results_of(self, tables: FileTables, scope: str, step_id: str) -> Iterator[Edge]:
+        found = self.resolver.function(tables.path, scope)
+        if found is None:
+            return
+        for caller, call_id, target in self.callers(found[0]):
+            for consumer in caller.consumers.get(call_id, []):
+                yield Edge(step_id, consumer, "return_to_result", target.confidence)
+
+    def flag_fields(self, tables: FileTables, step: Step) -> Iterator[Edge]:
+        """A flag's value lands in the field of the same name; the `default=Class.field`
+        of the flag names the class when there is a choice."""
+        module = self.index.module_of[tables.path]
+        defaults = next((d for sid, d in tables.flags.get(step.name, []) if sid == step.id), ())
+        named = set()
+        for ref in defaults:
+            symbol = self.index.resolve(module, ref.rpartition(".")[0]) if "." in ref else None
+            if symbol is not None and symbol.kind == "class":
+                named.add(symbol.name)
+        candidates = self.field_index.get(step.name, [])
+        chosen = [(c, 1.0) for c in candidates if any(c in self.index.mro(n) for n in named)]
+        if not chosen:
+            local = [c for c in candidates if c.startswith(module + ".")]
+            chosen = [(c, 0.9) for c in local]
+        if not chosen and 0 < len(candidates) <= MAX_GUESSES:
+            chosen = [(c, GUESS) for c in candidates]
+        for klass, confidence in chosen:
+            path, definition = self.index.classes[klass]
+            self.file(path)
+            yield Edge(
+                step.id, f"{path}#f:{definition.qualname}.{step.name}", "flag_to_field", confidence
+            )
+
+    # -- backward ----------------------------------------------------------------------------
+
+    def find_backward(self, step_id: str) -> Iterator[Edge]:
+        tables = self.file(step_id.partition("#")[0])
+        step = tables.steps[step_id]
+        scope = tables.scope_of[step_id]
+        if step.kind == "param":
+            yield from self.param_sources(tables, scope, step)
+            return
+        if step.kind == "field":
+            yield from self.field_sources(tables, step)
+            return
+        for ref in tables.refs.get(step_id, ()):
+            yield from self.ref_sources(tables, scope, step, ref)
+        for call_id in tables.results.get(step_id, ()):
+            for target in tables.targets[call_id]:
+                if target.function is None:
+                    continue
+                path, function = self.index.functions[target.function]
+                for ret in self.file(path).returns.get(function.qualname, []):
+                    yield Edge(ret, step_id, "return_to_result", target.confidence)
+
+    def ref_sources(self, tables: FileTables, scope: str, step: Step, ref: str) -> Iterator[Edge]:
+        base, _, attr = ref.rpartition(".")
+        if not base:
+            defs = self.local_definitions(tables, scope, ref)
+            before = [d for d in defs if tables.steps[d].line < step.line or d.count("#p:")]
+            for source in before or defs:
+                yield Edge(source, step.id, "local", 1.0)
+            return
+        klass = self.resolver.ref_type(tables.path, scope, base)
+        classes = self.index.family(klass) if klass else []
+        family = set(classes)
+        if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
+            return
+        for path in self.mentioning_with(attr, classes):
+            other = self.file(path)
+            for write in other.attr_writes.get(attr, []):
+                confidence = self.slot_match(other, write, family, attr)
+                if confidence:
+                    yield Edge(write.step, step.id, "attr", confidence)
+
+    def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]:
+        """Steps binding NAME in SCOPE, else in the nearest enclosing scope that binds it."""
+        while True:
+            defs = tables.local_defs.get((scope, name))
+            if defs:
+                return defs
+            if scope == MODULE_SCOPE:
+                return []
+            scope = scope.rpartition(".")[0] or MODULE_SCOPE
+
+    def param_sources(self, tables: FileTables, scope: str, step: Step) -> Iterator[Edge]:
+        found = self.resolver.function(tables.path, scope)
+        if found is None:
+            return
+        for caller, call_id, target in self.callers(found[0]):
+            for arg, arg_step in caller.call_args.get(call_id, []):
+                for dst, kind, confidence in self.bindings(target, arg):
+                    if dst == step.id:
+                        yield Edge(arg_step, step.id, kind, confidence * target.confidence)
+
+    def field_sources(self, tables: FileTables, step: Step) -> Iterator[Edge]:
+        """Flags that set the field, and constructor arguments bound to it."""
+        klass = f"{self.index.module_of[tables.path]}.{step.symbol}"
+        heirs = {klass, *self.index.descendants(klass)}
+        for flag_path in self.mentioning(FLAG_CALL):
+            flags = self.file(flag_path)
+            for flag_id, _ in flags.flags.get(step.name, []):
+                if any(e.dst == step.id for e in self.edges(flag_id, True)):
+                    yield Edge(flag_id, step.id, "flag_to_field", 1.0)
+        for flag_id, owner in self.generated_flags().get(step.name, []):
+            if owner in heirs:
+                yield Edge(flag_id, step.id, "generated_flag", 0.9)
+        if not self.index.is_record(klass) and not any(self.index.is_record(h) for h in heirs):
+            return
+        for word in {h.rpartition(".")[2] for h in heirs}:
+            for path in self.mentioning(word):
+                caller = self.file(path)
+                for call_id, targets in caller.targets.items():
+                    for target in targets:
+                        if target.function is not None or target.klass not in heirs:
+                            continue
+                        for arg, arg_step in caller.call_args.get(call_id, []):
+                            for dst, kind, confidence in self.bindings(target, arg):
+                                if dst == step.id:
+                                    yield Edge(arg_step, step.id, kind, confidence)
+
+    def generated_flags(self) -> dict[str, list[tuple[str, str]]]:
+        """Flags made from a class's fields by a generator function (one whose
+        `add_argument` takes a computed name), keyed by field name: (flag step, class)."""
+        if self.generated is not None:
+            return self.generated
+        generated: dict[str, list[tuple[str, str]]] = {}
+        self.generated = generated
+        for path in self.mentioning(FLAG_CALL):
+            tables = self.file(path)
+            module = self.index.module_of[path]
+            for scope in tables.flag_generators:
+                if f"{module}.{scope}" not in self.index.functions:
+                    continue
+                for caller, call_id, _ in self.callers(f"{module}.{scope}"):
+                    self.add_generated(caller, call_id, generated)
+        return generated
+
+    def add_generated(
+        self, caller: FileTables, call_id: int, generated: dict[str, list[tuple[str, str]]]
+    ) -> None:
+        call = caller.calls[call_id]
+        for arg in call.args:
+            for ref in arg.value.refs:
+                klass = self.resolver.ref_type(caller.path, call.scope, ref)
+                if (
+                    klass is None
+                    or self.index.resolve(self.index.module_of[caller.path], ref) is None
+                ):
+                    continue
+                for owner, definition in self.index.fields(klass):
+                    step = Step(
+                        id=f"{caller.path}#c{call_id}:flag:{definition.name}",
+                        kind="cli_flag",
+                        file=caller.path,
+                        line=call.line,
+                        end_line=call.end_line,
+                        symbol=call.scope,
+                        code=call.code,
+                        name=definition.name,
+                    )
+                    caller.add(step, call.scope)
+                    self.generated_owner[step.id] = owner
+                    generated.setdefault(definition.name, []).append((step.id, owner))
+
+
+def dedupe(edges: list[Edge]) -> list[Edge]:
+    """One edge per (src, dst, kind), keeping the most confident."""
+    best: dict[tuple[str, str, str], Edge] = {}
+    for edge in edges:
+        key = (edge.src, edge.dst, edge.kind)
+        if key not in best or best[key].confidence < edge.confidence:
+            best[key] = edge
+    return list(best.values())

@@ -1,0 +1,320 @@
+"""The global index: module names, import resolution, classes with their MRO, symbol lookup.
+
+Everything here is computed from FileSummary facts only; nothing reads a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from tracer.facts import (
+    RECORD_BASES,
+    ClassDef,
+    FieldDef,
+    FileSummary,
+    FunctionDef,
+)
+
+BUILTINS = frozenset(
+    [
+        "abs",
+        "all",
+        "any",
+        "bool",
+        "bytes",
+        "callable",
+        "chr",
+        "dict",
+        "dir",
+        "divmod",
+        "enumerate",
+        "filter",
+        "float",
+        "format",
+        "frozenset",
+        "getattr",
+        "hasattr",
+        "hash",
+        "hex",
+        "id",
+        "int",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "len",
+        "list",
+        "map",
+        "max",
+        "min",
+        "next",
+        "object",
+        "oct",
+        "open",
+        "ord",
+        "pow",
+        "print",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "setattr",
+        "slice",
+        "sorted",
+        "str",
+        "sum",
+        "super",
+        "tuple",
+        "type",
+        "vars",
+        "zip",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """What a dotted name denotes: kind is module, class, function or external."""
+
+    kind: str
+    name: str  # full dotted name: "pkg.mod.Class.method", or "numpy.zeros" for external
+
+
+def module_names(paths: Iterable[str]) -> dict[str, str]:
+    """Path -> dotted module name, starting at the shallowest folder that is a package
+    (holds `__init__.py`), so namespace subpackages inside it keep their place:
+    `python/sglang/srt/x.py` -> `sglang.srt.x`."""
+    paths = list(paths)
+    packages = {p.rsplit("/", 1)[0] for p in paths if p.endswith("/__init__.py")}
+    names = {}
+    for path in paths:
+        parts = path[:-3].split("/")
+        start = next(
+            (i for i in range(len(parts) - 1) if "/".join(parts[: i + 1]) in packages),
+            len(parts) - 1,
+        )
+        module = parts[start:]
+        if module[-1] == "__init__" and len(module) > 1:
+            module = module[:-1]
+        names[path] = ".".join(module)
+    return names
+
+
+class Index:
+    def __init__(self, summaries: Mapping[str, FileSummary]) -> None:
+        self.summaries = dict(summaries)
+        self.module_of = module_names(self.summaries)
+        self.path_of: dict[str, str] = {}
+        for path, module in sorted(self.module_of.items(), key=lambda kv: len(kv[0])):
+            self.path_of.setdefault(module, path)  # the shorter path wins a clash
+        self.classes: dict[str, tuple[str, ClassDef]] = {}
+        self.functions: dict[str, tuple[str, FunctionDef]] = {}
+        for path, summary in self.summaries.items():
+            module = self.module_of[path]
+            for klass in summary.classes:
+                self.classes[f"{module}.{klass.qualname}"] = (path, klass)
+            for function in summary.functions:
+                self.functions[f"{module}.{function.qualname}"] = (path, function)
+        self.mro_cache: dict[str, list[str]] = {}
+
+    # -- names -----------------------------------------------------------------------------
+
+    def is_package(self, module: str) -> bool:
+        return self.path_of.get(module, "").endswith("__init__.py")
+
+    def absolute(self, module: str, level: int, current: str) -> str:
+        """The absolute module of `from <level dots><module> import ...` written in CURRENT."""
+        if level == 0:
+            return module
+        package = current if self.is_package(current) else current.rpartition(".")[0]
+        for _ in range(level - 1):
+            package = package.rpartition(".")[0]
+        return f"{package}.{module}" if module and package else (module or package)
+
+    def resolve(
+        self, module: str, dotted: str, _seen: frozenset[str] = frozenset()
+    ) -> Symbol | None:
+        """What DOTTED means inside MODULE's namespace: local definitions, aliases, imports
+        (relative, aliased, re-exported through `__init__`), then members of what it found."""
+        head, _, rest = dotted.partition(".")
+        symbol = self.resolve_head(module, head, _seen)
+        if symbol is None:
+            return None
+        for part in rest.split(".") if rest else ():
+            symbol = self.member(symbol, part, _seen)
+            if symbol is None:
+                return None
+        return symbol
+
+    def resolve_head(self, module: str, name: str, seen: frozenset[str]) -> Symbol | None:
+        key = f"{module}:{name}"
+        if key in seen:
+            return None
+        seen = seen | {key}
+        path = self.path_of.get(module)
+        if path is None:
+            return None
+        full = f"{module}.{name}"
+        if full in self.classes:
+            return Symbol("class", full)
+        if full in self.functions:
+            return Symbol("function", full)
+        summary = self.summaries[path]
+        for alias in summary.aliases:
+            if alias.name == name and alias.value != name:
+                return self.resolve(module, alias.value, seen)
+        star_modules = []
+        for imp in summary.imports:
+            if imp.name == "*":
+                star_modules.append(self.absolute(imp.module, imp.level, module))
+                continue
+            if imp.alias != name:
+                continue
+            if imp.name is None:  # import a.b.c (binds a) / import a.b as c
+                target = imp.module if imp.alias != imp.module.split(".")[0] else name
+                return self.module_symbol(target)
+            source = self.absolute(imp.module, imp.level, module)
+            submodule = f"{source}.{imp.name}" if source else imp.name
+            if submodule in self.path_of:
+                return Symbol("module", submodule)
+            if source in self.path_of:
+                return self.resolve_head(source, imp.name, seen)
+            return Symbol("external", submodule)
+        for star in star_modules:
+            if star in self.path_of:
+                found = self.resolve_head(star, name, seen)
+                if found is not None:
+                    return found
+        if name in self.path_of and "." not in module:
+            return Symbol("module", name)
+        if name in BUILTINS:
+            return Symbol("external", f"<builtin>.{name}")
+        if self.is_package(module) and f"{module}.{name}" in self.path_of:
+            return Symbol("module", f"{module}.{name}")
+        return None
+
+    def module_symbol(self, dotted: str) -> Symbol:
+        return Symbol("module" if dotted in self.path_of else "external", dotted)
+
+    def member(self, symbol: Symbol, name: str, seen: frozenset[str]) -> Symbol | None:
+        if symbol.kind == "external":
+            return Symbol("external", f"{symbol.name}.{name}")
+        if symbol.kind == "module":
+            if f"{symbol.name}.{name}" in self.path_of:
+                return Symbol("module", f"{symbol.name}.{name}")
+            return self.resolve_head(symbol.name, name, seen)
+        if symbol.kind == "class":
+            method = self.method(symbol.name, name)
+            if method is not None:
+                return Symbol("function", method)
+            nested = f"{symbol.name}.{name}"
+            if nested in self.classes:
+                return Symbol("class", nested)
+            return None
+        return None
+
+    # -- classes ---------------------------------------------------------------------------
+
+    def module_and_path(self, full: str) -> tuple[str, str]:
+        """(module, path) of a class or function known by its full dotted name."""
+        path = self.classes[full][0] if full in self.classes else self.functions[full][0]
+        return self.module_of[path], path
+
+    def bases(self, class_name: str) -> list[str]:
+        """Resolved base classes (full names) of a known class; unknown bases dropped."""
+        path, klass = self.classes[class_name]
+        module = self.module_of[path]
+        outer = klass.qualname.rpartition(".")[0]
+        found = []
+        for base in klass.bases:
+            symbol = self.resolve(module, base)
+            if symbol is None and outer:  # a sibling nested class
+                symbol = self.resolve(module, f"{outer}.{base}")
+            if symbol is not None and symbol.kind == "class" and symbol.name != class_name:
+                found.append(symbol.name)
+        return found
+
+    def mro(self, class_name: str) -> list[str]:
+        """Depth-first, left-to-right ancestors with duplicates kept last (close to C3)."""
+        cached = self.mro_cache.get(class_name)
+        if cached is not None:
+            return cached
+        result: list[str] = []
+
+        def visit(name: str, depth: int) -> None:
+            if depth > 50 or name not in self.classes:
+                return
+            result.append(name)
+            for base in self.bases(name):
+                visit(base, depth + 1)
+
+        visit(class_name, 0)
+        # Keep the last occurrence, so shared bases come after every class that derives them.
+        last = {name: i for i, name in enumerate(result)}
+        order = [name for i, name in enumerate(result) if last[name] == i]
+        self.mro_cache[class_name] = order
+        return order
+
+    @cached_property
+    def subclasses(self) -> dict[str, list[str]]:
+        children: dict[str, list[str]] = {}
+        for name in self.classes:
+            for base in self.bases(name):
+                children.setdefault(base, []).append(name)
+        return children
+
+    def descendants(self, class_name: str) -> list[str]:
+        found: list[str] = []
+        stack = [class_name]
+        while stack:
+            for child in self.subclasses.get(stack.pop(), ()):
+                if child not in found and child != class_name:
+                    found.append(child)
+                    stack.append(child)
+        return found
+
+    def family(self, class_name: str) -> list[str]:
+        """Classes whose instances may be `self` where CLASS_NAME's code runs, and whose
+        attributes that code may read: the class, its ancestors, its descendants."""
+        return list(dict.fromkeys(self.mro(class_name) + self.descendants(class_name)))
+
+    def method(self, class_name: str, name: str) -> str | None:
+        """Full name of the method NAME found first along CLASS_NAME's MRO."""
+        for klass in self.mro(class_name):
+            if f"{klass}.{name}" in self.functions:
+                return f"{klass}.{name}"
+        return None
+
+    def fields(self, class_name: str) -> list[tuple[str, FieldDef]]:
+        """Class-level fields along the MRO, base classes first, as (class, field)."""
+        seen: dict[str, tuple[str, FieldDef]] = {}
+        for klass in reversed(self.mro(class_name)):
+            for field in self.classes[klass][1].fields:
+                seen[field.name] = (klass, field)
+        return list(seen.values())
+
+    def is_record(self, class_name: str) -> bool:
+        """A dataclass-like class, whose synthesized `__init__` takes its annotated fields."""
+        definition = self.classes[class_name][1]
+        return definition.is_dataclass or any(
+            base.split(".")[-1] in RECORD_BASES for base in definition.bases
+        )
+
+    def annotation_class(self, module: str, annotation: str | None) -> str | None:
+        """The known class an annotation names: `ServerArgs`, `"ModelRunner"`,
+        `Optional[X]`, `X | None`, `List[X]` is not a class of X."""
+        if not annotation:
+            return None
+        text = annotation.strip().strip("'\"")
+        for wrapper in ("Optional[", "typing.Optional[", "Final[", "ClassVar[", "Type[", "type["):
+            if text.startswith(wrapper) and text.endswith("]"):
+                text = text[len(wrapper) : -1].strip().strip("'\"")
+        if "|" in text:
+            options = [t.strip().strip("'\"") for t in text.split("|") if t.strip() != "None"]
+            text = options[0] if len(options) == 1 else ""
+        if not text or "[" in text:
+            return None
+        symbol = self.resolve(module, text)
+        return symbol.name if symbol is not None and symbol.kind == "class" else None

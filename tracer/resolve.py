@@ -1,0 +1,271 @@
+"""Resolution over facts: the class of `self`, of locals and attributes, and the targets of calls.
+
+Only flows of the files that a question reaches are read (through `Facts.flows`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef
+from tracer.index import Index
+from tracer.store import Facts
+
+GUESS = 0.5  # confidence of a step found by name only
+MAX_GUESSES = 3  # a name-only call matching more methods than this is not followed
+
+
+@dataclass(frozen=True, slots=True)
+class CallTarget:
+    function: str | None  # full name of the function called, None for a synthesized __init__
+    klass: str | None  # the class constructed, for constructor calls
+    confidence: float
+    bound: bool  # the first parameter (self/cls) is filled by the receiver
+
+
+class Resolver:
+    def __init__(self, index: Index, facts: Facts) -> None:
+        self.index = index
+        self.facts = facts
+        self.attr_types: dict[tuple[str, str], str | None] = {}
+        self.name_types: dict[tuple[str, str, str], str | None] = {}
+        self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
+        self.methods_by_name: dict[str, list[str]] = {}
+        for full, (_, function) in index.functions.items():
+            if function.class_qualname is not None:
+                self.methods_by_name.setdefault(function.name, []).append(full)
+        # A call whose last name is none of these cannot run code of this tree.
+        self.known_names = {f.name for _, f in index.functions.values()}
+        self.known_names |= {c.name for _, c in index.classes.values()}
+        self.known_names |= {a.name for s in index.summaries.values() for a in s.aliases}
+        self.known_names |= {i.alias for s in index.summaries.values() for i in s.imports}
+
+    # -- scopes ----------------------------------------------------------------------------
+
+    def function(self, path: str, scope: str) -> tuple[str, FunctionDef] | None:
+        if scope == MODULE_SCOPE:
+            return None
+        full = f"{self.index.module_of[path]}.{scope}"
+        found = self.index.functions.get(full)
+        return (full, found[1]) if found else None
+
+    def self_class(self, path: str, scope: str) -> str | None:
+        """The class `self` stands for in SCOPE: the annotation of the first parameter
+        (`self: ModelRunner` in a mixin) wins over the class the method is written in."""
+        module = self.index.module_of[path]
+        while scope and scope != MODULE_SCOPE:
+            found = self.function(path, scope)
+            if found is not None and found[1].class_qualname is not None:
+                function = found[1]
+                if function.params and function.params[0].annotation:
+                    annotated = self.index.annotation_class(module, function.params[0].annotation)
+                    if annotated is not None:
+                        return annotated
+                return f"{module}.{function.class_qualname}"
+            scope = scope.rpartition(".")[0]
+        return None
+
+    def assigns(self, path: str, scope: str) -> dict[str, list[Assign]]:
+        key = f"{path}:{scope}"
+        table = self.assigns_by_scope.get(key)
+        if table is None:
+            table = {}
+            for assign in self.facts.flows(path).assigns:
+                if assign.scope == scope:
+                    for target in assign.targets:
+                        table.setdefault(target.path, []).append(assign)
+            self.assigns_by_scope[key] = table
+        return table
+
+    # -- types -----------------------------------------------------------------------------
+
+    def ref_type(self, path: str, scope: str, dotted: str) -> str | None:
+        """The known class of the value DOTTED names in SCOPE, or None."""
+        head, *attrs = dotted.split(".")
+        klass = self.name_type(path, scope, head)
+        for attr in attrs:
+            if klass is None:
+                return None
+            klass = self.attr_type(klass, attr)
+        return klass
+
+    def name_type(self, path: str, scope: str, name: str) -> str | None:
+        key = (path, scope, name)
+        if key in self.name_types:
+            return self.name_types[key]
+        self.name_types[key] = None  # a name typed through itself (x = x.f()) stays unknown
+        found = self.infer_name(path, scope, name)
+        self.name_types[key] = found
+        return found
+
+    def infer_name(self, path: str, scope: str, name: str) -> str | None:
+        module = self.index.module_of[path]
+        found = self.function(path, scope)
+        if found is not None:
+            full, function = found
+            for i, param in enumerate(function.params):
+                if param.name != name:
+                    continue
+                if i == 0 and function.class_qualname is not None and not function.is_static:
+                    return self.self_class(path, scope)
+                return self.index.annotation_class(module, param.annotation)
+            for assign in self.assigns(path, scope).get(name, []):
+                klass = self.assigned_type(path, scope, assign)
+                if klass is not None:
+                    return klass
+        symbol = self.index.resolve(module, name)
+        if symbol is not None and symbol.kind == "class":
+            return symbol.name  # Class.attr reads the class attribute
+        return None
+
+    def assigned_type(self, path: str, scope: str, assign: Assign) -> str | None:
+        module = self.index.module_of[path]
+        if assign.annotation:
+            klass = self.index.annotation_class(module, assign.annotation)
+            if klass is not None:
+                return klass
+        if len(assign.targets) != 1 or assign.op != "=":
+            return None
+        value = assign.value
+        if len(value.calls) == 1 and not value.refs:
+            call = self.facts.flows(path).calls[value.calls[0]]
+            for target in self.resolve_call(path, call):
+                if target.klass is not None and target.confidence == 1.0:
+                    return target.klass
+                if target.function is not None:
+                    fpath, function = self.index.functions[target.function]
+                    returned = self.index.annotation_class(
+                        self.index.module_of[fpath], function.returns
+                    )
+                    if returned is not None:
+                        return returned
+        if len(value.refs) == 1 and not value.calls and value.refs[0] != assign.targets[0].path:
+            return self.ref_type(path, scope, value.refs[0])
+        return None
+
+    def attr_type(self, klass: str, attr: str) -> str | None:
+        """The class of attribute ATTR on instances of KLASS: a field annotation, or what
+        `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
+        key = (klass, attr)
+        if key in self.attr_types:
+            return self.attr_types[key]
+        self.attr_types[key] = None  # cycles end here
+        found = None
+        for owner in self.index.mro(klass):
+            path, definition = self.index.classes[owner]
+            module = self.index.module_of[path]
+            for field in definition.fields:
+                if field.name == attr and field.annotation:
+                    found = self.index.annotation_class(module, field.annotation)
+                    if found:
+                        break
+            if found:
+                break
+            qual = definition.qualname + "."
+            for assign in self.facts.flows(path).assigns:
+                if not assign.scope.startswith(qual):
+                    continue
+                if any(t.path == f"self.{attr}" for t in assign.targets):
+                    found = self.assigned_type(path, assign.scope, assign)
+                    if found:
+                        break
+            if found:
+                break
+        self.attr_types[key] = found
+        return found
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def resolve_call(self, path: str, call: Call) -> list[CallTarget]:
+        """What CALL may run; confidence 1.0 when the types say so, lower for name guesses."""
+        callee = call.callee
+        if not callee or callee.rpartition(".")[2] not in self.known_names:
+            return []
+        module = self.index.module_of[path]
+        head, _, method = callee.rpartition(".")
+        if head == "super()":
+            klass = self.self_class(path, call.scope)
+            if klass is None:
+                return []
+            for owner in self.index.mro(klass)[1:]:
+                full = f"{owner}.{method}"
+                if full in self.index.functions:
+                    return [CallTarget(full, None, 1.0, True)]
+            return self.constructor_of(self.index.mro(klass)[1:], method)
+        if head:
+            receiver = self.ref_type(path, call.scope, head)
+            if receiver is not None:
+                full = self.index.method(receiver, method)
+                if full is not None:
+                    is_class = self.index.resolve(module, head) is not None
+                    function = self.index.functions[full][1]
+                    bound = not is_class or function.is_classmethod
+                    return [CallTarget(full, None, 1.0, bound and not function.is_static)]
+                return self.overrides(receiver, method)
+        local = self.local_function(path, call.scope, callee)
+        if local is not None:
+            return [CallTarget(local, None, 1.0, False)]
+        symbol = self.index.resolve(module, callee)
+        if symbol is not None:
+            if symbol.kind == "function":
+                function = self.index.functions[symbol.name][1]
+                bound = function.class_qualname is not None and (
+                    function.is_classmethod or head not in self.class_like(module, head)
+                )
+                return [CallTarget(symbol.name, None, 1.0, bound and not function.is_static)]
+            if symbol.kind == "class":
+                return self.constructor(symbol.name)
+            return []
+        if head and method:
+            return self.guess_method(method)
+        return []
+
+    def class_like(self, module: str, head: str) -> set[str]:
+        symbol = self.index.resolve(module, head) if head else None
+        return {head} if symbol is not None and symbol.kind == "class" else set()
+
+    def local_function(self, path: str, scope: str, name: str) -> str | None:
+        """A function defined in SCOPE or an enclosing function (closures)."""
+        if "." in name:
+            return None
+        module = self.index.module_of[path]
+        while scope and scope != MODULE_SCOPE:
+            full = f"{module}.{scope}.{name}"
+            if full in self.index.functions:
+                return full
+            scope = scope.rpartition(".")[0]
+        return None
+
+    def constructor(self, klass: str) -> list[CallTarget]:
+        """`Klass(...)`: the first `__init__` along the MRO, or the one a dataclass-like
+        class synthesizes from its fields (function None)."""
+        for owner in self.index.mro(klass):
+            init = f"{owner}.__init__"
+            if init in self.index.functions:
+                return [CallTarget(init, klass, 1.0, True)]
+            if self.index.is_record(owner):
+                break
+        return [CallTarget(None, klass, 1.0, True)]
+
+    def constructor_of(self, classes: list[str], method: str) -> list[CallTarget]:
+        if method == "__init__" and classes:
+            return self.constructor(classes[0])
+        return []
+
+    def overrides(self, klass: str, method: str) -> list[CallTarget]:
+        """An abstract call on KLASS: the implementations in its subclasses, guessed."""
+        found = [
+            f"{child}.{method}"
+            for child in self.index.descendants(klass)
+            if f"{child}.{method}" in self.index.functions
+        ]
+        if not found or len(found) > MAX_GUESSES:
+            return []
+        return [CallTarget(full, None, GUESS, True) for full in found]
+
+    def guess_method(self, method: str) -> list[CallTarget]:
+        candidates = self.methods_by_name.get(method, [])
+        if not candidates or len(candidates) > MAX_GUESSES or method.startswith("__"):
+            return []
+        confidence = GUESS if len(candidates) == 1 else GUESS / 2
+        return [CallTarget(full, None, confidence, True) for full in candidates]

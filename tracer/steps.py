@@ -1,0 +1,51 @@
+"""The nodes and edges of the dataflow graph, as plain values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Step kinds: the places a value lives (see DESIGN.md, the trace JSON contract).
+KINDS = (
+    "cli_flag",
+    "field",
+    "attr_write",
+    "attr_read",
+    "call_arg",
+    "param",
+    "local_assign",
+    "return",
+    "formula",
+    "sink",
+    "use",
+)
+
+# Edge kinds: how a value moves from one step to the next, said the way the output says it.
+EDGE_REASONS = {
+    "local": "same function: the name is read here",
+    "attr": "attribute written there, read here",
+    "arg_to_param": "argument bound to the parameter",
+    "arg_to_field": "argument bound to the field by the synthesized __init__",
+    "return_to_result": "returned value becomes the call's result",
+    "flag_to_field": "argparse stores the flag in the field of the same name",
+    "generated_flag": "the flag is generated from the class's fields",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    id: str
+    kind: str
+    file: str
+    line: int
+    end_line: int
+    symbol: str  # where the step is: "ModelRunner.init_memory_pool", "ServerArgs", "<module>"
+    code: str
+    name: str  # the name bound or read: "mem_fraction_static", "rest_memory"
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    src: str
+    dst: str
+    kind: str
+    confidence: float

@@ -1,0 +1,91 @@
+"""Facts for a Snapshot: summaries of every file, flows of the files a query reaches.
+
+Both are cached by content hash and extractor version, so a second run parses nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import cache
+from importlib.resources import files
+
+from tracer.facts import FileFlows, FileSummary
+from tracer.flows import extract_flows
+from tracer.parse import parse
+from tracer.sources.cache import FactCache
+from tracer.sources.snapshot import Snapshot
+from tracer.symbols import summarize
+
+EXTRACTOR_VERSION = "1"
+Progress = Callable[[int, int], None]
+
+
+@cache
+def extractor_key() -> str:
+    """Changes when the extractor or its queries change, so stale facts are never reused."""
+    digest = hashlib.blake2b(EXTRACTOR_VERSION.encode(), digest_size=8)
+    for query in sorted(files("tracer.queries").joinpath("python").iterdir(), key=str):
+        if query.name.endswith(".scm"):
+            digest.update(query.read_bytes())
+    return digest.hexdigest()
+
+
+class Facts:
+    def __init__(self, snapshot: Snapshot, cache: FactCache | None = None) -> None:
+        self.snapshot = snapshot
+        self.cache = cache or FactCache()
+        self.summaries: dict[str, FileSummary] = {}
+        self.flows_by_path: dict[str, FileFlows] = {}
+        self.parsed_files = 0
+
+    def key(self, path: str) -> str:
+        return f"{self.snapshot.files[path]}-{extractor_key()}"
+
+    def load_summaries(self, progress: Progress | None = None) -> dict[str, FileSummary]:
+        """Summaries of every file: one cache read for an unchanged snapshot, else per file."""
+        manifest = hashlib.blake2b(digest_size=16)
+        for path, content in self.snapshot.files.items():
+            manifest.update(f"{path}\0{content}\n".encode())
+        snapshot_key = f"{manifest.hexdigest()}-{extractor_key()}"
+        whole = self.cache.get("index", snapshot_key)
+        if isinstance(whole, dict) and whole.keys() == self.snapshot.files.keys():
+            self.summaries = whole
+            return whole
+        total = len(self.snapshot.files)
+        for done, path in enumerate(self.snapshot.files, 1):
+            self.summaries[path] = self.summary(path)
+            if progress is not None:
+                progress(done, total)
+        self.cache.put("index", snapshot_key, self.summaries)
+        return self.summaries
+
+    def summary(self, path: str) -> FileSummary:
+        key = self.key(path)
+        found = self.cache.get("summary", key)
+        if found is None:
+            parsed = parse(self.snapshot.read(path))
+            self.parsed_files += 1
+            found = summarize(parsed)
+            self.cache.put("summary", key, found)
+        return found
+
+    def flows(self, path: str) -> FileFlows:
+        found = self.flows_by_path.get(path)
+        if found is not None:
+            return found
+        key = self.key(path)
+        found = self.cache.get("flows", key)
+        if found is None:
+            parsed = parse(self.snapshot.read(path))
+            self.parsed_files += 1
+            found = extract_flows(parsed, self.summaries.get(path) or summarize(parsed))
+            self.cache.put("flows", key, found)
+        self.flows_by_path[path] = found
+        return found
+
+    def warnings(self) -> list[str]:
+        found = list(self.snapshot.warnings)
+        for path, summary in self.summaries.items():
+            found.extend(f"{path}: {warning}" for warning in summary.warnings)
+        return found

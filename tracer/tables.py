@@ -1,0 +1,236 @@
+"""One file's steps and the lookup tables that connect them (built once per file reached)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tracer.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary, Value
+from tracer.resolve import CallTarget, Resolver
+from tracer.steps import Step
+
+FLAG_METHODS = frozenset({"add_argument"})
+
+
+@dataclass
+class Read:
+    """A step reading `base.attr` (base "" for a plain name)."""
+
+    step: str
+    scope: str
+    base: str
+    line: int
+
+
+@dataclass
+class FileTables:
+    path: str
+    steps: dict[str, Step] = field(default_factory=dict)
+    # What each step reads: plain refs, and the resolved calls whose results it takes.
+    refs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    results: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    scope_of: dict[str, str] = field(default_factory=dict)
+    bound: dict[str, str] = field(default_factory=dict)  # assignment step -> target path
+    local_defs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    local_reads: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    attr_writes: dict[str, list[Read]] = field(default_factory=dict)
+    attr_reads: dict[str, list[Read]] = field(default_factory=dict)
+    returns: dict[str, list[str]] = field(default_factory=dict)
+    params: dict[tuple[str, str], str] = field(default_factory=dict)
+    fields: dict[tuple[str, str], str] = field(default_factory=dict)  # (class qualname, name)
+    consumers: dict[int, list[str]] = field(default_factory=dict)
+    call_args: dict[int, list[tuple[Arg, str]]] = field(default_factory=dict)
+    targets: dict[int, list[CallTarget]] = field(default_factory=dict)
+    flags: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
+    flag_generators: set[str] = field(default_factory=set)  # scopes that build flags by name
+    calls: tuple[Call, ...] = ()
+
+    def add(self, step: Step, scope: str) -> None:
+        self.steps[step.id] = step
+        self.scope_of[step.id] = scope
+
+
+def build_tables(
+    path: str, summary: FileSummary, flows: FileFlows, resolver: Resolver
+) -> FileTables:
+    tables = FileTables(path, calls=flows.calls)
+    for call in flows.calls:
+        tables.targets[call.id] = resolver.resolve_call(path, call)
+    add_definitions(tables, summary)
+    for i, assign in enumerate(flows.assigns):
+        for j, target in enumerate(assign.targets):
+            if not target.path:
+                continue
+            value = assign.value
+            if target.index is not None and len(assign.items) == len(
+                {t.index for t in assign.targets}
+            ):
+                value = assign.items[target.index]
+            attr = "." in target.path
+            kind = (
+                "formula"
+                if value.arithmetic or assign.op not in ("=", "for", "with", ":=")
+                else ("attr_write" if attr else "local_assign")
+            )
+            step = Step(
+                id=f"{path}#a{i}.{j}",
+                kind=kind,
+                file=path,
+                line=assign.line,
+                end_line=assign.end_line,
+                symbol=assign.scope,
+                code=assign.code,
+                name=target.path.rpartition(".")[2],
+            )
+            tables.add(step, assign.scope)
+            tables.bound[step.id] = target.path
+            # x += v reads x too
+            extra = (target.path,) if assign.op not in ("=", "for", "with", ":=") else ()
+            record_reads(tables, step, assign.scope, value, extra)
+            if attr:
+                base, _, name = target.path.rpartition(".")
+                tables.attr_writes.setdefault(name, []).append(
+                    Read(step.id, assign.scope, base, assign.line)
+                )
+            else:
+                tables.local_defs.setdefault((assign.scope, target.path), []).append(step.id)
+    for i, ret in enumerate(flows.returns):
+        step = Step(
+            f"{path}#r{i}", "return", path, ret.line, ret.end_line, ret.scope, ret.code, "return"
+        )
+        tables.add(step, ret.scope)
+        tables.returns.setdefault(ret.scope, []).append(step.id)
+        record_reads(tables, step, ret.scope, ret.value)
+    for i, use in enumerate(flows.uses):
+        step = Step(f"{path}#u{i}", "use", path, use.line, use.end_line, use.scope, use.code, "")
+        tables.add(step, use.scope)
+        record_reads(tables, step, use.scope, use.value)
+    for call in flows.calls:
+        add_call(tables, call)
+    return tables
+
+
+def add_definitions(tables: FileTables, summary: FileSummary) -> None:
+    path = tables.path
+    for function in summary.functions:
+        for param in function.params:
+            step = Step(
+                id=f"{path}#p:{function.qualname}.{param.name}",
+                kind="param",
+                file=path,
+                line=param.line,
+                end_line=param.line,
+                symbol=function.qualname,
+                code=param.code,
+                name=param.name,
+            )
+            tables.add(step, function.qualname)
+            tables.params[(function.qualname, param.name)] = step.id
+            tables.local_defs.setdefault((function.qualname, param.name), []).append(step.id)
+    for klass in summary.classes:
+        for definition in klass.fields:
+            step = Step(
+                id=f"{path}#f:{klass.qualname}.{definition.name}",
+                kind="field",
+                file=path,
+                line=definition.line,
+                end_line=definition.end_line,
+                symbol=klass.qualname,
+                code=definition.code,
+                name=definition.name,
+            )
+            tables.add(step, MODULE_SCOPE)
+            tables.fields[(klass.qualname, definition.name)] = step.id
+            tables.attr_writes.setdefault(definition.name, []).append(
+                Read(step.id, klass.qualname, "<class>", definition.line)
+            )
+
+
+def add_call(tables: FileTables, call: Call) -> None:
+    """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;
+    `add_argument` calls become flags."""
+    path = tables.path
+    method = call.callee.rpartition(".")[2]
+    if method in FLAG_METHODS:
+        add_flag(tables, call)
+        return
+    if tables.targets[call.id]:
+        for i, arg in enumerate(call.args):
+            step = Step(
+                id=f"{path}#c{call.id}.{i}",
+                kind="call_arg",
+                file=path,
+                line=arg.line,
+                end_line=arg.end_line,
+                symbol=call.scope,
+                code=arg.code,
+                name=arg.keyword or "",
+            )
+            tables.add(step, call.scope)
+            tables.call_args.setdefault(call.id, []).append((arg, step.id))
+            record_reads(tables, step, call.scope, arg.value)
+    elif call.discarded:
+        step = Step(
+            f"{path}#c{call.id}", "use", path, call.line, call.end_line, call.scope, call.code, ""
+        )
+        tables.add(step, call.scope)
+        for arg in call.args:
+            record_reads(tables, step, call.scope, arg.value)
+
+
+def add_flag(tables: FileTables, call: Call) -> None:
+    literals = [a.value.literal for a in call.args if a.keyword is None and a.value.literal]
+    dest = next(
+        (a.value.literal for a in call.args if a.keyword == "dest" and a.value.literal), None
+    )
+    if dest is None:
+        names = [s for s in literals if s.startswith("--")] or literals
+        if not names:
+            # The flag's name is computed: this function generates flags from data.
+            tables.flag_generators.add(call.scope)
+            return
+        dest = names[0].lstrip("-").replace("-", "_")
+    step = Step(
+        id=f"{tables.path}#c{call.id}:flag",
+        kind="cli_flag",
+        file=tables.path,
+        line=call.line,
+        end_line=call.end_line,
+        symbol=call.scope,
+        code=call.code,
+        name=dest,
+    )
+    tables.add(step, call.scope)
+    default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
+    tables.flags.setdefault(dest, []).append((step.id, default))
+
+
+def record_reads(
+    tables: FileTables, step: Step, scope: str, value: Value, extra: tuple[str, ...] = ()
+) -> None:
+    """Note what STEP reads. An unresolved call passes its arguments (and its receiver,
+    `tensor.item()`) through to the step; a resolved one contributes its result."""
+    refs: list[str] = list(extra)
+    results: list[int] = []
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        refs.extend(current.refs)
+        for call_id in current.calls:
+            if tables.targets.get(call_id):
+                results.append(call_id)
+                tables.consumers.setdefault(call_id, []).append(step.id)
+                continue
+            call = tables.calls[call_id]
+            receiver = call.callee.rpartition(".")[0]
+            if receiver and receiver != "super()":
+                refs.append(receiver)
+            pending.extend(arg.value for arg in call.args)
+    refs = list(dict.fromkeys(refs))
+    tables.refs[step.id] = tuple(refs)
+    tables.results[step.id] = tuple(results)
+    for ref in refs:
+        base, _, name = ref.rpartition(".")
+        if base:
+            tables.attr_reads.setdefault(name, []).append(Read(step.id, scope, base, step.line))
+        else:
+            tables.local_reads.setdefault((scope, ref), []).append(step.id)

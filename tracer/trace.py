@@ -1,0 +1,175 @@
+"""Slices of the flow graph: the spine of a value (its main path, from its origin to where it
+ends up) and the steps around it (other writes, reads, and what it is combined with)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from tracer.errors import NameNotFound
+from tracer.graph import FlowGraph
+from tracer.steps import Edge, Step
+
+DEFAULT_DEPTH = 20
+DEFAULT_BRANCH_DEPTH = 1
+ORIGIN_RANK = {"cli_flag": 3, "field": 2}
+KEEPER_KINDS = frozenset({"attr_write", "field"})
+CHANGING_KINDS = frozenset({"formula", "return"})
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    param: str
+    direction: str
+    steps: tuple[Step, ...]  # spine first, in order; then the rest by file and line
+    edges: tuple[Edge, ...]
+    spine: tuple[str, ...]  # step ids, origin first
+    seeds: tuple[str, ...]
+
+
+def trace(
+    graph: FlowGraph,
+    name: str,
+    direction: str = "both",
+    max_depth: int = DEFAULT_DEPTH,
+    sinks: Iterable[str] = (),
+    branch_depth: int = DEFAULT_BRANCH_DEPTH,
+) -> Chain:
+    """The chain of NAME: spine from origin (backward) through a seed to a sink (forward),
+    then every step within BRANCH_DEPTH of the spine or of a seed."""
+    seeds = graph.seeds(name)
+    if not seeds:
+        raise NameNotFound(
+            f"{name!r} is bound nowhere in the source",
+            "check the spelling; try the attribute or parameter name alone",
+        )
+    edges: dict[tuple[str, str, str], Edge] = {}
+    seed_names = {graph.step(s).name for s in seeds}
+    backward_part = [seeds[0]]
+    if direction != "forward":
+        backward_part = origin_path(graph, seeds, seed_names, max_depth, edges)
+    forward_part = [backward_part[-1]]
+    if direction != "backward":
+        forward_part = sink_path(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
+    spine = backward_part + forward_part[1:]
+    reached = set(spine) | set(seeds)
+    around = list(reached)
+    if direction != "backward":
+        reached.update(walk(graph, around, True, branch_depth, edges))
+    if direction != "forward":
+        reached.update(walk(graph, around, False, branch_depth, edges))
+    kept = [e for e in edges.values() if e.src in reached and e.dst in reached]
+    order = {step_id: i for i, step_id in enumerate(spine)}
+    steps = sorted(
+        (graph.step(s) for s in reached),
+        key=lambda s: (s.id not in order, order.get(s.id, 0), s.file, s.line, s.id),
+    )
+    return Chain(
+        param=name,
+        direction=direction,
+        steps=tuple(steps),
+        edges=tuple(sorted(kept, key=lambda e: (e.src, e.dst, e.kind))),
+        spine=tuple(spine),
+        seeds=tuple(seeds),
+    )
+
+
+def walk(
+    graph: FlowGraph,
+    starts: list[str],
+    forward: bool,
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+    follow: Callable[[str], bool] = lambda _: True,
+    stop: Callable[[str], bool] = lambda _: False,
+) -> dict[str, str | None]:
+    """Breadth-first in one direction, at most MAX_DEPTH steps from STARTS; only steps for
+    which FOLLOW holds are expanded; ends early at the first step for which STOP holds.
+    Returns each reached step with the step it was reached from."""
+    parent: dict[str, str | None] = dict.fromkeys(starts)
+    depth = dict.fromkeys(starts, 0)
+    queue = deque(starts)
+    while queue:
+        current = queue.popleft()
+        if depth[current] >= max_depth or not follow(current):
+            continue
+        for edge in graph.edges(current, forward):
+            edges[(edge.src, edge.dst, edge.kind)] = edge
+            nxt = edge.dst if forward else edge.src
+            if nxt in depth:
+                continue
+            depth[nxt] = depth[current] + 1
+            parent[nxt] = current
+            if stop(nxt):
+                return parent
+            queue.append(nxt)
+    return parent
+
+
+def path_to(parent: dict[str, str | None], end: str) -> list[str]:
+    path = [end]
+    while parent[path[-1]] is not None:
+        path.append(parent[path[-1]])  # type: ignore[arg-type]
+    return path
+
+
+def origin_path(
+    graph: FlowGraph,
+    seeds: list[str],
+    names: set[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+) -> list[str]:
+    """Origin ... seed. The origin is a flag or field of the traced name, else the furthest
+    step reached by following single-input steps back (a value carried, not combined)."""
+    parent = walk(graph, seeds, False, max_depth, edges, follow=lambda s: single_input(graph, s))
+    named = [s for s in parent if graph.step(s).name in names and graph.step(s).kind in ORIGIN_RANK]
+    if named:
+        origin = max(named, key=lambda s: ORIGIN_RANK[graph.step(s).kind])
+    else:
+        order = list(parent)  # breadth-first order: the last reached is the furthest
+        origin = order[-1]
+    return path_to(parent, origin)  # origin first
+
+
+def single_input(graph: FlowGraph, step_id: str) -> bool:
+    step = graph.step(step_id)
+    if step.kind in ("param", "field", "cli_flag"):
+        return True
+    tables = graph.file(step.file)
+    inputs = len(tables.refs.get(step_id, ())) + len(tables.results.get(step_id, ()))
+    return inputs <= 1
+
+
+def sink_path(
+    graph: FlowGraph,
+    start: str,
+    sinks: set[str],
+    names: set[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+) -> list[str]:
+    """START ... sink: the first step binding a name in SINKS; without one, the nearest
+    attribute that keeps a value computed from the traced one."""
+
+    def is_sink(step_id: str) -> bool:
+        step = graph.step(step_id)
+        return step.name in sinks and step.kind in (
+            "attr_write",
+            "field",
+            "formula",
+            "local_assign",
+        )
+
+    parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
+    found = [s for s in parent if is_sink(s)]
+    if found:
+        return list(reversed(path_to(parent, found[0])))
+    for end in parent:  # breadth-first: nearest first
+        step = graph.step(end)
+        if step.kind in KEEPER_KINDS and step.name not in names:
+            path = list(reversed(path_to(parent, end)))
+            if any(graph.step(s).kind in CHANGING_KINDS for s in path):
+                return path
+    return [start]
