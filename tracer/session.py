@@ -1,0 +1,39 @@
+"""Open a source and index it: the one call every command starts with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracer.graph import FlowGraph
+from tracer.index import Index
+from tracer.sources import Snapshot, open_source
+from tracer.sources.cache import FactCache
+from tracer.store import Facts, Progress
+
+
+@dataclass
+class Session:
+    snapshot: Snapshot
+    facts: Facts
+    index: Index
+    graph: FlowGraph
+
+    def warnings(self) -> list[str]:
+        return self.facts.warnings()
+
+
+def open_session(
+    spec: str, cache: FactCache | None = None, progress: Progress | None = None
+) -> Session:
+    """SPEC as the user typed it (`pypi:sglang==0.5.9`, a folder) -> an indexed session."""
+    snapshot = open_source(spec)
+    return index_snapshot(snapshot, cache, progress)
+
+
+def index_snapshot(
+    snapshot: Snapshot, cache: FactCache | None = None, progress: Progress | None = None
+) -> Session:
+    facts = Facts(snapshot, cache)
+    facts.load_summaries(progress)
+    index = Index(facts.summaries)
+    return Session(snapshot, facts, index, FlowGraph(index, facts))
