@@ -13,6 +13,8 @@ from tracer.store import Facts
 
 GUESS = 0.5  # confidence of a step found by name only
 MAX_GUESSES = 3  # a name-only call matching more methods than this is not followed
+OVERRIDE = 0.8  # confidence of a subclass override reached through a base-class receiver
+MAX_OVERRIDES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +202,10 @@ class Resolver:
                     is_class = self.index.resolve(module, head) is not None
                     function = self.index.functions[full][1]
                     bound = not is_class or function.is_classmethod
-                    return [CallTarget(full, None, 1.0, bound and not function.is_static)]
-                return self.overrides(receiver, method)
+                    found = [CallTarget(full, None, 1.0, bound and not function.is_static)]
+                    # The receiver may be any subclass (factories): their overrides run too.
+                    return found + self.overrides(receiver, method, OVERRIDE)
+                return self.overrides(receiver, method, GUESS)
         local = self.local_function(path, call.scope, callee)
         if local is not None:
             return [CallTarget(local, None, 1.0, False)]
@@ -252,16 +256,17 @@ class Resolver:
             return self.constructor(classes[0])
         return []
 
-    def overrides(self, klass: str, method: str) -> list[CallTarget]:
-        """An abstract call on KLASS: the implementations in its subclasses, guessed."""
+    def overrides(self, klass: str, method: str, confidence: float) -> list[CallTarget]:
+        """Implementations of METHOD in the subclasses of KLASS (a receiver typed by a base
+        class may be any of them); none when there are too many to be a useful answer."""
         found = [
             f"{child}.{method}"
             for child in self.index.descendants(klass)
             if f"{child}.{method}" in self.index.functions
         ]
-        if not found or len(found) > MAX_GUESSES:
+        if len(found) > MAX_OVERRIDES:
             return []
-        return [CallTarget(full, None, GUESS, True) for full in found]
+        return [CallTarget(full, None, confidence, True) for full in found]
 
     def guess_method(self, method: str) -> list[CallTarget]:
         candidates = self.methods_by_name.get(method, [])

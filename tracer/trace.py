@@ -14,8 +14,8 @@ from tracer.steps import Edge, Step
 DEFAULT_DEPTH = 20
 DEFAULT_BRANCH_DEPTH = 1
 ORIGIN_RANK = {"cli_flag": 3, "field": 2}
-KEEPER_KINDS = frozenset({"attr_write", "field"})
 CHANGING_KINDS = frozenset({"formula", "return"})
+TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +83,7 @@ def walk(
     edges: dict[tuple[str, str, str], Edge],
     follow: Callable[[str], bool] = lambda _: True,
     stop: Callable[[str], bool] = lambda _: False,
+    min_confidence: float = 0.0,
 ) -> dict[str, str | None]:
     """Breadth-first in one direction, at most MAX_DEPTH steps from STARTS; only steps for
     which FOLLOW holds are expanded; ends early at the first step for which STOP holds.
@@ -96,6 +97,8 @@ def walk(
             continue
         for edge in graph.edges(current, forward):
             edges[(edge.src, edge.dst, edge.kind)] = edge
+            if edge.confidence < min_confidence:
+                continue
             nxt = edge.dst if forward else edge.src
             if nxt in depth:
                 continue
@@ -123,7 +126,15 @@ def origin_path(
 ) -> list[str]:
     """Origin ... seed. The origin is a flag or field of the traced name, else the furthest
     step reached by following single-input steps back (a value carried, not combined)."""
-    parent = walk(graph, seeds, False, max_depth, edges, follow=lambda s: single_input(graph, s))
+    parent = walk(
+        graph,
+        seeds,
+        False,
+        max_depth,
+        edges,
+        follow=lambda s: single_input(graph, s),
+        min_confidence=TRUSTED,
+    )
     named = [s for s in parent if graph.step(s).name in names and graph.step(s).kind in ORIGIN_RANK]
     if named:
         origin = max(named, key=lambda s: ORIGIN_RANK[graph.step(s).kind])
@@ -155,21 +166,32 @@ def sink_path(
 
     def is_sink(step_id: str) -> bool:
         step = graph.step(step_id)
-        return step.name in sinks and step.kind in (
-            "attr_write",
-            "field",
-            "formula",
-            "local_assign",
-        )
+        return step.name in sinks and step.kind != "field" and kept_in_attribute(graph, step_id)
 
-    parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
-    found = [s for s in parent if is_sink(s)]
+    parent = walk(graph, [start], True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED)
+    if not any(is_sink(s) for s in parent):  # then guesses too
+        parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
+    named = [s for s in parent if graph.step(s).name in sinks and graph.step(s).kind != "use"]
+    # An object's attribute, else a record's field, else a local of that name.
+    found = (
+        [s for s in named if is_sink(s)]
+        or [s for s in named if graph.step(s).kind == "field"]
+        or named
+    )
     if found:
         return list(reversed(path_to(parent, found[0])))
     for end in parent:  # breadth-first: nearest first
         step = graph.step(end)
-        if step.kind in KEEPER_KINDS and step.name not in names:
+        if kept_in_attribute(graph, end) and step.name not in names:
             path = list(reversed(path_to(parent, end)))
             if any(graph.step(s).kind in CHANGING_KINDS for s in path):
                 return path
     return [start]
+
+
+def kept_in_attribute(graph: FlowGraph, step_id: str) -> bool:
+    """A field, or an assignment to an attribute (`self.x = ...`, also when it is a formula)."""
+    step = graph.step(step_id)
+    if step.kind == "field":
+        return True
+    return "." in graph.file(step.file).bound.get(step_id, "")
