@@ -1,0 +1,33 @@
+from tests.conftest import spine_of, trace
+
+
+def test_keyword_argument_to_attribute_to_formula(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": """
+                class Runner:
+                    def __init__(self, fraction: float):
+                        self.fraction = fraction
+
+                    def size(self, total):
+                        rest = total * (1 - self.fraction)
+                        self.tokens = int(rest)
+            """,
+            "pkg/worker.py": """
+                from pkg.runner import Runner
+
+                def start(fraction):
+                    return Runner(fraction=fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "Runner.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/worker.py", 3, "param"),
+        ("pkg/worker.py", 4, "call_arg"),
+        ("pkg/runner.py", 2, "param"),
+        ("pkg/runner.py", 3, "attr_write"),
+        ("pkg/runner.py", 6, "formula"),
+        ("pkg/runner.py", 7, "attr_write"),
+    ]
