@@ -19,11 +19,13 @@ SPEC = re.compile(r"^pypi:(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Z
 MAX_TOTAL_BYTES = 2 << 30
 KEPT_SUFFIXES = (".py", "/RECORD", "/METADATA", "/PKG-INFO")
 # Pure-Python files are the same in every platform wheel: any one will do.
-WHEEL_TARGETS = [
-    (python, platform)
-    for python in ("3.12", "3.11", "3.10", "3.13")
-    for platform in ("manylinux_2_34_x86_64", "manylinux_2_28_x86_64", "manylinux2014_x86_64")
-]
+WHEEL_PYTHONS = ("3.12", "3.11", "3.10", "3.13")
+WHEEL_PLATFORMS = (
+    "manylinux_2_34_x86_64",
+    "manylinux_2_28_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux_2_34_aarch64",
+)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
