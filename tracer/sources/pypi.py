@@ -61,41 +61,37 @@ def fetch_release(name: str, version: str, tree: Path) -> None:
 
 
 def download(name: str, version: str, dest: Path) -> Path:
-    """`pip download --no-deps`: any wheel first (whatever the local Python), the sdist last."""
+    """`pip download --no-deps`: a wheel for this Python, the sdist, then a wheel for any
+    common Python and platform (only the .py files are kept, and they are the same in all)."""
     requirement = f"{name}=={version}"
     base = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(dest)]
-    attempts = [base + ["--only-binary=:all:", requirement]]
-    for python, platform in WHEEL_TARGETS:
-        attempts.append(
-            base
-            + [
-                "--only-binary=:all:",
-                "--python-version",
-                python,
-                "--platform",
-                platform,
-                requirement,
-            ]
-        )
-    attempts.append(base + ["--no-binary=:all:", requirement])
-    errors = ""
+    platforms = [arg for platform in WHEEL_PLATFORMS for arg in ("--platform", platform)]
+    attempts = [
+        base + ["--only-binary=:all:", requirement],
+        base + ["--no-binary=:all:", requirement],
+    ]
+    attempts += [
+        base + ["--only-binary=:all:", "--python-version", python, *platforms, requirement]
+        for python in WHEEL_PYTHONS
+    ]
+    versions: dict[str, None] = {}
     for command in attempts:
         result = subprocess.run(command, capture_output=True, text=True)
         found = sorted(dest.glob("*")) if dest.exists() else []
         if result.returncode == 0 and found:
             return found[0]
         errors = result.stderr
-        if "from versions: none" in errors and "No matching distribution" in errors:
-            break  # the project itself is not on the index
         if "Could not fetch URL" in errors or "Failed to establish" in errors:
             raise SourceNotFound(
                 f"cannot reach the package index for {requirement}",
                 "check the network or pip's index settings",
             )
-    available = re.search(r"\(from versions: ([^)]*)\)", errors)
-    hint = "check the name and version with `pip index versions " + name + "`"
-    if available and available[1].strip() not in ("", "none"):
-        hint = "available: " + ", ".join(available[1].split(", ")[-8:])
+        listed = re.search(r"\(from versions: ([^)]*)\)", errors)
+        if listed and listed[1].strip() != "none":
+            versions.update(dict.fromkeys(listed[1].split(", ")))
+    hint = f"check the name and version with `pip index versions {name}`"
+    if versions:
+        hint = "recent versions: " + ", ".join(list(versions)[-8:])
     raise VersionNotFound(f"{requirement} is not on the package index", hint)
 
 
