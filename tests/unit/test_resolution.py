@@ -1,0 +1,1267 @@
+"""What the tracer must resolve, one case at a time: a snippet tree in, the chain out.
+
+Steps are written (file, line, kind); lines count from the first line of each snippet.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import spine_of, trace
+from tracer.errors import NameNotFound
+from tracer.trace import Chain
+
+Place = tuple[str, int, str]
+
+RUNNER = """
+    class Runner:
+        def __init__(self, fraction: float):
+            self.fraction = fraction
+
+        def size(self, total):
+            self.tokens = total * self.fraction
+"""
+
+# `start(fraction)` -> `Runner(fraction)` -> `self.fraction` -> `self.tokens = ...`
+RUNNER_SPINE = [
+    ("pkg/runner.py", 2, "param"),
+    ("pkg/runner.py", 3, "attr_write"),
+    ("pkg/runner.py", 6, "formula"),
+]
+
+
+def place(chain: Chain, step_id: str) -> Place:
+    step = next(s for s in chain.steps if s.id == step_id)
+    return (step.file, step.line, step.kind)
+
+
+def edges_of(chain: Chain) -> set[tuple[Place, Place, str, float]]:
+    """Every edge of the chain as (source place, target place, edge kind, confidence)."""
+    return {(place(chain, e.src), place(chain, e.dst), e.kind, e.confidence) for e in chain.edges}
+
+
+def places(chain: Chain) -> set[Place]:
+    return {(s.file, s.line, s.kind) for s in chain.steps}
+
+
+def seeds_of(chain: Chain) -> set[Place]:
+    return {place(chain, s) for s in chain.seeds}
+
+
+# -- imports ---------------------------------------------------------------------------------
+
+
+def test_absolute_import_of_a_module(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": RUNNER,
+            "pkg/worker.py": """
+                import pkg.runner
+
+                def start(fraction):
+                    return pkg.runner.Runner(fraction=fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/worker.py", 3, "param"),
+        ("pkg/worker.py", 4, "call_arg"),
+        *RUNNER_SPINE,
+    ]
+
+
+def test_relative_import_of_a_sibling_module(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": RUNNER,
+            "pkg/worker.py": """
+                from . import runner
+
+                def start(fraction):
+                    return runner.Runner(fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/worker.py", 3, "param"),
+        ("pkg/worker.py", 4, "call_arg"),
+        *RUNNER_SPINE,
+    ]
+
+
+def test_relative_import_from_a_parent_package_picks_that_class(snippet_session):
+    # pkg/app has a Runner of its own; `..core.runner` names the other one.
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/core/__init__.py": "",
+            "pkg/core/runner.py": RUNNER,
+            "pkg/app/__init__.py": "",
+            "pkg/app/runner.py": """
+                class Runner:
+                    def __init__(self, fraction):
+                        self.share = fraction
+            """,
+            "pkg/app/worker.py": """
+                from ..core.runner import Runner
+
+                def start(fraction):
+                    return Runner(fraction=fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/app/worker.py", 3, "param"),
+        ("pkg/app/worker.py", 4, "call_arg"),
+        ("pkg/core/runner.py", 2, "param"),
+        ("pkg/core/runner.py", 3, "attr_write"),
+        ("pkg/core/runner.py", 6, "formula"),
+    ]
+    assert not any(s.file == "pkg/app/runner.py" for s in chain.steps)
+
+
+def test_aliased_module_import(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": RUNNER,
+            "pkg/worker.py": """
+                import pkg.runner as rn
+
+                def start(fraction):
+                    return rn.Runner(fraction=fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/worker.py", 3, "param"),
+        ("pkg/worker.py", 4, "call_arg"),
+        *RUNNER_SPINE,
+    ]
+
+
+def test_aliased_name_import(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": RUNNER,
+            "pkg/worker.py": """
+                from pkg.runner import Runner as ModelRunner
+
+                def start(fraction):
+                    return ModelRunner(fraction=fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/worker.py", 3, "param"),
+        ("pkg/worker.py", 4, "call_arg"),
+        *RUNNER_SPINE,
+    ]
+
+
+def test_import_under_type_checking_types_an_annotation(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": RUNNER,
+            "pkg/worker.py": """
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:
+                    from pkg.runner import Runner
+
+
+                def grow(runner: "Runner", total):
+                    runner.size(total)
+            """,
+        }
+    )
+    chain = trace(session.graph, "grow.total", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/worker.py", 7, "param"),
+        ("pkg/worker.py", 8, "call_arg"),
+        ("pkg/runner.py", 5, "param"),
+        ("pkg/runner.py", 6, "formula"),
+    ]
+    # Resolved through the type, not guessed from the method name.
+    assert (
+        ("pkg/worker.py", 8, "call_arg"),
+        ("pkg/runner.py", 5, "param"),
+        "arg_to_param",
+        1.0,
+    ) in edges_of(chain)
+
+
+@pytest.mark.parametrize(
+    "init",
+    ["from pkg.core.runner import Runner\n", "from .core.runner import Runner\n"],
+    ids=["absolute", "relative"],
+)
+def test_reexport_through_package_init(snippet_session, init):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": init,
+            "pkg/core/__init__.py": "",
+            "pkg/core/runner.py": RUNNER,
+            "app.py": """
+                from pkg import Runner
+
+                def start(fraction):
+                    return Runner(fraction=fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("app.py", 3, "param"),
+        ("app.py", 4, "call_arg"),
+        ("pkg/core/runner.py", 2, "param"),
+        ("pkg/core/runner.py", 3, "attr_write"),
+        ("pkg/core/runner.py", 6, "formula"),
+    ]
+
+
+# -- classes -------------------------------------------------------------------------------
+
+
+def test_self_method_found_in_a_base_class(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                class Base:
+                    def reserve(self, budget):
+                        self.reserved = budget * 2
+            """,
+            "pkg/runner.py": """
+                from pkg.base import Base
+
+
+                class Runner(Base):
+                    def start(self, budget):
+                        self.reserve(budget)
+            """,
+        }
+    )
+    chain = trace(session.graph, "Runner.start.budget", sinks=["reserved"])
+    assert spine_of(session, chain) == [
+        ("pkg/runner.py", 5, "param"),
+        ("pkg/runner.py", 6, "call_arg"),
+        ("pkg/base.py", 2, "param"),
+        ("pkg/base.py", 3, "formula"),
+    ]
+    assert edges_of(chain) == {
+        (("pkg/runner.py", 5, "param"), ("pkg/runner.py", 6, "call_arg"), "local", 1.0),
+        (("pkg/runner.py", 6, "call_arg"), ("pkg/base.py", 2, "param"), "arg_to_param", 1.0),
+        (("pkg/base.py", 2, "param"), ("pkg/base.py", 3, "formula"), "local", 1.0),
+    }
+
+
+def test_self_method_overridden_in_a_subclass_reaches_both(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                class Base:
+                    def run(self, budget):
+                        self.hook(budget)
+
+                    def hook(self, budget):
+                        self.kept = budget
+            """,
+            "pkg/child.py": """
+                from pkg.base import Base
+
+
+                class Child(Base):
+                    def hook(self, budget):
+                        self.kept = budget * 2
+            """,
+        }
+    )
+    chain = trace(session.graph, "Base.run.budget", direction="forward", sinks=["kept"])
+    assert spine_of(session, chain) == [
+        ("pkg/base.py", 2, "param"),
+        ("pkg/base.py", 3, "call_arg"),
+        ("pkg/base.py", 5, "param"),
+        ("pkg/base.py", 6, "attr_write"),
+    ]
+    # `self` may be a Child: its override runs too, less surely than the method itself.
+    bound = {
+        (dst, confidence)
+        for src, dst, kind, confidence in edges_of(chain)
+        if kind == "arg_to_param"
+    }
+    assert {dst for dst, _ in bound} == {
+        ("pkg/base.py", 5, "param"),
+        ("pkg/child.py", 5, "param"),
+    }
+    assert dict(bound)[("pkg/base.py", 5, "param")] == 1.0
+    assert 0 < dict(bound)[("pkg/child.py", 5, "param")] < 1.0
+
+
+MIXIN = """
+    from __future__ import annotations
+
+    from typing import TYPE_CHECKING
+
+    if TYPE_CHECKING:
+        from pkg.runner import Runner
+
+
+    class CacheMixin:
+        def profile(self: Runner, total):
+            rest = total * (1 - self.fraction)
+            return rest
+"""
+
+
+def test_mixin_reads_an_attribute_set_by_the_class_that_mixes_it_in(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/mixin.py": MIXIN,
+            "pkg/runner.py": """
+                from pkg.mixin import CacheMixin
+
+
+                class Runner(CacheMixin):
+                    def __init__(self, fraction):
+                        self.fraction = fraction
+
+                    def init_pool(self, total):
+                        self.max_tokens = self.profile(total)
+            """,
+        }
+    )
+    chain = trace(session.graph, "Runner.fraction", sinks=["max_tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/runner.py", 5, "param"),
+        ("pkg/runner.py", 6, "attr_write"),
+        ("pkg/mixin.py", 11, "formula"),
+        ("pkg/mixin.py", 12, "return"),
+        ("pkg/runner.py", 9, "attr_write"),
+    ]
+    assert (
+        ("pkg/runner.py", 6, "attr_write"),
+        ("pkg/mixin.py", 11, "formula"),
+        "attr",
+        1.0,
+    ) in edges_of(chain)
+
+
+def test_mixin_calls_a_method_of_its_annotated_self_class(snippet_session):
+    # `profile` is not on the mixin: only `self: Runner` says where it is.
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/mixin.py": """
+                from __future__ import annotations
+
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:
+                    from pkg.runner import Runner
+
+
+                class PoolMixin:
+                    def init_pool(self: Runner, total):
+                        self.max_tokens = self.profile(total)
+            """,
+            "pkg/runner.py": """
+                from pkg.mixin import PoolMixin
+
+
+                class Runner(PoolMixin):
+                    def profile(self, total):
+                        return total // 2
+            """,
+        }
+    )
+    chain = trace(session.graph, "PoolMixin.init_pool.total", sinks=["max_tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/mixin.py", 10, "param"),
+        ("pkg/mixin.py", 11, "call_arg"),
+        ("pkg/runner.py", 5, "param"),
+        ("pkg/runner.py", 6, "return"),
+        ("pkg/mixin.py", 11, "attr_write"),
+    ]
+    assert edges_of(chain) == {
+        (("pkg/mixin.py", 10, "param"), ("pkg/mixin.py", 11, "call_arg"), "local", 1.0),
+        (("pkg/mixin.py", 11, "call_arg"), ("pkg/runner.py", 5, "param"), "arg_to_param", 1.0),
+        (("pkg/runner.py", 5, "param"), ("pkg/runner.py", 6, "return"), "local", 1.0),
+        (
+            ("pkg/runner.py", 6, "return"),
+            ("pkg/mixin.py", 11, "attr_write"),
+            "return_to_result",
+            1.0,
+        ),
+    }
+
+
+def test_constructor_call_binds_to_an_inherited_init(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                class Base:
+                    def __init__(self, fraction):
+                        self.fraction = fraction
+            """,
+            "pkg/runner.py": """
+                from pkg.base import Base
+
+
+                class Runner(Base):
+                    def size(self, total):
+                        self.tokens = total * self.fraction
+            """,
+            "pkg/worker.py": """
+                from pkg.runner import Runner
+
+
+                def start(fraction):
+                    return Runner(fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/worker.py", 4, "param"),
+        ("pkg/worker.py", 5, "call_arg"),
+        ("pkg/base.py", 2, "param"),
+        ("pkg/base.py", 3, "attr_write"),
+        ("pkg/runner.py", 6, "formula"),
+    ]
+
+
+def test_super_init_call_binds_to_the_base_init(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                class Base:
+                    def __init__(self, fraction):
+                        self.fraction = fraction
+            """,
+            "pkg/runner.py": """
+                from pkg.base import Base
+
+
+                class Runner(Base):
+                    def __init__(self, fraction, total):
+                        super().__init__(fraction=fraction)
+                        self.tokens = total * self.fraction
+            """,
+        }
+    )
+    chain = trace(session.graph, "Runner.__init__.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/runner.py", 5, "param"),
+        ("pkg/runner.py", 6, "call_arg"),
+        ("pkg/base.py", 2, "param"),
+        ("pkg/base.py", 3, "attr_write"),
+        ("pkg/runner.py", 7, "formula"),
+    ]
+
+
+CONFIG = """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Config:
+        name: str
+        fraction: float = 0.9
+"""
+
+
+def test_dataclass_init_binds_keyword_argument_to_field(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/config.py": CONFIG,
+            "pkg/main.py": """
+                from pkg.config import Config
+
+
+                def build(name, fraction):
+                    return Config(
+                        name,
+                        fraction=fraction,
+                    )
+
+
+                def size(total, config: Config):
+                    tokens = total * config.fraction
+                    return tokens
+            """,
+        }
+    )
+    chain = trace(session.graph, "build.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/main.py", 4, "param"),
+        ("pkg/main.py", 7, "call_arg"),
+        ("pkg/config.py", 7, "field"),
+        ("pkg/main.py", 12, "formula"),
+    ]
+    edges = edges_of(chain)
+    assert (
+        ("pkg/main.py", 7, "call_arg"),
+        ("pkg/config.py", 7, "field"),
+        "arg_to_field",
+        1.0,
+    ) in edges
+    assert (("pkg/config.py", 7, "field"), ("pkg/main.py", 12, "formula"), "attr", 1.0) in edges
+
+
+def test_dataclass_init_binds_positional_arguments_to_fields_in_order(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/config.py": CONFIG,
+            "pkg/main.py": """
+                from pkg.config import Config
+
+
+                def size(total, label, fraction):
+                    config = Config(label, fraction)
+                    tokens = total * config.fraction
+                    return tokens
+            """,
+        }
+    )
+    chain = trace(session.graph, "size.fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/main.py", 4, "param"),
+        ("pkg/main.py", 5, "call_arg"),
+        ("pkg/config.py", 7, "field"),
+        ("pkg/main.py", 6, "formula"),
+    ]
+    # The first positional argument lands in the first field.
+    label = trace(session.graph, "size.label", direction="forward", sinks=["name"])
+    assert spine_of(session, label) == [
+        ("pkg/main.py", 4, "param"),
+        ("pkg/main.py", 5, "call_arg"),
+        ("pkg/config.py", 6, "field"),
+    ]
+
+
+# -- attribute types -----------------------------------------------------------------------
+
+ARGS = """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Args:
+        value: int = 4
+"""
+
+# Another class with a `value` attribute: a name-only match would be ambiguous.
+DECOY = """
+    class Counter:
+        def __init__(self):
+            self.value = 0
+"""
+
+
+def test_attribute_type_from_self_assignment_of_an_annotated_parameter(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": ARGS,
+            "pkg/counter.py": DECOY,
+            "pkg/worker.py": """
+                from pkg.args import Args
+
+
+                class Worker:
+                    def __init__(self, args: Args):
+                        self.args = args
+
+                    def run(self, total):
+                        self.budget = total * self.args.value
+            """,
+        }
+    )
+    chain = trace(session.graph, "Args.value", sinks=["budget"])
+    assert spine_of(session, chain) == [
+        ("pkg/args.py", 6, "field"),
+        ("pkg/worker.py", 9, "formula"),
+    ]
+    assert (("pkg/args.py", 6, "field"), ("pkg/worker.py", 9, "formula"), "attr", 1.0) in (
+        edges_of(chain)
+    )
+
+
+def test_attribute_type_from_a_class_level_annotation(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": ARGS,
+            "pkg/counter.py": DECOY,
+            "pkg/worker.py": """
+                from pkg.args import Args
+
+
+                class Worker:
+                    args: Args
+
+                    def run(self, total):
+                        self.budget = total * self.args.value
+            """,
+        }
+    )
+    chain = trace(session.graph, "Args.value", sinks=["budget"])
+    assert spine_of(session, chain) == [
+        ("pkg/args.py", 6, "field"),
+        ("pkg/worker.py", 8, "formula"),
+    ]
+    assert (("pkg/args.py", 6, "field"), ("pkg/worker.py", 8, "formula"), "attr", 1.0) in (
+        edges_of(chain)
+    )
+
+
+# -- arguments -----------------------------------------------------------------------------
+
+GROW = """
+    def grow(
+        total,
+        limit,
+        scale=1,
+    ):
+        result = total * limit * scale
+        return result
+
+
+    def main(a, b, c):
+        return grow(a, scale=c, limit=b)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "param_line"),
+    [("main.a", 2), ("main.b", 3), ("main.c", 4)],
+    ids=["positional", "keyword", "keyword-for-defaulted"],
+)
+def test_arguments_bind_by_position_and_keyword(snippet_session, name, param_line):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": GROW})
+    chain = trace(session.graph, name, sinks=["result"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 10, "param"),
+        ("pkg/m.py", 11, "call_arg"),
+        ("pkg/m.py", param_line, "param"),
+        ("pkg/m.py", 6, "formula"),
+    ]
+    bound = {
+        (src, dst)
+        for src, dst, kind, confidence in edges_of(chain)
+        if kind == "arg_to_param" and confidence == 1.0
+    }
+    assert bound == {(("pkg/m.py", 11, "call_arg"), ("pkg/m.py", param_line, "param"))}
+
+
+DEFAULTED = """
+    LIMIT = 8
+
+
+    def grow(total, limit=LIMIT):
+        result = total * limit
+        return result
+
+
+    def main(total):
+        size = grow(total)
+        return size
+"""
+
+
+def test_defaulted_parameter_flows_to_the_call_result_when_omitted(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": DEFAULTED})
+    chain = trace(session.graph, "grow.limit", direction="forward", sinks=["size"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 4, "param"),
+        ("pkg/m.py", 5, "formula"),
+        ("pkg/m.py", 6, "return"),
+        ("pkg/m.py", 10, "local_assign"),
+    ]
+
+
+@pytest.mark.xfail(
+    reason="engine: a parameter's default value (Param.default_refs) is not linked to it",
+    strict=True,
+)
+def test_default_value_is_the_origin_of_a_parameter(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": DEFAULTED})
+    chain = trace(session.graph, "grow.limit", direction="backward")
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 1, "local_assign"),
+        ("pkg/m.py", 4, "param"),
+    ]
+
+
+@pytest.mark.xfail(
+    reason="engine: a parameter's default value (Param.default_refs) is not linked to it",
+    strict=True,
+)
+def test_module_constant_flows_through_a_default_into_the_function(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": DEFAULTED})
+    chain = trace(session.graph, "LIMIT", direction="forward", sinks=["size"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 1, "local_assign"),
+        ("pkg/m.py", 4, "param"),
+        ("pkg/m.py", 5, "formula"),
+        ("pkg/m.py", 6, "return"),
+        ("pkg/m.py", 10, "local_assign"),
+    ]
+
+
+def test_keyword_argument_lands_in_a_kwargs_parameter(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": """
+                def grow(total, **kwargs):
+                    result = total * kwargs["limit"]
+                    return result
+
+
+                def main(limit):
+                    size = grow(4, limit=limit)
+                    return size
+            """,
+        }
+    )
+    chain = trace(session.graph, "main.limit", sinks=["result"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 6, "param"),
+        ("pkg/m.py", 7, "call_arg"),
+        ("pkg/m.py", 1, "param"),
+        ("pkg/m.py", 2, "formula"),
+    ]
+    kwargs = next(s for s in chain.steps if s.id.endswith("#p:grow.kwargs"))
+    (into_kwargs,) = [e for e in chain.edges if e.dst == kwargs.id]
+    # The keyword is not a named parameter: bound to **kwargs, less than certain.
+    assert into_kwargs.kind == "arg_to_param"
+    assert 0 < into_kwargs.confidence < 1.0
+
+
+@pytest.mark.xfail(
+    reason="engine: `**options` binds every parameter, even one already bound by position; "
+    "the spine follows it into `total`",
+    strict=True,
+)
+def test_kwargs_dict_binds_the_parameters_it_names(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": """
+                def grow(
+                    total,
+                    limit,
+                ):
+                    result = total * limit
+                    return result
+
+
+                def main(limit):
+                    options = {"limit": limit}
+                    size = grow(4, **options)
+                    return size
+            """,
+        }
+    )
+    chain = trace(session.graph, "main.limit", sinks=["result"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 9, "param"),
+        ("pkg/m.py", 10, "local_assign"),
+        ("pkg/m.py", 11, "call_arg"),
+        ("pkg/m.py", 3, "param"),
+        ("pkg/m.py", 5, "formula"),
+    ]
+
+
+# -- assignments and returns ---------------------------------------------------------------
+
+
+def test_tuple_unpacking_of_a_tuple_follows_positions(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": """
+                def main(free, used):
+                    avail, spent = free, used
+                    budget = avail * 2
+                    other = spent * 3
+                    return budget
+            """,
+        }
+    )
+    chain = trace(session.graph, "main.free", sinks=["budget"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 1, "param"),
+        ("pkg/m.py", 2, "local_assign"),
+        ("pkg/m.py", 3, "formula"),
+    ]
+    assert places(chain) == {
+        ("pkg/m.py", 1, "param"),
+        ("pkg/m.py", 2, "local_assign"),
+        ("pkg/m.py", 3, "formula"),
+        ("pkg/m.py", 5, "return"),
+    }
+    assert {s.name for s in chain.steps if s.line == 2} == {"avail"}
+
+
+UNPACK_CALL = """
+    def measure(free):
+        used = 2
+        return free, used
+
+
+    def main(free):
+        avail, used = measure(free)
+        budget = avail * 2
+        return budget
+"""
+
+
+def test_tuple_unpacking_of_a_call_result(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": UNPACK_CALL})
+    chain = trace(session.graph, "main.free", sinks=["budget"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 6, "param"),
+        ("pkg/m.py", 7, "call_arg"),
+        ("pkg/m.py", 1, "param"),
+        ("pkg/m.py", 3, "return"),
+        ("pkg/m.py", 7, "local_assign"),
+        ("pkg/m.py", 8, "formula"),
+    ]
+    spine = set(chain.spine)
+    assert [s.name for s in chain.steps if s.id in spine and s.kind == "local_assign"] == ["avail"]
+
+
+@pytest.mark.xfail(
+    reason="engine: a returned tuple flows into every unpacked target, not by position",
+    strict=True,
+)
+def test_tuple_unpacking_of_a_call_result_follows_positions(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": UNPACK_CALL})
+    chain = trace(session.graph, "main.free", sinks=["budget"])
+    # `free` is the first item returned: only `avail` receives it, `used` does not.
+    assert {s.name for s in chain.steps if s.line == 7 and s.kind == "local_assign"} == {"avail"}
+
+
+def test_augmented_assignment_combines_both_values(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": """
+                def main(free, extra):
+                    budget = free
+                    budget += extra
+                    size = budget
+                    return size
+            """,
+        }
+    )
+    chain = trace(session.graph, "main.extra", sinks=["size"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 1, "param"),
+        ("pkg/m.py", 3, "formula"),
+        ("pkg/m.py", 4, "local_assign"),
+    ]
+    edges = edges_of(chain)
+    # `x += y` reads x as well as y.
+    assert (("pkg/m.py", 2, "local_assign"), ("pkg/m.py", 3, "formula"), "local", 1.0) in edges
+    assert (("pkg/m.py", 1, "param"), ("pkg/m.py", 3, "formula"), "local", 1.0) in edges
+
+
+def test_return_value_becomes_the_call_result(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": """
+                def measure(free):
+                    avail = free - 1
+                    return avail
+
+
+                class Runner:
+                    def init(self, free):
+                        self.budget = measure(free)
+            """,
+        }
+    )
+    chain = trace(session.graph, "measure.free", sinks=["budget"])
+    assert spine_of(session, chain) == [
+        ("pkg/m.py", 7, "param"),
+        ("pkg/m.py", 8, "call_arg"),
+        ("pkg/m.py", 1, "param"),
+        ("pkg/m.py", 2, "formula"),
+        ("pkg/m.py", 3, "return"),
+        ("pkg/m.py", 8, "attr_write"),
+    ]
+    assert (
+        ("pkg/m.py", 3, "return"),
+        ("pkg/m.py", 8, "attr_write"),
+        "return_to_result",
+        1.0,
+    ) in edges_of(chain)
+
+
+# -- command-line flags --------------------------------------------------------------------
+
+READER = """
+    from pkg.args import Args
+
+
+    def size(args: Args, total):
+        tokens = total * args.mem_frac
+        return tokens
+"""
+
+
+def test_argparse_flag_sets_the_dataclass_field_of_the_same_name(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": """
+                import argparse
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Args:
+                    mem_frac: float = 0.9
+
+                    @staticmethod
+                    def add_cli_args(parser: argparse.ArgumentParser):
+                        parser.add_argument("--mem-frac", type=float, default=Args.mem_frac)
+            """,
+            "pkg/run.py": READER,
+        }
+    )
+    chain = trace(session.graph, "Args.mem_frac", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/args.py", 11, "cli_flag"),
+        ("pkg/args.py", 7, "field"),
+        ("pkg/run.py", 5, "formula"),
+    ]
+    assert (
+        ("pkg/args.py", 11, "cli_flag"),
+        ("pkg/args.py", 7, "field"),
+        "flag_to_field",
+        1.0,
+    ) in edges_of(chain)
+
+
+def test_argparse_dest_names_the_field(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": """
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Args:
+                    mem_frac: float = 0.9
+
+
+                def add_cli_args(parser):
+                    parser.add_argument(
+                        "--fraction", "-f", dest="mem_frac", type=float, default=Args.mem_frac
+                    )
+            """,
+            "pkg/run.py": READER,
+        }
+    )
+    chain = trace(session.graph, "Args.mem_frac", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/args.py", 10, "cli_flag"),
+        ("pkg/args.py", 6, "field"),
+        ("pkg/run.py", 5, "formula"),
+    ]
+    flag = next(s for s in chain.steps if s.kind == "cli_flag")
+    assert (flag.line, flag.end_line) == (10, 12)
+
+
+def test_flags_generated_from_dataclass_fields(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": """
+                import dataclasses
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Args:
+                    mem_frac: float = 0.9
+                    max_tokens: int = 128
+
+
+                def add_fields(parser, cls):
+                    for f in dataclasses.fields(cls):
+                        parser.add_argument(f"--{f.name.replace('_', '-')}", default=f.default)
+
+
+                def make_parser(parser):
+                    add_fields(parser, Args)
+            """,
+            "pkg/run.py": READER,
+        }
+    )
+    chain = trace(session.graph, "Args.mem_frac", sinks=["tokens"])
+    # The flag is made where the generator is called with the class.
+    assert spine_of(session, chain) == [
+        ("pkg/args.py", 17, "cli_flag"),
+        ("pkg/args.py", 7, "field"),
+        ("pkg/run.py", 5, "formula"),
+    ]
+    (generated,) = [e for e in chain.edges if e.kind == "generated_flag"]
+    assert place(chain, generated.dst) == ("pkg/args.py", 7, "field")
+    assert 0 < generated.confidence < 1.0
+
+
+# -- values carried inside result objects --------------------------------------------------
+
+MEMORY = """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class MemoryResult:
+        total: int
+        used: int
+
+
+    def measure(free){returns}:
+        total = free * 2
+        return MemoryResult(total=total, used=0)
+"""
+
+MEMORY_READER = """
+    from pkg.memory import measure
+
+
+    class Runner:
+        def init(self, free):
+            result = measure(free)
+            self.budget = result.total - 1
+"""
+
+MEMORY_SPINE = [
+    ("pkg/runner.py", 5, "param"),
+    ("pkg/runner.py", 6, "call_arg"),
+    ("pkg/memory.py", 10, "param"),
+    ("pkg/memory.py", 11, "formula"),
+    ("pkg/memory.py", 12, "call_arg"),
+    ("pkg/memory.py", 6, "field"),
+    ("pkg/runner.py", 7, "formula"),
+]
+
+
+def test_value_carried_in_a_returned_dataclass(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/memory.py": MEMORY.format(returns=""),
+            "pkg/runner.py": MEMORY_READER,
+        }
+    )
+    chain = trace(session.graph, "measure.free", sinks=["budget"])
+    assert spine_of(session, chain) == MEMORY_SPINE
+
+
+def test_value_carried_in_a_returned_dataclass_typed_by_the_return_annotation(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/memory.py": MEMORY.format(returns=" -> MemoryResult"),
+            "pkg/runner.py": MEMORY_READER,
+        }
+    )
+    chain = trace(session.graph, "measure.free", sinks=["budget"])
+    assert spine_of(session, chain) == MEMORY_SPINE
+    assert (
+        ("pkg/memory.py", 6, "field"),
+        ("pkg/runner.py", 7, "formula"),
+        "attr",
+        1.0,
+    ) in edges_of(chain)
+
+
+@pytest.mark.xfail(
+    reason="engine: the type of `measure(...)`'s result is not taken from its "
+    "`return MemoryResult(...)`, so `result.total` is matched by name only (0.5)",
+    strict=True,
+)
+def test_value_carried_in_a_returned_dataclass_typed_by_the_returned_constructor(
+    snippet_session,
+):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/memory.py": MEMORY.format(returns=""),
+            "pkg/runner.py": MEMORY_READER,
+        }
+    )
+    chain = trace(session.graph, "measure.free", sinks=["budget"])
+    assert (
+        ("pkg/memory.py", 6, "field"),
+        ("pkg/runner.py", 7, "formula"),
+        "attr",
+        1.0,
+    ) in edges_of(chain)
+
+
+# -- confidence ----------------------------------------------------------------------------
+
+POOL = """
+    class Pool:
+        def reserve(self, size):
+            self.reserved = size * 2
+"""
+
+
+def test_name_only_call_is_a_guess_with_confidence_below_one(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/pool.py": POOL,
+            "pkg/run.py": """
+                def start(pool, size):
+                    pool.reserve(size)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.size", sinks=["reserved"])
+    assert spine_of(session, chain) == [
+        ("pkg/run.py", 1, "param"),
+        ("pkg/run.py", 2, "call_arg"),
+        ("pkg/pool.py", 2, "param"),
+        ("pkg/pool.py", 3, "formula"),
+    ]
+    guessed = [e for e in chain.edges if e.confidence < 1.0]
+    assert [(place(chain, e.src), place(chain, e.dst), e.kind) for e in guessed] == [
+        (("pkg/run.py", 2, "call_arg"), ("pkg/pool.py", 2, "param"), "arg_to_param")
+    ]
+    assert 0 < guessed[0].confidence < 1.0
+
+
+def test_typed_call_is_certain(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/pool.py": POOL,
+            "pkg/run.py": """
+                from pkg.pool import Pool
+
+
+                def start(pool: Pool, size):
+                    pool.reserve(size)
+            """,
+        }
+    )
+    chain = trace(session.graph, "start.size", sinks=["reserved"])
+    assert {e.confidence for e in chain.edges} == {1.0}
+
+
+@pytest.mark.xfail(
+    reason="engine: a class-body field is also indexed as a module-level local "
+    "(local_assign in <module>), so a module name of the same spelling reads it",
+    strict=True,
+)
+def test_class_field_is_not_a_module_local(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": """
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Args:
+                    limit: int = 4
+
+
+                limit = 10
+                size = limit * 2
+            """,
+        }
+    )
+    chain = trace(session.graph, "size", direction="backward")
+    assert places(chain) == {
+        ("pkg/args.py", 9, "local_assign"),
+        ("pkg/args.py", 10, "formula"),
+    }
+
+
+# -- qualified names -----------------------------------------------------------------------
+
+TWO_CLASSES = """
+    class Runner:
+        def __init__(self, limit):
+            self.limit = limit
+
+        def start(self, limit):
+            self.cap = limit * 2
+
+
+    class Other:
+        def __init__(self, limit):
+            self.limit = limit + 1
+
+
+    def start(limit):
+        return limit
+"""
+
+
+def test_bare_name_seeds_every_binding(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/a.py": TWO_CLASSES})
+    chain = trace(session.graph, "limit", direction="forward")
+    assert seeds_of(chain) == {
+        ("pkg/a.py", 2, "param"),
+        ("pkg/a.py", 3, "attr_write"),
+        ("pkg/a.py", 5, "param"),
+        ("pkg/a.py", 10, "param"),
+        ("pkg/a.py", 11, "formula"),
+        ("pkg/a.py", 14, "param"),
+    }
+
+
+def test_class_attribute_name_seeds_only_that_class(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/a.py": TWO_CLASSES})
+    chain = trace(session.graph, "Other.limit", direction="backward")
+    assert seeds_of(chain) == {("pkg/a.py", 11, "formula")}
+    assert spine_of(session, chain) == [
+        ("pkg/a.py", 10, "param"),
+        ("pkg/a.py", 11, "formula"),
+    ]
+
+
+def test_method_parameter_name_seeds_only_that_parameter(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/a.py": TWO_CLASSES})
+    chain = trace(session.graph, "Runner.start.limit", direction="forward")
+    assert seeds_of(chain) == {("pkg/a.py", 5, "param")}
+    assert spine_of(session, chain) == [
+        ("pkg/a.py", 5, "param"),
+        ("pkg/a.py", 6, "formula"),
+    ]
+
+
+def test_unknown_name_raises_name_not_found(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/a.py": TWO_CLASSES})
+    with pytest.raises(NameNotFound):
+        trace(session.graph, "Runner.nothing_here")

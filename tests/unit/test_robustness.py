@@ -1,0 +1,189 @@
+"""Trees as they come: broken, oddly encoded, huge, looping, missing. Indexing goes on where it
+can, says what it skipped, and fails with one actionable error where it cannot."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import spine_of, trace
+from tracer.cli import main
+from tracer.errors import NoPythonFiles, SourceNotFound
+from tracer.session import Session, index_snapshot, open_session
+from tracer.sources import local_snapshot
+from tracer.sources.cache import FactCache
+from tracer.sources.snapshot import MAX_FILE_BYTES
+
+BROKEN = b"""\
+def good(a):
+    return a
+
+def bad(:
+    pass
+
+class After:
+    def method(self, b):
+        self.c = b * 2
+"""
+
+
+def write(root: Path, files: dict[str, bytes]) -> Path:
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+def index(tmp_path: Path, files: dict[str, bytes]) -> Session:
+    root = write(tmp_path / "tree", {"pkg/__init__.py": b"", **files})
+    return open_session(str(root), cache=FactCache(tmp_path / "cache"))
+
+
+def test_syntax_error_is_a_warning_and_the_rest_of_the_file_is_indexed(tmp_path):
+    session = index(tmp_path, {"pkg/broken.py": BROKEN})
+    assert session.warnings() == [
+        "pkg/broken.py: syntax error near line 4; the rest of the file was indexed"
+    ]
+    assert {"pkg.broken.good", "pkg.broken.After.method"} <= session.index.functions.keys()
+    assert "pkg.broken.After" in session.index.classes
+    chain = trace(session.graph, "After.method.b", sinks=["c"])
+    assert spine_of(session, chain) == [
+        ("pkg/broken.py", 8, "param"),
+        ("pkg/broken.py", 9, "formula"),
+    ]
+
+
+def test_non_utf8_bytes_are_a_warning_and_the_file_is_indexed(tmp_path):
+    latin = "def latin(x):\n    label = 'café'\n    y = x * 2\n    return y\n"
+    session = index(tmp_path, {"pkg/latin.py": latin.encode("latin-1")})
+    assert session.warnings() == [
+        "pkg/latin.py: not valid UTF-8 at byte 30; undecodable bytes shown as U+FFFD"
+    ]
+    chain = trace(session.graph, "latin.x", direction="forward", sinks=["y"])
+    assert spine_of(session, chain) == [
+        ("pkg/latin.py", 1, "param"),
+        ("pkg/latin.py", 3, "formula"),
+    ]
+
+
+def test_utf8_bom_is_not_a_problem_and_keeps_lines(tmp_path):
+    session = index(tmp_path, {"pkg/bom.py": b"\xef\xbb\xbflimit = 4\nsize = limit * 2\n"})
+    assert session.warnings() == []
+    chain = trace(session.graph, "limit", direction="forward", sinks=["size"])
+    assert spine_of(session, chain) == [
+        ("pkg/bom.py", 1, "local_assign"),
+        ("pkg/bom.py", 2, "formula"),
+    ]
+    assert [s.code for s in chain.steps] == ["limit = 4", "size = limit * 2"]
+
+
+def test_nul_bytes_are_a_warning_and_the_file_is_indexed(tmp_path):
+    session = index(
+        tmp_path, {"pkg/nul.py": b"def nul(w):\n    v = w * 2\n    return v\n\x00\x00\n"}
+    )
+    assert session.warnings() == ["pkg/nul.py: contains NUL bytes; they were read as spaces"]
+    chain = trace(session.graph, "nul.w", direction="forward", sinks=["v"])
+    assert spine_of(session, chain) == [
+        ("pkg/nul.py", 1, "param"),
+        ("pkg/nul.py", 2, "formula"),
+    ]
+
+
+def test_empty_file_is_a_module_without_definitions(tmp_path):
+    session = index(tmp_path, {"pkg/empty.py": b""})
+    assert session.warnings() == []
+    assert session.index.module_of["pkg/empty.py"] == "pkg.empty"
+    summary = session.facts.summaries["pkg/empty.py"]
+    assert (summary.imports, summary.classes, summary.functions) == ((), (), ())
+
+
+def test_file_over_the_size_cap_is_skipped_with_a_warning(tmp_path):
+    line = b"x = 1\n"
+    huge = line * (MAX_FILE_BYTES // len(line) + 1)
+    session = index(tmp_path, {"pkg/huge.py": huge, "pkg/small.py": b"def small(s):\n    pass\n"})
+    assert session.warnings() == ["pkg/huge.py: 8.0 MB, over the 8 MB cap; skipped"]
+    assert list(session.snapshot.files) == ["pkg/__init__.py", "pkg/small.py"]
+    assert "pkg.small.small" in session.index.functions
+
+
+def test_symlink_loop_is_a_warning_not_a_hang(tmp_path):
+    root = write(
+        tmp_path / "tree", {"pkg/__init__.py": b"", "pkg/mod.py": b"def f(a):\n    pass\n"}
+    )
+    os.symlink("..", root / "pkg" / "loop")
+    with ThreadPoolExecutor(1) as pool:
+        snapshot = pool.submit(local_snapshot, root).result(timeout=30)
+    assert snapshot.warnings == ("pkg/loop: symlink loop, not followed",)
+    assert list(snapshot.files) == ["pkg/__init__.py", "pkg/mod.py"]
+    session = index_snapshot(snapshot, FactCache(tmp_path / "cache"))
+    assert "pkg.mod.f" in session.index.functions
+
+
+def test_missing_source_raises_source_not_found(tmp_path):
+    with pytest.raises(SourceNotFound):
+        local_snapshot(tmp_path / "nowhere")
+
+
+def test_folder_without_python_files_raises_no_python_files(tmp_path):
+    folder = write(tmp_path / "docs", {"README.md": b"# nothing to trace\n"})
+    with pytest.raises(NoPythonFiles):
+        local_snapshot(folder)
+
+
+def test_file_that_is_not_python_raises_no_python_files(tmp_path):
+    notes = write(tmp_path, {"notes.txt": b"x = 1\n"}) / "notes.txt"
+    with pytest.raises(NoPythonFiles):
+        open_session(str(notes), cache=FactCache(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("kind", ["missing", "no-python"])
+def test_cli_prints_one_error_line_and_returns_2(tmp_path, capsys, monkeypatch, kind):
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "nowhere"
+    if kind == "no-python":
+        source = write(tmp_path / "docs", {"README.md": b"# nothing to trace\n"})
+    assert main(["trace", str(source), "mem_fraction_static"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("sgtrace: error: ")
+    assert str(source) in lines[0]
+
+
+def test_cli_counts_files_with_problems(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    root = write(tmp_path / "tree", {"pkg/__init__.py": b"", "pkg/broken.py": BROKEN})
+    assert main(["trace", str(root), "After.method.b", "--json"]) == 0
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "sgtrace: 1 file(s) had problems and were indexed in part (--warnings lists them)"
+    ]
+
+
+def test_second_indexing_with_the_same_cache_parses_no_file(tmp_path):
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/runner.py": b"class Runner:\n    def size(self, total):\n"
+        b"        self.tokens = total * 2\n",
+        "pkg/broken.py": BROKEN,
+    }
+    root = write(tmp_path / "tree", files)
+    cache = FactCache(tmp_path / "cache")
+    first = open_session(str(root), cache=cache)
+    assert first.facts.parsed_files == len(files)
+    trace(first.graph, "Runner.size.total", sinks=["tokens"])
+
+    second = open_session(str(root), cache=FactCache(tmp_path / "cache"))
+    assert second.facts.parsed_files == 0
+    assert second.warnings() == first.warnings()
+    chain = trace(second.graph, "Runner.size.total", sinks=["tokens"])
+    assert spine_of(second, chain) == [
+        ("pkg/runner.py", 2, "param"),
+        ("pkg/runner.py", 3, "formula"),
+    ]
+    assert second.facts.parsed_files == 0  # the flows were cached by the first trace too
