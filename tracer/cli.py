@@ -12,7 +12,7 @@ from tracer import presets
 from tracer.errors import SgtraceError
 from tracer.render import chain_text, dumps
 from tracer.session import Session, open_session
-from tracer.trace import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, trace
+from tracer.trace import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH, trace
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,8 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     tracing.add_argument(
         "--branch-depth",
         type=int,
-        default=DEFAULT_BRANCH_DEPTH,
-        help="steps shown around the spine (default %(default)s)",
+        default=None,
+        help=f"steps shown around the spine (default {DEFAULT_BRANCH_DEPTH}, "
+        f"{ONE_WAY_BRANCH_DEPTH} with --direction forward or backward)",
     )
     tracing.add_argument(
         "--to",

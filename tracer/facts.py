@@ -160,6 +160,7 @@ class Call:
     id: int
     scope: str
     callee: str  # dotted text: "self.f", "mod.Class", "super().__init__", "" if not a name
+    receiver: Value  # what `x` reads in `x.f(...)` when x is not a plain name (`g().f()`)
     args: tuple[Arg, ...]
     discarded: bool  # the result is thrown away (an expression statement)
     line: int

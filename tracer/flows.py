@@ -23,6 +23,7 @@ from tracer.parse import Parsed, matches
 from tracer.values import CallIds, dotted, value_of
 
 MAX_CODE_LINES = 12
+NOTHING = Value(refs=(), calls=())
 TUPLES = frozenset({"expression_list", "tuple", "pattern_list", "tuple_pattern", "list_pattern"})
 
 
@@ -122,10 +123,15 @@ def call_fact(index: int, node: Node, scopes: Scopes, lines: Lines, call_ids: Ca
         if keyword is None and star == 0:
             position += 1
     parent = node.parent
+    callee = dotted(function) or ""
+    receiver = NOTHING
+    if not callee and function is not None and function.type == "attribute":
+        receiver = value_of(function.child_by_field_name("object"), call_ids)
     return Call(
         id=index,
         scope=scopes.at(node.start_byte),
-        callee=dotted(function) or "",
+        callee=callee,
+        receiver=receiver,
         args=tuple(args),
         discarded=parent is not None and parent.type == "expression_statement",
         line=node.start_point[0] + 1,

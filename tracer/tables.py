@@ -224,6 +224,7 @@ def record_reads(
             receiver = call.callee.rpartition(".")[0]
             if receiver and receiver != "super()":
                 refs.append(receiver)
+            pending.append(call.receiver)
             pending.extend(arg.value for arg in call.args)
     refs = list(dict.fromkeys(refs))
     tables.refs[step.id] = tuple(refs)

@@ -13,6 +13,7 @@ from tracer.steps import Edge, Step
 
 DEFAULT_DEPTH = 20
 DEFAULT_BRANCH_DEPTH = 1
+ONE_WAY_BRANCH_DEPTH = 3
 ORIGIN_RANK = {"cli_flag": 3, "field": 2}
 CHANGING_KINDS = frozenset({"formula", "return"})
 TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
@@ -34,10 +35,13 @@ def trace(
     direction: str = "both",
     max_depth: int = DEFAULT_DEPTH,
     sinks: Iterable[str] = (),
-    branch_depth: int = DEFAULT_BRANCH_DEPTH,
+    branch_depth: int | None = None,
 ) -> Chain:
     """The chain of NAME: spine from origin (backward) through a seed to a sink (forward),
-    then every step within BRANCH_DEPTH of the spine or of a seed."""
+    then every step within BRANCH_DEPTH of the spine or of a seed (by default one step
+    when both directions are traced, a wider slice when one direction is)."""
+    if branch_depth is None:
+        branch_depth = DEFAULT_BRANCH_DEPTH if direction == "both" else ONE_WAY_BRANCH_DEPTH
     seeds = graph.seeds(name)
     if not seeds:
         raise NameNotFound(
@@ -125,7 +129,8 @@ def origin_path(
     edges: dict[tuple[str, str, str], Edge],
 ) -> list[str]:
     """Origin ... seed. The origin is a flag or field of the traced name, else the furthest
-    step reached by following single-input steps back (a value carried, not combined)."""
+    step where the value starts, reached by following single-input steps back (a value
+    carried, not combined)."""
     parent = walk(
         graph,
         seeds,
@@ -139,18 +144,30 @@ def origin_path(
     if named:
         origin = max(named, key=lambda s: ORIGIN_RANK[graph.step(s).kind])
     else:
-        order = list(parent)  # breadth-first order: the last reached is the furthest
-        origin = order[-1]
+        # The furthest step where the value starts (nothing flows into it); breadth-first
+        # order puts the furthest last and, among equals, the first written first.
+        depth = {s: len(path_to(parent, s)) for s in parent}
+        leaves = [s for s in parent if not graph.edges(s, False)] or list(parent)
+        furthest = max(depth[s] for s in leaves)
+        origin = next(s for s in leaves if depth[s] == furthest)
     return path_to(parent, origin)  # origin first
 
 
 def single_input(graph: FlowGraph, step_id: str) -> bool:
+    """Does the step carry one value (a copy, a conversion), rather than combine several?
+    Names of modules and things outside the tree (`torch.float32`) are not values here."""
     step = graph.step(step_id)
     if step.kind in ("param", "field", "cli_flag"):
         return True
     tables = graph.file(step.file)
-    inputs = len(tables.refs.get(step_id, ())) + len(tables.results.get(step_id, ()))
-    return inputs <= 1
+    module = graph.index.module_of[step.file]
+    values = [
+        ref
+        for ref in tables.refs.get(step_id, ())
+        if (symbol := graph.index.resolve(module, ref.partition(".")[0])) is None
+        or symbol.kind not in ("module", "external")
+    ]
+    return len(values) + len(tables.results.get(step_id, ())) <= 1
 
 
 def sink_path(

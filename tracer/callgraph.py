@@ -1,0 +1,279 @@
+"""The call graph in PyCG's interchange format: `{"caller": ["callee", ...]}`.
+
+Keys are every module (its module-level code is the caller), every function and lambda of
+the tree, and every callee; names are dotted from the source root (`pkg.mod.Class.method`,
+`mod.<lambda1>`, `<builtin>.len`, `numpy.zeros`).
+
+Precision before recall, as PyCG-style benchmarks reward it: a resolver target is kept when
+its confidence is at least `MIN_CONFIDENCE` = 0.8 (the types say so, or it is a subclass
+override reached through a typed receiver); name-only guesses (0.5 and below) are left
+out. Where the resolver finds nothing, this module adds what it can name without guessing:
+calls out of the tree (`<builtin>.len`, `numpy.zeros`), methods and `__init__` inherited
+from a base class outside the tree (`torch.nn.Module.__init__`), a name bound in its scope
+to a lambda, to a function or to what a called function returns, a method of an instance
+made at module level
+(`a = A(); a.f()`, `a = ext.Cls(); a.fun()` -> `ext.Cls.fun`), and a decorator `@dec`,
+which is a call of `dec` where the definition is made. A call of a decorated function is
+a call of the function itself: what a decorator returns is not followed.
+"""
+
+from __future__ import annotations
+
+from tracer.facts import MODULE_SCOPE, Assign, Call, Value
+from tracer.resolve import OVERRIDE, CallTarget
+from tracer.session import Session
+
+MIN_CONFIDENCE = OVERRIDE
+
+
+def call_graph(session: Session) -> dict[str, list[str]]:
+    """Every module, function, lambda and callee as a key, with its callees sorted, unique."""
+    return CallGraph(session).build()
+
+
+class CallGraph:
+    """One pass over the calls of every file; caches what classes inherit from outside."""
+
+    def __init__(self, session: Session) -> None:
+        self.index = session.index
+        self.facts = session.facts
+        self.resolver = session.graph.resolver
+        self.external_bases: dict[str, str | None] = {}
+        self.attributes_of: dict[str, set[str]] = {}
+
+    def build(self) -> dict[str, list[str]]:
+        edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
+        for path, module in sorted(self.index.module_of.items()):
+            edges.setdefault(module, set())
+            for call in self.facts.flows(path).calls:
+                edges.setdefault(self.caller(module, call.scope), set()).update(
+                    self.callees(path, call)
+                )
+            for caller, callee in self.decorations(path):
+                edges.setdefault(caller, set()).add(callee)
+        callees = set().union(*edges.values())
+        return {name: sorted(edges.get(name, ())) for name in edges.keys() | callees}
+
+    # -- one call ----------------------------------------------------------------------------
+
+    def callees(self, path: str, call: Call) -> set[str]:
+        """What CALL runs: the resolver's confident targets, else what can be named without
+        a guess (outside the tree, or through a name bound in the caller's scope)."""
+        if not call.callee:
+            return set()  # `f()()`, `xs[0]()`: nothing names the callee
+        if "." not in call.callee and self.assignments(path, call.scope, call.callee) is None:
+            return set()  # a parameter, whatever global shares its name
+        targets = self.resolver.resolve_call(path, call)
+        confident = [t for t in targets if t.confidence >= MIN_CONFIDENCE]
+        if confident:
+            return {name for t in confident if (name := self.target_name(t)) is not None}
+        outside = self.outside(path, call, inherited=not targets)
+        return {outside} if outside is not None else self.bound(path, call)
+
+    def target_name(self, target: CallTarget) -> str | None:
+        """The function a target runs; a constructor without an `__init__` in the tree runs
+        the one of its first base class outside the tree, if any (a dataclass's is made)."""
+        if target.function is not None or target.klass is None:
+            return target.function
+        mro = self.index.mro(target.klass)
+        if any(self.index.is_record(klass) for klass in mro):
+            return None
+        return self.inherited(target.klass, "__init__")
+
+    def outside(self, path: str, call: Call, inherited: bool) -> str | None:
+        """A callee outside the tree: a builtin or imported name, or (when INHERITED is
+        allowed) a method the receiver's class takes from a base class outside the tree."""
+        module = self.index.module_of[path]
+        symbol = self.index.resolve(module, call.callee)
+        if symbol is not None:
+            return symbol.name if symbol.kind == "external" else None
+        head, _, method = call.callee.rpartition(".")
+        if not (head and inherited):
+            return None
+        # Only receivers whose class is certain: types inferred for other names may come
+        # from a guessed call's return annotation.
+        if head in ("self", "cls", "super()"):
+            klass = self.resolver.self_class(path, call.scope)
+        else:
+            symbol = self.index.resolve(module, head)
+            klass = symbol.name if symbol is not None and symbol.kind == "class" else None
+        return self.inherited(klass, method) if klass is not None else None
+
+    def inherited(self, klass: str, method: str) -> str | None:
+        """`base.METHOD` for the first base outside the tree along KLASS's MRO, unless
+        METHOD is an attribute the tree sets (`self.mlp = MLP()`, then `self.mlp(x)`)."""
+        if klass not in self.external_bases:
+            self.external_bases[klass] = self.first_external_base(klass)
+        base = self.external_bases[klass]
+        if base is None or method == "__class__" or method in self.attributes(klass):
+            return None
+        return f"{base}.{method}"
+
+    def attributes(self, klass: str) -> set[str]:
+        """Names KLASS and its ancestors bind on the class or on `self`."""
+        found = self.attributes_of.get(klass)
+        if found is None:
+            found = set()
+            for owner in self.index.mro(klass):
+                path, definition = self.index.classes[owner]
+                found.update(field.name for field in definition.fields)
+                prefix = definition.qualname + "."
+                for assign in self.facts.flows(path).assigns:
+                    if assign.scope.startswith(prefix):
+                        found.update(
+                            t.path[5:] for t in assign.targets if t.path.startswith("self.")
+                        )
+            self.attributes_of[klass] = found
+        return found
+
+    def first_external_base(self, klass: str) -> str | None:
+        """The first base class outside the tree (`torch.nn.Module`) along KLASS's MRO."""
+        for owner in self.index.mro(klass):
+            path, definition = self.index.classes[owner]
+            for base in definition.bases:
+                symbol = self.index.resolve(self.index.module_of[path], base)
+                if symbol is not None and symbol.kind == "external" and not builtin(symbol.name):
+                    return symbol.name
+        return None
+
+    # -- names bound in the caller's scope ---------------------------------------------------
+
+    def bound(self, path: str, call: Call) -> set[str]:
+        """Callees through a local or global name: `f = lambda: ...; f()`, `g = make(); g()`
+        where `make` returns a function, `a = A(); a.f()`, `a = ext.Cls(); a.fun()`."""
+        head, _, name = call.callee.rpartition(".")
+        if "." in head or head == "super()" or not name:
+            return set()
+        found: set[str] = set()
+        for assign in self.assignments(path, call.scope, head or name) or ():
+            if head:
+                method = self.instance_method(path, assign, name)
+                if method is not None:
+                    found.add(method)
+            else:
+                found |= self.assigned_functions(path, assign)
+        return found
+
+    def instance_method(self, path: str, assign: Assign, name: str) -> str | None:
+        """Method NAME of the instance ASSIGN binds by calling a class: `a = A(); a.f()`
+        (the resolver types names only inside functions, and also from guessed calls)."""
+        klass = self.constructed_class(path, assign)
+        if klass is not None:
+            return self.index.method(klass, name) or self.inherited(klass, name)
+        outside = self.outside_class(path, assign)
+        return f"{outside}.{name}" if outside is not None else None
+
+    def assignments(self, path: str, scope: str, name: str) -> list[Assign] | None:
+        """Plain `NAME = value` in the nearest scope that binds NAME (SCOPE, a function
+        around it, the module); None when that binding is a parameter, whose value comes
+        from the callers."""
+        module = self.index.module_of[path]
+        while True:
+            function = self.resolver.function(path, scope)
+            if function is not None and any(p.name == name for p in function[1].params):
+                return None
+            found = self.resolver.assigns(path, scope).get(name)
+            if found or scope == MODULE_SCOPE:
+                return [a for a in found or () if a.op == "=" and len(a.targets) == 1]
+            scope = self.enclosing_scope(module, scope)
+
+    def constructed_class(self, path: str, assign: Assign) -> str | None:
+        """The class of the tree that ASSIGN's value `Cls(...)` constructs, if certain."""
+        value = assign.value
+        if len(value.calls) != 1 or value.refs:
+            return None
+        call = self.facts.flows(path).calls[value.calls[0]]
+        targets = self.resolver.resolve_call(path, call)
+        return next((t.klass for t in targets if t.klass and t.confidence == 1.0), None)
+
+    def assigned_functions(self, path: str, assign: Assign) -> set[str]:
+        """Functions ASSIGN binds: a name, a lambda, or what a called function returns."""
+        value = assign.value
+        if len(value.calls) == 1 and not value.refs:
+            call = self.facts.flows(path).calls[value.calls[0]]
+            targets = self.resolver.resolve_call(path, call)
+            return {
+                name
+                for t in targets
+                if t.function is not None and t.confidence >= MIN_CONFIDENCE
+                for name in self.returned_functions(t.function)
+            }
+        return self.functions_of(path, assign.scope, value, (assign.line, assign.end_line))
+
+    def returned_functions(self, function: str) -> set[str]:
+        """Functions and lambdas that FUNCTION returns by name."""
+        path, definition = self.index.functions[function]
+        found: set[str] = set()
+        for ret in self.facts.flows(path).returns:
+            if ret.scope == definition.qualname:
+                found |= self.functions_of(path, ret.scope, ret.value, (ret.line, ret.end_line))
+        return found
+
+    def functions_of(self, path: str, scope: str, value: Value, lines: tuple[int, int]) -> set[str]:
+        """The function VALUE (written on LINES in SCOPE) denotes: a name or a lambda."""
+        if value.calls or len(value.refs) > 1:
+            return set()
+        if value.refs:
+            function = self.function_named(path, scope, value.refs[0])
+            return {function} if function is not None else set()
+        module = self.index.module_of[path]
+        lambdas = [
+            f"{module}.{f.qualname}"
+            for f in self.index.summaries[path].functions
+            if f.is_lambda
+            and lines[0] <= f.line <= lines[1]
+            and self.enclosing_scope(module, f.qualname) == scope
+        ]
+        return set(lambdas) if len(lambdas) == 1 else set()
+
+    def function_named(self, path: str, scope: str, name: str) -> str | None:
+        """The function NAME denotes in SCOPE: a closure, a module function, an import."""
+        local = self.resolver.local_function(path, scope, name)
+        if local is not None:
+            return local
+        symbol = self.index.resolve(self.index.module_of[path], name)
+        return symbol.name if symbol is not None and symbol.kind == "function" else None
+
+    def outside_class(self, path: str, assign: Assign) -> str | None:
+        """`ext.Cls` when ASSIGN binds the result of calling a class outside the tree (named
+        in CapWords, as classes are; the result of an outside function is unknown)."""
+        value = assign.value
+        if len(value.calls) != 1 or value.refs:
+            return None
+        call = self.facts.flows(path).calls[value.calls[0]]
+        symbol = self.index.resolve(self.index.module_of[path], call.callee)
+        if symbol is None or symbol.kind != "external":
+            return None
+        return symbol.name if symbol.name.rpartition(".")[2][:1].isupper() else None
+
+    # -- definitions ---------------------------------------------------------------------------
+
+    def decorations(self, path: str) -> list[tuple[str, str]]:
+        """(caller, decorator) for each decorator naming a function of the tree: applying
+        it is a call made where the decorated function or class is defined."""
+        module = self.index.module_of[path]
+        summary = self.index.summaries[path]
+        found = []
+        for definition in (*summary.functions, *summary.classes):
+            scope = self.enclosing_scope(module, definition.qualname)
+            for decorator in definition.decorators:
+                function = self.function_named(path, scope, decorator)
+                if function is not None:
+                    found.append((self.caller(module, scope), function))
+        return found
+
+    def enclosing_scope(self, module: str, qualname: str) -> str:
+        """The innermost function around QUALNAME (class bodies are not scopes of calls)."""
+        outer = qualname.rpartition(".")[0]
+        while outer and f"{module}.{outer}" not in self.index.functions:
+            outer = outer.rpartition(".")[0]
+        return outer or MODULE_SCOPE
+
+    @staticmethod
+    def caller(module: str, scope: str) -> str:
+        return module if scope == MODULE_SCOPE else f"{module}.{scope}"
+
+
+def builtin(name: str) -> bool:
+    """`<builtin>.object`, `<builtin>.dict`: bases that have nothing to name."""
+    return name.startswith("<builtin>.")
