@@ -11,10 +11,10 @@ out. Where the resolver finds nothing, this module adds what it can name without
 calls out of the tree (`<builtin>.len`, `numpy.zeros`), methods and `__init__` inherited
 from a base class outside the tree (`torch.nn.Module.__init__`), a name bound in its scope
 to a lambda, to a function or to what a called function returns, a method of an instance
-made at module level
-(`a = A(); a.f()`, `a = ext.Cls(); a.fun()` -> `ext.Cls.fun`), and a decorator `@dec`,
-which is a call of `dec` where the definition is made. A call of a decorated function is
-a call of the function itself: what a decorator returns is not followed.
+made at module level (`a = A(); a.f()`, `a = ext.Cls(); a.fun()` -> `ext.Cls.fun`), and a
+decorator `@dec`, which is a call of `dec` where the definition is made. A call of a
+decorated function is a call of the function itself: what a decorator returns is not
+followed.
 """
 
 from __future__ import annotations

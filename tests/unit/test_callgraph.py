@@ -1,0 +1,439 @@
+"""The call graph in PyCG's format, on programs like PyCG's micro-benchmark categories."""
+
+from __future__ import annotations
+
+import json
+
+from tracer.callgraph import call_graph
+from tracer.cli import main
+
+
+def test_simple_calls_nested_functions_and_module_code(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                def leaf():
+                    pass
+
+                def outer():
+                    def inner():
+                        leaf()
+                    inner()
+
+                def unused():
+                    pass
+
+                outer()
+            """
+        }
+    )
+    assert call_graph(session) == {
+        "main": ["main.outer"],
+        "main.leaf": [],
+        "main.outer": ["main.outer.inner"],
+        "main.outer.inner": ["main.leaf"],
+        "main.unused": [],
+    }
+
+
+def test_imports_relative_aliased_and_of_modules(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/app.py": """
+                from .util import helper as h
+                from . import util
+                import pkg.sub.deep
+                from pkg.sub.deep import work as w
+
+                def run():
+                    h()
+                    util.helper()
+                    pkg.sub.deep.work()
+                    w()
+            """,
+            "pkg/util.py": """
+                def helper():
+                    pass
+            """,
+            "pkg/sub/__init__.py": "from .deep import work\n",
+            "pkg/sub/deep.py": """
+                from ..util import helper
+
+                def work():
+                    return helper()
+            """,
+        }
+    )
+    assert call_graph(session) == {
+        "pkg": [],
+        "pkg.app": [],
+        "pkg.app.run": ["pkg.sub.deep.work", "pkg.util.helper"],
+        "pkg.sub": [],
+        "pkg.sub.deep": [],
+        "pkg.sub.deep.work": ["pkg.util.helper"],
+        "pkg.util": [],
+        "pkg.util.helper": [],
+    }
+
+
+def test_methods_self_calls_static_and_class_methods(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                class Counter:
+                    def __init__(self, start):
+                        self.value = start
+                        self.reset()
+
+                    def reset(self):
+                        pass
+
+                    @staticmethod
+                    def make():
+                        return Counter(0)
+
+                    @classmethod
+                    def build(cls):
+                        return cls.make()
+
+                class Plain:
+                    def ping(self):
+                        pass
+
+                c = Counter(1)
+                c.reset()
+                Counter.build()
+                p = Plain()
+                p.ping()
+            """
+        }
+    )
+    assert call_graph(session) == {
+        "main": [
+            "main.Counter.__init__",
+            "main.Counter.build",
+            "main.Counter.reset",
+            "main.Plain.ping",
+        ],
+        "main.Counter.__init__": ["main.Counter.reset"],
+        "main.Counter.build": ["main.Counter.make"],
+        "main.Counter.make": ["main.Counter.__init__"],
+        "main.Counter.reset": [],
+        "main.Plain.ping": [],
+    }
+
+
+def test_constructor_runs_init_found_along_the_mro_or_none(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/shapes.py": """
+                from dataclasses import dataclass
+
+                class Base:
+                    def __init__(self):
+                        pass
+
+                class Derived(Base):
+                    pass
+
+                class NoInit:
+                    pass
+
+                @dataclass
+                class Point:
+                    x: int = 0
+            """,
+            "pkg/use.py": """
+                from pkg.shapes import Derived, NoInit, Point
+
+                def build():
+                    Derived()
+                    NoInit()
+                    Point(x=1)
+            """,
+        }
+    )
+    assert call_graph(session) == {
+        "pkg": [],
+        "pkg.shapes": [],
+        "pkg.shapes.Base.__init__": [],
+        "pkg.use": [],
+        "pkg.use.build": ["pkg.shapes.Base.__init__"],
+    }
+
+
+def test_mro_with_a_shared_superclass_and_super_chain(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                class A:
+                    def __init__(self):
+                        pass
+
+                    def func(self):
+                        pass
+
+                class B(A):
+                    def __init__(self):
+                        super().__init__()
+
+                class C(A):
+                    def func(self):
+                        pass
+
+                class D(B, C):
+                    pass
+
+                d = D()
+                d.func()
+            """
+        }
+    )
+    assert call_graph(session) == {
+        "<builtin>.super": [],
+        "main": ["main.B.__init__", "main.C.func"],
+        "main.A.__init__": [],
+        "main.A.func": [],
+        "main.B.__init__": ["<builtin>.super", "main.A.__init__"],
+        "main.C.func": [],
+    }
+
+
+def test_self_call_in_a_base_class_reaches_subclass_overrides(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                class Base:
+                    def run(self):
+                        return self.step()
+
+                    def step(self):
+                        pass
+
+                class Fast(Base):
+                    def step(self):
+                        pass
+
+                def untyped(thing):
+                    thing.run()
+            """
+        }
+    )
+    # `thing` has no type: `run` is a name-only guess (confidence 0.5) and is left out.
+    assert call_graph(session) == {
+        "main": [],
+        "main.Base.run": ["main.Base.step", "main.Fast.step"],
+        "main.Base.step": [],
+        "main.Fast.step": [],
+        "main.untyped": [],
+    }
+
+
+def test_lambdas_numbered_per_scope_and_called_through_names(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                square = lambda x: x * x
+                twice = lambda x: square(x) + square(x)
+
+                def apply():
+                    add = lambda a, b: a + b
+                    def inner():
+                        return add(1, 2)
+                    return inner()
+
+                twice(3)
+            """
+        }
+    )
+    assert call_graph(session) == {
+        "main": ["main.<lambda2>"],
+        "main.<lambda1>": [],
+        "main.<lambda2>": ["main.<lambda1>"],
+        "main.apply": ["main.apply.inner"],
+        "main.apply.<lambda1>": [],
+        "main.apply.inner": ["main.apply.<lambda1>"],
+    }
+
+
+def test_calling_what_a_function_returns(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/factory.py": """
+                def target():
+                    pass
+
+                def make():
+                    return target
+
+                def make_lambda():
+                    return lambda: target()
+            """,
+            "pkg/main.py": """
+                from pkg.factory import make, make_lambda
+
+                def use(make):
+                    make()
+
+                f = make()
+                f()
+                g = make_lambda()
+                g()
+            """,
+        }
+    )
+    # In `use`, `make` is a parameter: nothing is known of what it holds.
+    assert call_graph(session) == {
+        "pkg": [],
+        "pkg.factory": [],
+        "pkg.factory.make": [],
+        "pkg.factory.make_lambda": [],
+        "pkg.factory.make_lambda.<lambda1>": ["pkg.factory.target"],
+        "pkg.factory.target": [],
+        "pkg.main": [
+            "pkg.factory.make",
+            "pkg.factory.make_lambda",
+            "pkg.factory.make_lambda.<lambda1>",
+            "pkg.factory.target",
+        ],
+        "pkg.main.use": [],
+    }
+
+
+def test_builtins_and_calls_out_of_the_tree_keep_their_names(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                import numpy as np
+                import os.path
+                from ext import Cls, function
+
+                def work(items):
+                    print(len(items))
+                    np.zeros(3)
+                    os.path.join("a", "b")
+                    function()
+                    items.append(1)
+
+                a = Cls()
+                a.fun()
+            """
+        }
+    )
+    assert call_graph(session) == {
+        "<builtin>.len": [],
+        "<builtin>.print": [],
+        "ext.Cls": [],
+        "ext.Cls.fun": [],
+        "ext.function": [],
+        "main": ["ext.Cls", "ext.Cls.fun"],
+        "main.work": [
+            "<builtin>.len",
+            "<builtin>.print",
+            "ext.function",
+            "numpy.zeros",
+            "os.path.join",
+        ],
+        "numpy.zeros": [],
+        "os.path.join": [],
+    }
+
+
+def test_methods_inherited_from_a_class_outside_the_tree(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                from torch import nn
+
+                class Layer(nn.Module):
+                    def __init__(self, mlp):
+                        super().__init__()
+                        self.mlp = mlp
+
+                    def forward(self, x):
+                        self.register_buffer("x", x)
+                        return self.mlp(x)
+
+                class Bare(nn.Module):
+                    pass
+
+                Bare()
+            """
+        }
+    )
+    # `self.mlp` is an attribute the class sets, not a method of `nn.Module`.
+    assert call_graph(session) == {
+        "<builtin>.super": [],
+        "main": ["torch.nn.Module.__init__"],
+        "main.Layer.__init__": ["<builtin>.super", "torch.nn.Module.__init__"],
+        "main.Layer.forward": ["torch.nn.Module.register_buffer"],
+        "torch.nn.Module.__init__": [],
+        "torch.nn.Module.register_buffer": [],
+    }
+
+
+def test_decorators_are_called_where_the_definition_is_made(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                import functools
+
+                def dec(f):
+                    return f
+
+                def tagged(name):
+                    return dec
+
+                @dec
+                def func():
+                    pass
+
+                class Service:
+                    @tagged("x")
+                    def handle(self):
+                        func()
+
+                    @functools.lru_cache
+                    def cached(self):
+                        pass
+
+                func()
+            """
+        }
+    )
+    assert call_graph(session) == {
+        "main": ["main.dec", "main.func", "main.tagged"],
+        "main.Service.cached": [],
+        "main.Service.handle": ["main.func"],
+        "main.dec": [],
+        "main.func": [],
+        "main.tagged": [],
+    }
+
+
+def test_cli_prints_the_call_graph_as_json(write_tree, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    tree = write_tree(
+        {
+            "main.py": """
+                from helpers import greet
+
+                greet(len("sgtrace"))
+            """,
+            "helpers.py": """
+                def greet(n):
+                    print(n)
+            """,
+        }
+    )
+    assert main(["callgraph", str(tree), "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "<builtin>.len": [],
+        "<builtin>.print": [],
+        "helpers": [],
+        "helpers.greet": ["<builtin>.print"],
+        "main": ["<builtin>.len", "helpers.greet"],
+    }
