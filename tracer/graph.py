@@ -10,7 +10,7 @@ import networkx as nx
 
 from tracer.facts import MODULE_SCOPE, Arg
 from tracer.index import Index
-from tracer.resolve import GUESS, MAX_GUESSES, CallTarget, Resolver
+from tracer.resolve import GUESS, MAX_GUESSES, OPAQUE, CallTarget, Resolver
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -173,7 +173,7 @@ class FlowGraph:
             for read in tables.attr_reads.get(attr, []):
                 confidence = self.slot_match(tables, read, family, attr)
                 if confidence:
-                    yield Edge(writer, read.step, "attr", confidence)
+                    yield attr_edge(tables, writer, read.step, f"{read.base}.{attr}", confidence)
 
     def slot_match(self, tables: FileTables, access: Read, family: set[str], attr: str) -> float:
         if access.base == "<class>":
@@ -349,7 +349,7 @@ class FlowGraph:
             defs = self.local_definitions(tables, scope, ref)
             before = [d for d in defs if tables.steps[d].line < step.line or d.count("#p:")]
             for source in before or defs:
-                yield Edge(source, step.id, "local", 1.0)
+                yield local_edge(tables, source, step.id, ref)
             return
         klass = self.resolver.ref_type(tables.path, scope, base)
         classes = self.index.family(klass) if klass else []
@@ -361,7 +361,7 @@ class FlowGraph:
             for write in other.attr_writes.get(attr, []):
                 confidence = self.slot_match(other, write, family, attr)
                 if confidence:
-                    yield Edge(write.step, step.id, "attr", confidence)
+                    yield attr_edge(tables, write.step, step.id, ref, confidence)
 
     def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]:
         """Steps binding NAME in SCOPE, else in the nearest enclosing scope that binds it."""
@@ -452,6 +452,20 @@ class FlowGraph:
                     caller.add(step, call.scope)
                     self.generated_owner[step.id] = owner
                     generated.setdefault(definition.name, []).append((step.id, owner))
+
+
+def local_edge(reader_tables: FileTables, src: str, reader: str, name: str) -> Edge:
+    if name in reader_tables.opaque.get(reader, ()):
+        return Edge(src, reader, "local_via_call", OPAQUE)
+    return Edge(src, reader, "local", 1.0)
+
+
+def attr_edge(
+    reader_tables: FileTables, src: str, reader: str, ref: str, confidence: float
+) -> Edge:
+    if ref in reader_tables.opaque.get(reader, ()):
+        return Edge(src, reader, "attr_via_call", confidence * OPAQUE)
+    return Edge(src, reader, "attr", confidence)
 
 
 def dedupe(edges: list[Edge]) -> list[Edge]:

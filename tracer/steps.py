@@ -23,6 +23,9 @@ KINDS = (
 EDGE_REASONS = {
     "local": "same function: the name is read here",
     "attr": "attribute written there, read here",
+    "local_via_call": "same function: passed to a call outside the tree, whose result is read",
+    "attr_via_call": "attribute passed to a call outside the tree, whose result is read",
+    "default": "the parameter's default value",
     "arg_to_param": "argument bound to the parameter",
     "arg_to_field": "argument bound to the field by the synthesized __init__",
     "return_to_result": "returned value becomes the call's result",

@@ -9,6 +9,27 @@ from tracer.resolve import CallTarget, Resolver
 from tracer.steps import Step
 
 FLAG_METHODS = frozenset({"add_argument"})
+# Calls whose result is their argument's value, converted or combined: the value flows on.
+VALUE_PRESERVING = frozenset(
+    [
+        "int",
+        "float",
+        "round",
+        "abs",
+        "min",
+        "max",
+        "sum",
+        "bool",
+        "str",
+        "list",
+        "tuple",
+        "sorted",
+        "reversed",
+        "math.floor",
+        "math.ceil",
+        "math.prod",
+    ]
+)
 
 
 @dataclass
@@ -27,6 +48,8 @@ class FileTables:
     steps: dict[str, Step] = field(default_factory=dict)
     # What each step reads: plain refs, and the resolved calls whose results it takes.
     refs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Refs a step reads only as arguments of calls we cannot see into (`f(gpu_id)`).
+    opaque: dict[str, frozenset[str]] = field(default_factory=dict)
     results: dict[str, tuple[int, ...]] = field(default_factory=dict)
     scope_of: dict[str, str] = field(default_factory=dict)
     bound: dict[str, str] = field(default_factory=dict)  # assignment step -> target path
@@ -207,14 +230,16 @@ def add_flag(tables: FileTables, call: Call) -> None:
 def record_reads(
     tables: FileTables, step: Step, scope: str, value: Value, extra: tuple[str, ...] = ()
 ) -> None:
-    """Note what STEP reads. An unresolved call passes its arguments (and its receiver,
-    `tensor.item()`) through to the step; a resolved one contributes its result."""
-    refs: list[str] = list(extra)
+    """Note what STEP reads. A resolved call contributes its result; an unresolved one its
+    receiver (`tensor.item()`) and its arguments: as the value itself for conversions
+    (`int(x)`), else as an opaque input (`mem_get_info(gpu_id)` does not return gpu_id)."""
+    refs: dict[str, bool] = dict.fromkeys(extra, False)  # ref -> reached only opaquely
     results: list[int] = []
-    pending = [value]
+    pending: list[tuple[Value, bool]] = [(value, False)]
     while pending:
-        current = pending.pop()
-        refs.extend(current.refs)
+        current, opaque = pending.pop()
+        for ref in current.refs:
+            refs[ref] = refs.get(ref, True) and opaque
         for call_id in current.calls:
             if tables.targets.get(call_id):
                 results.append(call_id)
@@ -223,11 +248,12 @@ def record_reads(
             call = tables.calls[call_id]
             receiver = call.callee.rpartition(".")[0]
             if receiver and receiver != "super()":
-                refs.append(receiver)
-            pending.append(call.receiver)
-            pending.extend(arg.value for arg in call.args)
-    refs = list(dict.fromkeys(refs))
+                refs[receiver] = refs.get(receiver, True) and opaque
+            pending.append((call.receiver, opaque))
+            keeps_value = call.callee in VALUE_PRESERVING
+            pending.extend((arg.value, opaque or not keeps_value) for arg in call.args)
     tables.refs[step.id] = tuple(refs)
+    tables.opaque[step.id] = frozenset(ref for ref, hidden in refs.items() if hidden)
     tables.results[step.id] = tuple(results)
     for ref in refs:
         base, _, name = ref.rpartition(".")
