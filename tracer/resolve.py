@@ -32,6 +32,7 @@ class Resolver:
         self.facts = facts
         self.attr_types: dict[tuple[str, str], str | None] = {}
         self.name_types: dict[tuple[str, str, str], str | None] = {}
+        self.returned: dict[str, str | None] = {}
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
         for full, (_, function) in index.functions.items():
@@ -105,17 +106,17 @@ class Resolver:
         module = self.index.module_of[path]
         found = self.function(path, scope)
         if found is not None:
-            full, function = found
+            function = found[1]
             for i, param in enumerate(function.params):
                 if param.name != name:
                     continue
                 if i == 0 and function.class_qualname is not None and not function.is_static:
                     return self.self_class(path, scope)
                 return self.index.annotation_class(module, param.annotation)
-            for assign in self.assigns(path, scope).get(name, []):
-                klass = self.assigned_type(path, scope, assign)
-                if klass is not None:
-                    return klass
+        for assign in self.assigns(path, scope).get(name, []):
+            klass = self.assigned_type(path, scope, assign)
+            if klass is not None:
+                return klass
         symbol = self.index.resolve(module, name)
         if symbol is not None and symbol.kind == "class":
             return symbol.name  # Class.attr reads the class attribute
@@ -133,18 +134,41 @@ class Resolver:
         if len(value.calls) == 1 and not value.refs:
             call = self.facts.flows(path).calls[value.calls[0]]
             for target in self.resolve_call(path, call):
-                if target.klass is not None and target.confidence == 1.0:
+                if target.confidence < 1.0:
+                    continue
+                if target.klass is not None:
                     return target.klass
                 if target.function is not None:
-                    fpath, function = self.index.functions[target.function]
-                    returned = self.index.annotation_class(
-                        self.index.module_of[fpath], function.returns
-                    )
+                    returned = self.returned_class(target.function)
                     if returned is not None:
                         return returned
         if len(value.refs) == 1 and not value.calls and value.refs[0] != assign.targets[0].path:
             return self.ref_type(path, scope, value.refs[0])
         return None
+
+    def returned_class(self, function_name: str) -> str | None:
+        """The class FUNCTION_NAME returns: its annotation, else the class every one of its
+        `return Klass(...)` statements constructs."""
+        path, function = self.index.functions[function_name]
+        module = self.index.module_of[path]
+        annotated = self.index.annotation_class(module, function.returns)
+        if annotated is not None or function.returns:
+            return annotated
+        if function_name in self.returned:
+            return self.returned[function_name]
+        self.returned[function_name] = None  # recursion ends here
+        classes = set()
+        for ret in self.facts.flows(path).returns:
+            if ret.scope != function.qualname:
+                continue
+            if len(ret.value.calls) != 1 or ret.value.refs:
+                return None
+            call = self.facts.flows(path).calls[ret.value.calls[0]]
+            targets = [t for t in self.resolve_call(path, call) if t.confidence == 1.0]
+            classes.update(t.klass for t in targets)
+        found = classes.pop() if len(classes) == 1 else None
+        self.returned[function_name] = found
+        return found
 
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what
@@ -200,9 +224,9 @@ class Resolver:
             if receiver is not None:
                 full = self.index.method(receiver, method)
                 if full is not None:
-                    is_class = self.index.resolve(module, head) is not None
                     function = self.index.functions[full][1]
-                    bound = not is_class or function.is_classmethod
+                    through_class = self.names_class(path, call.scope, head)
+                    bound = function.is_classmethod or not through_class
                     found = [CallTarget(full, None, 1.0, bound and not function.is_static)]
                     # The receiver may be any subclass (factories): their overrides run too.
                     return found + self.overrides(receiver, method, OVERRIDE)
@@ -210,14 +234,15 @@ class Resolver:
         local = self.local_function(path, call.scope, callee)
         if local is not None:
             return [CallTarget(local, None, 1.0, False)]
+        if self.is_local(path, call.scope, callee.partition(".")[0]):
+            # A parameter or local that shadows a global: only its type could tell.
+            return self.guess_method(method) if head else []
         symbol = self.index.resolve(module, callee)
         if symbol is not None:
             if symbol.kind == "function":
                 function = self.index.functions[symbol.name][1]
-                bound = function.class_qualname is not None and (
-                    function.is_classmethod or head not in self.class_like(module, head)
-                )
-                return [CallTarget(symbol.name, None, 1.0, bound and not function.is_static)]
+                bound = function.class_qualname is not None and function.is_classmethod
+                return [CallTarget(symbol.name, None, 1.0, bound)]
             if symbol.kind == "class":
                 return self.constructor(symbol.name)
             return []
@@ -225,9 +250,19 @@ class Resolver:
             return self.guess_method(method)
         return []
 
-    def class_like(self, module: str, head: str) -> set[str]:
-        symbol = self.index.resolve(module, head) if head else None
-        return {head} if symbol is not None and symbol.kind == "class" else set()
+    def names_class(self, path: str, scope: str, dotted: str) -> bool:
+        """Does DOTTED name a class itself (`Config.load`), rather than an instance?"""
+        if self.is_local(path, scope, dotted.partition(".")[0]):
+            return False
+        symbol = self.index.resolve(self.index.module_of[path], dotted)
+        return symbol is not None and symbol.kind == "class"
+
+    def is_local(self, path: str, scope: str, name: str) -> bool:
+        """Is NAME a parameter or an assigned local of the function SCOPE?"""
+        found = self.function(path, scope)
+        if found is None:
+            return False
+        return any(p.name == name for p in found[1].params) or name in self.assigns(path, scope)
 
     def local_function(self, path: str, scope: str, name: str) -> str | None:
         """A function defined in SCOPE or an enclosing function (closures)."""

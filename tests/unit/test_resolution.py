@@ -1101,11 +1101,6 @@ def test_value_carried_in_a_returned_dataclass_typed_by_the_return_annotation(sn
     ) in edges_of(chain)
 
 
-@pytest.mark.xfail(
-    reason="engine: the type of `measure(...)`'s result is not taken from its "
-    "`return MemoryResult(...)`, so `result.total` is matched by name only (0.5)",
-    strict=True,
-)
 def test_value_carried_in_a_returned_dataclass_typed_by_the_returned_constructor(
     snippet_session,
 ):
