@@ -293,9 +293,11 @@ class FlowGraph:
         found = self.resolver.function(tables.path, scope)
         if found is None:
             return
+        position = tables.position.get(step_id)
         for caller, call_id, target in self.callers(found[0]):
             for consumer in caller.consumers.get(call_id, []):
-                yield Edge(step_id, consumer, "return_to_result", target.confidence)
+                if fits(position, caller.position.get(consumer)):
+                    yield Edge(step_id, consumer, "return_to_result", target.confidence)
 
     def flag_fields(self, tables: FileTables, step: Step) -> Iterator[Edge]:
         """A flag's value lands in the field of the same name; the `default=Class.field`
@@ -340,8 +342,11 @@ class FlowGraph:
                 if target.function is None:
                     continue
                 path, function = self.index.functions[target.function]
-                for ret in self.file(path).returns.get(function.qualname, []):
-                    yield Edge(ret, step_id, "return_to_result", target.confidence)
+                callee = self.file(path)
+                position = tables.position.get(step_id)
+                for ret in callee.returns.get(function.qualname, []):
+                    if fits(callee.position.get(ret), position):
+                        yield Edge(ret, step_id, "return_to_result", target.confidence)
 
     def ref_sources(self, tables: FileTables, scope: str, step: Step, ref: str) -> Iterator[Edge]:
         base, _, attr = ref.rpartition(".")
@@ -452,6 +457,11 @@ class FlowGraph:
                     caller.add(step, call.scope)
                     self.generated_owner[step.id] = owner
                     generated.setdefault(definition.name, []).append((step.id, owner))
+
+
+def fits(returned: int | None, taken: int | None) -> bool:
+    """Does the value returned at position RETURNED reach a target at position TAKEN?"""
+    return returned is None or taken is None or returned == taken
 
 
 def local_edge(reader_tables: FileTables, src: str, reader: str, name: str) -> Edge:

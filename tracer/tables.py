@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tracer.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary, Value
+from tracer.facts import MODULE_SCOPE, Arg, Assign, Call, FileFlows, FileSummary, Return, Value
 from tracer.resolve import CallTarget, Resolver
 from tracer.steps import Step
 
@@ -53,6 +54,8 @@ class FileTables:
     results: dict[str, tuple[int, ...]] = field(default_factory=dict)
     scope_of: dict[str, str] = field(default_factory=dict)
     bound: dict[str, str] = field(default_factory=dict)  # assignment step -> target path
+    # Tuple positions: of a target in `a, b = ...`, of a value in `return a, b`.
+    position: dict[str, int] = field(default_factory=dict)
     local_defs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     local_reads: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     attr_writes: dict[str, list[Read]] = field(default_factory=dict)
@@ -79,50 +82,12 @@ def build_tables(
     for call in flows.calls:
         tables.targets[call.id] = resolver.resolve_call(path, call)
     add_definitions(tables, summary)
+    bodies = class_bodies(summary)
     for i, assign in enumerate(flows.assigns):
-        for j, target in enumerate(assign.targets):
-            if not target.path:
-                continue
-            value = assign.value
-            if target.index is not None and len(assign.items) == len(
-                {t.index for t in assign.targets}
-            ):
-                value = assign.items[target.index]
-            attr = "." in target.path
-            kind = (
-                "formula"
-                if value.arithmetic or assign.op not in ("=", "for", "with", ":=")
-                else ("attr_write" if attr else "local_assign")
-            )
-            step = Step(
-                id=f"{path}#a{i}.{j}",
-                kind=kind,
-                file=path,
-                line=assign.line,
-                end_line=assign.end_line,
-                symbol=assign.scope,
-                code=assign.code,
-                name=target.path.rpartition(".")[2],
-            )
-            tables.add(step, assign.scope)
-            tables.bound[step.id] = target.path
-            # x += v reads x too
-            extra = (target.path,) if assign.op not in ("=", "for", "with", ":=") else ()
-            record_reads(tables, step, assign.scope, value, extra)
-            if attr:
-                base, _, name = target.path.rpartition(".")
-                tables.attr_writes.setdefault(name, []).append(
-                    Read(step.id, assign.scope, base, assign.line)
-                )
-            else:
-                tables.local_defs.setdefault((assign.scope, target.path), []).append(step.id)
+        if not bodies(assign.line):  # class-level assignments are fields already
+            add_assign(tables, i, assign)
     for i, ret in enumerate(flows.returns):
-        step = Step(
-            f"{path}#r{i}", "return", path, ret.line, ret.end_line, ret.scope, ret.code, "return"
-        )
-        tables.add(step, ret.scope)
-        tables.returns.setdefault(ret.scope, []).append(step.id)
-        record_reads(tables, step, ret.scope, ret.value)
+        add_return(tables, i, ret)
     for i, use in enumerate(flows.uses):
         step = Step(f"{path}#u{i}", "use", path, use.line, use.end_line, use.scope, use.code, "")
         tables.add(step, use.scope)
@@ -130,6 +95,77 @@ def build_tables(
     for call in flows.calls:
         add_call(tables, call)
     return tables
+
+
+def class_bodies(summary: FileSummary) -> Callable[[int], bool]:
+    """A test: is a line directly in a class body (not inside one of its methods)?"""
+    spans = [(c.line, c.end_line, True) for c in summary.classes]
+    spans += [(f.line, f.end_line, False) for f in summary.functions]
+    spans.sort()
+
+    def in_class_body(line: int) -> bool:
+        inner = [is_class for start, end, is_class in spans if start <= line <= end]
+        return bool(inner) and inner[-1]  # the innermost span starts last
+
+    return in_class_body
+
+
+def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
+    path = tables.path
+    changes = assign.op not in ("=", "for", "with", ":=")  # x += v reads x too
+    for j, target in enumerate(assign.targets):
+        if not target.path:
+            continue
+        value = assign.value
+        if target.index is not None and len(assign.items) == len({t.index for t in assign.targets}):
+            value = assign.items[target.index]
+        attr = "." in target.path
+        kind = "attr_write" if attr else "local_assign"
+        step = Step(
+            id=f"{path}#a{index}.{j}",
+            kind="formula" if value.arithmetic or changes else kind,
+            file=path,
+            line=assign.line,
+            end_line=assign.end_line,
+            symbol=assign.scope,
+            code=assign.code,
+            name=target.path.rpartition(".")[2],
+        )
+        tables.add(step, assign.scope)
+        tables.bound[step.id] = target.path
+        if target.index is not None:
+            tables.position[step.id] = target.index
+        record_reads(tables, step, assign.scope, value, (target.path,) if changes else ())
+        if attr:
+            base, _, name = target.path.rpartition(".")
+            tables.attr_writes.setdefault(name, []).append(
+                Read(step.id, assign.scope, base, assign.line)
+            )
+        else:
+            tables.local_defs.setdefault((assign.scope, target.path), []).append(step.id)
+
+
+def add_return(tables: FileTables, index: int, ret: Return) -> None:
+    """One step per returned value; `return a, b` gives one per position, so that
+    `x, y = f()` takes each from its own."""
+    parts = list(enumerate(ret.items)) if len(ret.items) > 1 else [(None, ret.value)]
+    for position, value in parts:
+        suffix = "" if position is None else f".{position}"
+        step = Step(
+            f"{tables.path}#r{index}{suffix}",
+            "return",
+            tables.path,
+            ret.line,
+            ret.end_line,
+            ret.scope,
+            ret.code,
+            "return",
+        )
+        tables.add(step, ret.scope)
+        tables.returns.setdefault(ret.scope, []).append(step.id)
+        if position is not None:
+            tables.position[step.id] = position
+        record_reads(tables, step, ret.scope, value)
 
 
 def add_definitions(tables: FileTables, summary: FileSummary) -> None:

@@ -849,10 +849,6 @@ def test_tuple_unpacking_of_a_call_result(snippet_session):
     assert [s.name for s in chain.steps if s.id in spine and s.kind == "local_assign"] == ["avail"]
 
 
-@pytest.mark.xfail(
-    reason="engine: a returned tuple flows into every unpacked target, not by position",
-    strict=True,
-)
 def test_tuple_unpacking_of_a_call_result_follows_positions(snippet_session):
     session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": UNPACK_CALL})
     chain = trace(session.graph, "main.free", sinks=["budget"])
@@ -1172,11 +1168,6 @@ def test_typed_call_is_certain(snippet_session):
     assert {e.confidence for e in chain.edges} == {1.0}
 
 
-@pytest.mark.xfail(
-    reason="engine: a class-body field is also indexed as a module-level local "
-    "(local_assign in <module>), so a module name of the same spelling reads it",
-    strict=True,
-)
 def test_class_field_is_not_a_module_local(snippet_session):
     session = snippet_session(
         {
