@@ -150,14 +150,12 @@ class FlowGraph:
         for reader in tables.local_reads.get((scope, name), []):
             if not after or tables.steps[reader].line >= step.line:
                 yield Edge(step.id, reader, "local", 1.0)
-        # Closures: nested functions that read the name without binding it.
-        prefix = scope + "."
+        # Closures and globals: functions inside that read the name without binding it.
+        prefix = "" if scope == MODULE_SCOPE else scope + "."
         for (inner, local), readers in tables.local_reads.items():
-            if (
-                local == name
-                and inner.startswith(prefix)
-                and (inner, name) not in tables.local_defs
-            ):
+            if inner == scope or local != name or not inner.startswith(prefix):
+                continue
+            if (inner, name) not in tables.local_defs:
                 for reader in readers:
                     yield Edge(step.id, reader, "local", 1.0)
 
@@ -213,12 +211,18 @@ class FlowGraph:
     def bind_forward(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
         call_id = int(step_id.rpartition("#c")[2].partition(".")[0])
         arg = next(a for a, sid in tables.call_args[call_id] if sid == step_id)
+        siblings = tables.calls[call_id].args
         for target in tables.targets[call_id]:
-            for dst, kind, confidence in self.bindings(target, arg):
+            for dst, kind, confidence in self.bindings(target, arg, siblings):
                 yield Edge(step_id, dst, kind, confidence * target.confidence)
 
-    def bindings(self, target: CallTarget, arg: Arg) -> list[tuple[str, str, float]]:
-        """Steps ARG is bound to when TARGET is called: parameters, or dataclass fields."""
+    def bindings(
+        self, target: CallTarget, arg: Arg, siblings: tuple[Arg, ...] = ()
+    ) -> list[tuple[str, str, float]]:
+        """Steps ARG is bound to when TARGET is called: parameters, or dataclass fields.
+        A `**kwargs` or `*args` argument may fill any of them that SIBLINGS leave open."""
+        by_name = {a.keyword for a in siblings if a.keyword}
+        by_position = sum(1 for a in siblings if a.position is not None)
         if target.function is None:
             if target.klass is None:
                 return []
@@ -229,7 +233,7 @@ class FlowGraph:
                 if (arg.keyword == f.name) or (arg.keyword is None and arg.position == i)
             ]
             if arg.star == 2:
-                chosen = fields
+                chosen = [(o, f) for o, f in fields[by_position:] if f.name not in by_name]
             result = []
             for owner, definition in chosen:
                 path, klass = self.index.classes[owner]
@@ -245,9 +249,10 @@ class FlowGraph:
         plain = [p for p in params if p.kind in ("positional", "keyword_only")]
         chosen: list[tuple[str, float]] = []
         if arg.star == 2:
-            chosen = [(p.name, GUESS) for p in plain]
+            open_params = [p for p in plain[by_position:] if p.name not in by_name]
+            chosen = [(p.name, GUESS) for p in open_params]
         elif arg.star == 1:
-            chosen = [(p.name, GUESS) for p in plain if p.kind == "positional"]
+            chosen = [(p.name, GUESS) for p in plain[by_position:] if p.kind == "positional"]
         elif arg.keyword is not None:
             if any(p.name == arg.keyword for p in plain):
                 chosen = [(arg.keyword, 1.0)]
@@ -331,6 +336,10 @@ class FlowGraph:
         scope = tables.scope_of[step_id]
         if step.kind == "param":
             yield from self.param_sources(tables, scope, step)
+            outer = scope.rpartition(".")[0] or MODULE_SCOPE
+            for ref in tables.refs.get(step_id, ()):  # the default value
+                for edge in self.ref_sources(tables, outer, step, ref):
+                    yield Edge(edge.src, edge.dst, "default", edge.confidence)
             return
         if step.kind == "field":
             yield from self.field_sources(tables, step)
@@ -383,8 +392,9 @@ class FlowGraph:
         if found is None:
             return
         for caller, call_id, target in self.callers(found[0]):
+            siblings = caller.calls[call_id].args
             for arg, arg_step in caller.call_args.get(call_id, []):
-                for dst, kind, confidence in self.bindings(target, arg):
+                for dst, kind, confidence in self.bindings(target, arg, siblings):
                     if dst == step.id:
                         yield Edge(arg_step, step.id, kind, confidence * target.confidence)
 
@@ -409,8 +419,9 @@ class FlowGraph:
                     for target in targets:
                         if target.function is not None or target.klass not in heirs:
                             continue
+                        siblings = caller.calls[call_id].args
                         for arg, arg_step in caller.call_args.get(call_id, []):
-                            for dst, kind, confidence in self.bindings(target, arg):
+                            for dst, kind, confidence in self.bindings(target, arg, siblings):
                                 if dst == step.id:
                                     yield Edge(arg_step, step.id, kind, confidence)
 

@@ -66,8 +66,11 @@ def chain_text(chain: Chain, source: str, colour: bool = False) -> str:
     paint = Paint(colour)
     steps = {s.id: s for s in chain.steps}
     incoming: dict[str, list[Edge]] = defaultdict(list)
+    links: dict[str, list[Edge]] = defaultdict(list)
     for edge in chain.edges:
         incoming[edge.dst].append(edge)
+        links[edge.dst].append(edge)
+        links[edge.src].append(edge)
     files = {s.file for s in chain.steps}
     lines = [
         paint(f"{chain.param}", "1")
@@ -101,7 +104,8 @@ def chain_text(chain: Chain, source: str, colour: bool = False) -> str:
         for file in sorted(by_file):
             lines.append(paint(file, "4"))
             for step in sorted(by_file[file], key=lambda s: (s.line, s.id)):
-                guess = min((e.confidence for e in incoming[step.id]), default=1.0)
+                # How sure the chain is of this step: its surest link to the rest.
+                guess = max((e.confidence for e in links[step.id]), default=1.0)
                 mark = paint(f"  [guess {guess:.1f}]", "2") if guess < 1.0 else ""
                 first = step.code.splitlines()[0] if step.code else ""
                 lines.append(

@@ -185,6 +185,9 @@ def add_definitions(tables: FileTables, summary: FileSummary) -> None:
             tables.add(step, function.qualname)
             tables.params[(function.qualname, param.name)] = step.id
             tables.local_defs.setdefault((function.qualname, param.name), []).append(step.id)
+            if param.default_refs:  # evaluated where the function is defined
+                outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+                record_reads(tables, step, outer, Value(param.default_refs, ()))
     for klass in summary.classes:
         for definition in klass.fields:
             step = Step(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.conftest import trace
 from tracer.render import chain_json, chain_text, dumps
 from tracer.steps import KINDS
@@ -74,11 +72,6 @@ def test_text_says_when_a_spine_step_is_a_guess(snippet_session):
     )
 
 
-@pytest.mark.xfail(
-    reason="render: the [guess] mark looks only at edges into a step, so an input reached "
-    "backward through a guessed edge is shown as certain",
-    strict=True,
-)
 def test_text_marks_an_input_joined_to_the_spine_by_a_guess(snippet_session):
     session = snippet_session(
         {

@@ -696,10 +696,6 @@ def test_defaulted_parameter_flows_to_the_call_result_when_omitted(snippet_sessi
     ]
 
 
-@pytest.mark.xfail(
-    reason="engine: a parameter's default value (Param.default_refs) is not linked to it",
-    strict=True,
-)
 def test_default_value_is_the_origin_of_a_parameter(snippet_session):
     session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": DEFAULTED})
     chain = trace(session.graph, "grow.limit", direction="backward")
@@ -709,10 +705,6 @@ def test_default_value_is_the_origin_of_a_parameter(snippet_session):
     ]
 
 
-@pytest.mark.xfail(
-    reason="engine: a parameter's default value (Param.default_refs) is not linked to it",
-    strict=True,
-)
 def test_module_constant_flows_through_a_default_into_the_function(snippet_session):
     session = snippet_session({"pkg/__init__.py": "", "pkg/m.py": DEFAULTED})
     chain = trace(session.graph, "LIMIT", direction="forward", sinks=["size"])
@@ -755,11 +747,6 @@ def test_keyword_argument_lands_in_a_kwargs_parameter(snippet_session):
     assert 0 < into_kwargs.confidence < 1.0
 
 
-@pytest.mark.xfail(
-    reason="engine: `**options` binds every parameter, even one already bound by position; "
-    "the spine follows it into `total`",
-    strict=True,
-)
 def test_kwargs_dict_binds_the_parameters_it_names(snippet_session):
     session = snippet_session(
         {
