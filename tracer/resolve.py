@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef
 from tracer.index import Index
 from tracer.store import Facts
+from tracer.values import call_of_ref
 
 GUESS = 0.5  # confidence of a step found by name only
 MAX_GUESSES = 3  # a name-only call matching more methods than this is not followed
@@ -104,6 +105,9 @@ class Resolver:
 
     def infer_name(self, path: str, scope: str, name: str) -> str | None:
         module = self.index.module_of[path]
+        call_id = call_of_ref(name)
+        if call_id is not None:  # the result of a call: what its target returns
+            return self.result_class(path, self.facts.flows(path).calls[call_id])
         found = self.function(path, scope)
         if found is not None:
             function = found[1]
@@ -132,18 +136,22 @@ class Resolver:
             return None
         value = assign.value
         if len(value.calls) == 1 and not value.refs:
-            call = self.facts.flows(path).calls[value.calls[0]]
-            for target in self.resolve_call(path, call):
-                if target.confidence < 1.0:
-                    continue
-                if target.klass is not None:
-                    return target.klass
-                if target.function is not None:
-                    returned = self.returned_class(target.function)
-                    if returned is not None:
-                        return returned
+            return self.result_class(path, self.facts.flows(path).calls[value.calls[0]])
         if len(value.refs) == 1 and not value.calls and value.refs[0] != assign.targets[0].path:
             return self.ref_type(path, scope, value.refs[0])
+        return None
+
+    def result_class(self, path: str, call: Call) -> str | None:
+        """The class of CALL's result, when a certain target says it."""
+        for target in self.resolve_call(path, call):
+            if target.confidence < 1.0:
+                continue
+            if target.klass is not None:
+                return target.klass
+            if target.function is not None:
+                returned = self.returned_class(target.function)
+                if returned is not None:
+                    return returned
         return None
 
     def returned_class(self, function_name: str) -> str | None:

@@ -17,7 +17,7 @@ from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import Snapshot
 from tracer.symbols import summarize
 
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 Progress = Callable[[int, int], None]
 
 

@@ -56,6 +56,16 @@ def collect(node: Node, call_ids: CallIds | None, refs: list[str], calls: list[i
         if path is not None:
             refs.append(path)
             return False
+        # `f().x`: the attribute of a call's result, typed later by what f returns.
+        attrs = []
+        base = node
+        while base.type == "attribute":
+            attrs.append(base.child_by_field_name("attribute").text.decode("utf-8", "replace"))
+            base = base.child_by_field_name("object")
+        call_id = call_ids.get((base.start_byte, base.end_byte)) if call_ids else None
+        if base.type == "call" and call_id is not None:
+            refs.append(".".join([call_ref(call_id), *reversed(attrs)]))
+            return False
         return collect(node.child_by_field_name("object"), call_ids, refs, calls)
     if kind == "call" and call_ids is not None:
         call_id = call_ids.get((node.start_byte, node.end_byte))
@@ -77,6 +87,17 @@ def collect(node: Node, call_ids: CallIds | None, refs: list[str], calls: list[i
     for child in node.named_children:
         arithmetic = collect(child, call_ids, refs, calls) or arithmetic
     return arithmetic
+
+
+def call_ref(call_id: int) -> str:
+    """The name a call's result goes by in a reference: `<call7>.x` reads x of call 7's result."""
+    return f"<call{call_id}>"
+
+
+def call_of_ref(head: str) -> int | None:
+    if head.startswith("<call") and head.endswith(">"):
+        return int(head[5:-1])
+    return None
 
 
 def string_literal(node: Node | None) -> str | None:

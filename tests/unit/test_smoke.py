@@ -31,3 +31,33 @@ def test_keyword_argument_to_attribute_to_formula(snippet_session):
         ("pkg/runner.py", 6, "formula"),
         ("pkg/runner.py", 7, "attr_write"),
     ]
+
+
+def test_attribute_of_a_call_result_is_typed_by_the_return_annotation(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/config.py": """
+                class Schedule:
+                    def __init__(self, fraction: float):
+                        self.fraction = fraction
+
+                def get_schedule() -> "Schedule":
+                    return CURRENT
+            """,
+            "pkg/use.py": """
+                from pkg.config import get_schedule
+
+                def size(total):
+                    rest = total * get_schedule().fraction
+                    return rest
+            """,
+        }
+    )
+    chain = trace(session.graph, "Schedule.fraction", direction="forward", sinks=["rest"])
+    assert spine_of(session, chain) == [
+        ("pkg/config.py", 3, "attr_write"),
+        ("pkg/use.py", 4, "formula"),
+    ]
+    edge = next(e for e in chain.edges if e.dst.startswith("pkg/use.py"))
+    assert (edge.kind, edge.confidence) == ("attr", 1.0)
