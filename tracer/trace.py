@@ -50,9 +50,13 @@ def trace(
         )
     edges: dict[tuple[str, str, str], Edge] = {}
     seed_names = {graph.step(s).name for s in seeds}
-    backward_part = [seeds[0]]
+    anchors = seeds
+    if direction == "both" and sinks:
+        # Of all the places NAME is bound, start from the one nearest the sink.
+        anchors = [anchor_seed(graph, seeds, set(sinks), max_depth, edges) or seeds[0]]
+    backward_part = [anchors[0]]
     if direction != "forward":
-        backward_part = origin_path(graph, seeds, seed_names, max_depth, edges)
+        backward_part = origin_path(graph, anchors, seed_names, max_depth, edges)
     forward_part = [backward_part[-1]]
     if direction != "backward":
         forward_part = sink_path(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
@@ -181,10 +185,7 @@ def sink_path(
     """START ... sink: the first step binding a name in SINKS; without one, the nearest
     attribute that keeps a value computed from the traced one."""
 
-    def is_sink(step_id: str) -> bool:
-        step = graph.step(step_id)
-        return step.name in sinks and step.kind != "field" and kept_in_attribute(graph, step_id)
-
+    is_sink = sink_test(graph, sinks)
     parent = walk(graph, [start], True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED)
     if not any(is_sink(s) for s in parent):  # then guesses too
         parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
@@ -204,6 +205,30 @@ def sink_path(
             if any(graph.step(s).kind in CHANGING_KINDS for s in path):
                 return path
     return [start]
+
+
+def sink_test(graph: FlowGraph, sinks: set[str]) -> Callable[[str], bool]:
+    """Is a step a sink: an attribute (not a record's field) bound to a name in SINKS?"""
+
+    def is_sink(step_id: str) -> bool:
+        step = graph.step(step_id)
+        return step.name in sinks and step.kind != "field" and kept_in_attribute(graph, step_id)
+
+    return is_sink
+
+
+def anchor_seed(
+    graph: FlowGraph,
+    seeds: list[str],
+    sinks: set[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+) -> str | None:
+    """The seed from which a sink is reached in the fewest trusted steps, if any is."""
+    is_sink = sink_test(graph, sinks)
+    parent = walk(graph, seeds, True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED)
+    reached = [s for s in parent if is_sink(s)]
+    return path_to(parent, reached[0])[-1] if reached else None
 
 
 def kept_in_attribute(graph: FlowGraph, step_id: str) -> bool:
