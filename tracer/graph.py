@@ -10,7 +10,7 @@ import networkx as nx
 
 from tracer.facts import MODULE_SCOPE, Arg
 from tracer.index import Index
-from tracer.resolve import GUESS, MAX_GUESSES, OPAQUE, CallTarget, Resolver
+from tracer.resolve import DYNAMIC, GUESS, MAX_GUESSES, OPAQUE, CallTarget, Resolver
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -18,6 +18,7 @@ from tracer.tables import FileTables, Read, build_tables
 ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
 COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
 MAX_FAMILY_NAMES = 40
+MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
 FLAG_CALL = "add_argument"
 
 
@@ -50,6 +51,11 @@ class FlowGraph:
 
     def step(self, step_id: str) -> Step:
         return self.file(step_id.partition("#")[0]).steps[step_id]
+
+    def centrality(self, step_id: str) -> int:
+        """How many modules import the module of STEP_ID (main paths run through those)."""
+        module = self.index.module_of[step_id.partition("#")[0]]
+        return self.index.importers.get(module, 0)
 
     def mentioning(self, word: str) -> list[str]:
         found = self.greps.get(word)
@@ -164,24 +170,56 @@ class FlowGraph:
         owns ATTR (a guess)."""
         classes = self.index.family(klass) if klass else []
         family = set(classes)
+        declared = "#f:" in writer
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
             return  # untyped and common: a guess would touch half the tree
         for path in self.mentioning_with(attr, classes):
             tables = self.file(path)
             for read in tables.attr_reads.get(attr, []):
-                confidence = self.slot_match(tables, read, family, attr)
+                confidence = self.slot_match(tables, read, family, attr, declared)
                 if confidence:
                     yield attr_edge(tables, writer, read.step, f"{read.base}.{attr}", confidence)
 
-    def slot_match(self, tables: FileTables, access: Read, family: set[str], attr: str) -> float:
+    def slot_match(
+        self, tables: FileTables, access: Read, family: set[str], attr: str, declared: bool
+    ) -> float:
+        """How sure ACCESS (a read or a write of ATTR) is on an object of FAMILY; DECLARED
+        when the other side is a class-level field."""
         if access.base == "<class>":
             owner = f"{self.index.module_of[tables.path]}.{access.scope}"
         else:
             owner = self.resolver.ref_type(tables.path, access.scope, access.base)
         if owner is not None and family:
-            return 1.0 if owner in family else 0.0
+            if owner in family:
+                return 1.0
+            # A class that never binds ATTR yet has it read (a bag filled by setattr, like
+            # a config namespace) may carry the value of a declared field of that name.
+            if declared and not self.binds(owner, attr):
+                return DYNAMIC
+            return 0.0
         # One side untyped: accept only if a single class family holds ATTR.
         return GUESS if self.single_owner(attr) else 0.0
+
+    def binds(self, klass: str, attr: str) -> bool:
+        """Does any class of KLASS's family declare ATTR or assign `self.ATTR`?"""
+        for member in self.index.family(klass):
+            path, definition = self.index.classes[member]
+            if any(f.name == attr for f in definition.fields):
+                return True
+            prefix = definition.qualname + "."
+            writes = self.file(path).attr_writes.get(attr, [])
+            if any(w.base == "self" and w.scope.startswith(prefix) for w in writes):
+                return True
+        return False
+
+    def declared_fields(self, attr: str) -> list[str]:
+        """Steps of the class-level fields named ATTR, the more central modules first."""
+        found = []
+        for klass in self.field_index.get(attr, []):
+            path, definition = self.index.classes[klass]
+            self.file(path)
+            found.append(f"{path}#f:{definition.qualname}.{attr}")
+        return sorted(found, key=lambda s: -self.centrality(s))
 
     def single_owner(self, attr: str) -> bool:
         if len(self.mentioning(attr)) > COMMON_WORD_FILES:
@@ -366,6 +404,11 @@ class FlowGraph:
                 yield local_edge(tables, source, step.id, ref)
             return
         klass = self.resolver.ref_type(tables.path, scope, base)
+        if klass is not None and not self.binds(klass, attr):
+            # Read through a bag filled by setattr: the declared fields of that name.
+            for field_step in self.declared_fields(attr)[:MAX_DYNAMIC]:
+                yield attr_edge(tables, field_step, step.id, ref, DYNAMIC)
+            return
         classes = self.index.family(klass) if klass else []
         family = set(classes)
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
@@ -373,7 +416,7 @@ class FlowGraph:
         for path in self.mentioning_with(attr, classes):
             other = self.file(path)
             for write in other.attr_writes.get(attr, []):
-                confidence = self.slot_match(other, write, family, attr)
+                confidence = self.slot_match(other, write, family, attr, write.base == "<class>")
                 if confidence:
                     yield attr_edge(tables, write.step, step.id, ref, confidence)
 

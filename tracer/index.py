@@ -258,6 +258,22 @@ class Index:
         return order
 
     @cached_property
+    def importers(self) -> dict[str, int]:
+        """How many modules import each module: a measure of how central a module is."""
+        counts: dict[str, int] = {}
+        for path, summary in self.summaries.items():
+            current = self.module_of[path]
+            targets = set()
+            for imp in summary.imports:
+                module = self.absolute(imp.module, imp.level, current)
+                targets.add(module)
+                if imp.name and f"{module}.{imp.name}" in self.path_of:
+                    targets.add(f"{module}.{imp.name}")
+            for target in targets:
+                counts[target] = counts.get(target, 0) + 1
+        return counts
+
+    @cached_property
     def subclasses(self) -> dict[str, list[str]]:
         children: dict[str, list[str]] = {}
         for name in self.classes:

@@ -103,7 +103,10 @@ def walk(
         current = queue.popleft()
         if depth[current] >= max_depth or not follow(current):
             continue
-        for edge in graph.edges(current, forward):
+        found = graph.edges(current, forward)
+        # Among equals, the step in the more central module is reached first.
+        found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
+        for edge in found:
             edges[(edge.src, edge.dst, edge.kind)] = edge
             if edge.confidence < min_confidence:
                 continue
@@ -135,16 +138,29 @@ def origin_path(
     """Origin ... seed. The origin is a flag or field of the traced name, else the furthest
     step where the value starts, reached by following single-input steps back (a value
     carried, not combined)."""
-    parent = walk(
-        graph,
-        seeds,
-        False,
-        max_depth,
-        edges,
-        follow=lambda s: single_input(graph, s),
-        min_confidence=TRUSTED,
-    )
-    named = [s for s in parent if graph.step(s).name in names and graph.step(s).kind in ORIGIN_RANK]
+
+    def back(min_confidence: float) -> dict[str, str | None]:
+        return walk(
+            graph,
+            seeds,
+            False,
+            max_depth,
+            edges,
+            follow=lambda s: single_input(graph, s),
+            min_confidence=min_confidence,
+        )
+
+    def named_origins(parent: dict[str, str | None]) -> list[str]:
+        return [
+            s for s in parent if graph.step(s).name in names and graph.step(s).kind in ORIGIN_RANK
+        ]
+
+    parent = back(TRUSTED)
+    named = named_origins(parent)
+    if not named:  # a flag or field reached only through guesses still beats no origin
+        guessed = back(0.0)
+        if named_origins(guessed):
+            parent, named = guessed, named_origins(guessed)
     if named:
         origin = max(named, key=lambda s: ORIGIN_RANK[graph.step(s).kind])
     else:
