@@ -107,6 +107,7 @@ class Samples:
 @dataclass
 class Results:
     version: str
+    revision: str  # of the code measured, `git describe --always --dirty`
     samples: dict[str, Samples] = field(default_factory=dict)
     info: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # phase -> per run
 
@@ -148,6 +149,13 @@ def pin_code(work: Path) -> Path:
     return code
 
 
+def code_revision() -> str:
+    done = subprocess.run(
+        ["git", "describe", "--always", "--dirty"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    return done.stdout.strip() or "unknown"
+
+
 def run_phase(
     phase: str, version: str, work: Path, profile_out: Path | None = None
 ) -> dict[str, Any]:
@@ -169,7 +177,7 @@ def say(message: str) -> None:
 
 def measure(version: str, repeat: int, trace_repeat: int, work: Path) -> Results:
     """All phases: (a) and (b) alternating, then (c), then (d) on the cache (b) filled."""
-    results = Results(version)
+    results = Results(version, code_revision())
     cache = work / "cache"
     for run in range(repeat):
         say(f"run {run + 1}/{repeat}: parse alone, cold index")
@@ -234,8 +242,8 @@ def table_text(results: Results, table: dict[str, dict[str, Any]]) -> str:
     parse = results.info["parse"][0]
     header = (
         f"sglang {results.version}: {parse['files']} files, {parse['bytes'] / 1e6:.1f} MB; "
-        f"python {platform.python_version()}; targets: time as shown, peak RSS "
-        f"< {MEMORY_TARGET_MB / 1024:g} GB"
+        f"code {results.revision}; python {platform.python_version()}; "
+        f"targets: time as shown, peak RSS < {MEMORY_TARGET_MB / 1024:g} GB"
     )
     lines = [header, ""]
     columns = f"{'phase':<36} {'seconds':>8} {'x (a)':>7} {'peak RSS MB':>12}  {'target':<12} met"
@@ -262,6 +270,7 @@ def table_text(results: Results, table: dict[str, dict[str, Any]]) -> str:
 def write_json(path: Path, results: Results, table: dict[str, dict[str, Any]]) -> None:
     report = {
         "version": results.version,
+        "revision": results.revision,
         "python": platform.python_version(),
         "machine": platform.machine(),
         "targets": {
@@ -283,6 +292,7 @@ def write_json(path: Path, results: Results, table: dict[str, dict[str, Any]]) -
 def profile(version: str, top: int, work: Path) -> None:
     """Fill the summary and flows caches unprofiled, then cProfile the warm index and the
     first trace (warm cache) in fresh processes; print the top functions of each."""
+    print(f"sglang {version}, code {code_revision()}")
     say("filling the caches (cold index, one trace)")
     run_phase("cold", version, work)
     run_phase("trace", version, work)
