@@ -6,12 +6,16 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from tracer import presets
 from tracer.errors import SgtraceError
 from tracer.render import chain_text, dumps
 from tracer.session import Session, open_session
+from tracer.sources.remote import parse_remote
+from tracer.sources.ssh import FetchResult, SshOptions, fetch_many
 from tracer.trace import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH, trace
 
 
@@ -48,6 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
     tracing.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     add_common(tracing)
 
+    fetching = commands.add_parser(
+        "fetch", help="fetch the sources from one or more hosts over SSH into the cache"
+    )
+    fetching.add_argument(
+        "hosts", nargs="+", help="host, user@host, host:/path or ssh://user@host:port/path"
+    )
+    fetching.add_argument("--json", action="store_true", help="one JSON object per host")
+    add_common(fetching)
+
     calls = commands.add_parser("callgraph", help="the call graph, in PyCG's JSON format")
     calls.add_argument("source", help="a folder, a .py file, or pypi:NAME==VERSION")
     calls.add_argument(
@@ -60,6 +73,39 @@ def build_parser() -> argparse.ArgumentParser:
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress or warning summary")
     parser.add_argument("--warnings", action="store_true", help="list every indexing warning")
+    ssh = parser.add_argument_group("remote sources (SSH)")
+    ssh.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="trust and record the key of a host not yet in known_hosts (a changed key is "
+        "always refused)",
+    )
+    ssh.add_argument(
+        "--known-hosts", type=Path, help="known_hosts file (default ~/.ssh/known_hosts)"
+    )
+    ssh.add_argument("--ssh-config", type=Path, help="ssh config file (default ~/.ssh/config)")
+    ssh.add_argument(
+        "-i", "--identity", type=Path, action="append", default=[], help="private key file"
+    )
+    ssh.add_argument("--connect-timeout", type=float, default=15.0, help="seconds (default 15)")
+    ssh.add_argument(
+        "--no-host-key-check",
+        action="store_true",
+        help="do not verify host keys at all (insecure: only on networks you trust)",
+    )
+
+
+def ssh_options(args: argparse.Namespace) -> SshOptions:
+    if args.no_host_key_check and not args.quiet:
+        print("sgtrace: warning: host keys are not verified (--no-host-key-check)", file=sys.stderr)
+    return SshOptions(
+        known_hosts=args.known_hosts,
+        config=args.ssh_config,
+        identities=tuple(args.identity),
+        accept_new_host_key=args.accept_new_host_key,
+        check_host_key=not args.no_host_key_check,
+        timeout=args.connect_timeout,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_trace(args)
         if args.command == "callgraph":
             return run_callgraph(args)
+        if args.command == "fetch":
+            return run_fetch(args)
     except SgtraceError as error:
         print(f"sgtrace: error: {error}", file=sys.stderr)
         return 2
@@ -85,7 +133,7 @@ def session_for(args: argparse.Namespace) -> Session:
         if show and (done % 50 == 0 or done == total):
             print(f"\rindexing {done}/{total} files", end="", file=sys.stderr, flush=True)
 
-    session = open_session(args.source, progress=progress)
+    session = open_session(args.source, progress=progress, ssh_options=ssh_options(args))
     if show and session.facts.parsed_files:
         print(file=sys.stderr)
     warnings = session.warnings()
@@ -131,6 +179,58 @@ def run_callgraph(args: argparse.Namespace) -> int:
     session = session_for(args)
     print(json.dumps(call_graph(session), indent=2, sort_keys=True))
     return 0
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    specs = []
+    for text in args.hosts:
+        spec = parse_remote(text, bare_host=True)
+        if spec is None:
+            raise SgtraceError(f"{text!r} is not a host", "write host, user@host or host:/path")
+        specs.append(spec)
+    show = not args.quiet and not args.json and sys.stderr.isatty()
+    started = time.monotonic()
+
+    def progress(host: str, files: int, total: int, received: int) -> None:
+        if show:
+            rate = received / max(time.monotonic() - started, 1e-3) / (1 << 20)
+            print(
+                f"{host}: {received / (1 << 20):.1f} MB received, {rate:.1f} MB/s", file=sys.stderr
+            )
+
+    results = fetch_many(specs, ssh_options(args), progress)
+    failed = 0
+    for spec, result in zip(specs, results, strict=True):
+        if isinstance(result, SgtraceError):
+            failed += 1
+            print(f"sgtrace: error: {spec.text}: {result}", file=sys.stderr)
+            if args.json:
+                print(json.dumps({"source": spec.text, "error": str(result)}))
+            continue
+        if args.json:
+            print(json.dumps(result.facts()))
+        elif not args.quiet:
+            print(fetch_summary(result))
+    return 2 if failed else 0
+
+
+def fetch_summary(result: FetchResult) -> str:
+    facts = result.facts()
+    lines = [
+        f"{facts['host']}: {facts['files']} files under {facts['root']} "
+        f"({presets.PACKAGE} {facts['version'] or 'version unknown'}); fetched "
+        f"{facts['fetched_files']} files, {int(facts['fetched_bytes']) / (1 << 20):.1f} MB "
+        f"in {facts['seconds']} s"
+    ]
+    if facts["git_commit"]:
+        modified = len(facts["git_modified"])  # type: ignore[arg-type]
+        state = f"{modified} modified file(s)" if modified else "clean"
+        lines.append(f"  git checkout at {str(facts['git_commit'])[:12]}, {state}")
+    if facts["chosen_because"]:
+        lines.append(f"  chosen: {facts['chosen_because']}")
+        for other in facts["other_candidates"]:  # type: ignore[attr-defined]
+            lines.append(f"  also found: {other}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

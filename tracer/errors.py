@@ -31,3 +31,39 @@ class UnsafeArchive(SgtraceError):
 
 class NameNotFound(SgtraceError):
     """The traced NAME occurs nowhere in the source."""
+
+
+class HostUnreachable(SgtraceError):
+    """The host did not answer, or refused the connection."""
+
+
+class ConnectionTimeout(SgtraceError):
+    """The host did not answer in time."""
+
+
+class AuthFailed(SgtraceError):
+    """The host refused every key we offered."""
+
+
+class HostKeyUnknown(SgtraceError):
+    """The host's key is not in known_hosts."""
+
+
+class HostKeyChanged(SgtraceError):
+    """The host's key differs from the one in known_hosts: refused, always."""
+
+
+class RemotePathMissing(SgtraceError):
+    """The path given on the host does not exist."""
+
+
+class PackageNotFound(SgtraceError):
+    """No path was given and the package was found nowhere on the host."""
+
+
+class RemoteToolMissing(SgtraceError):
+    """The host lacks a command the fetch needs (tar)."""
+
+
+class TransferFailed(SgtraceError):
+    """The stream from the host broke or did not hold what was asked."""

@@ -23,10 +23,14 @@ class Session:
 
 
 def open_session(
-    spec: str, cache: FactCache | None = None, progress: Progress | None = None
+    spec: str,
+    cache: FactCache | None = None,
+    progress: Progress | None = None,
+    ssh_options: object | None = None,
 ) -> Session:
-    """SPEC as the user typed it (`pypi:sglang==0.5.9`, a folder) -> an indexed session."""
-    snapshot = open_source(spec)
+    """SPEC as the user typed it (`pypi:sglang==0.5.9`, a folder, `host:/path`) -> an
+    indexed session."""
+    snapshot = open_source(spec, ssh_options)
     return index_snapshot(snapshot, cache, progress)
 
 

@@ -4,16 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tracer.sources.remote import RemoteSpec, parse_remote
 from tracer.sources.snapshot import Snapshot, local_snapshot
 
 
-def open_source(spec: str) -> Snapshot:
-    """`pypi:NAME==VERSION`, or a local folder or file."""
+def open_source(
+    spec: str, ssh_options: object | None = None, progress: object | None = None
+) -> Snapshot:
+    """`pypi:NAME==VERSION`, a local folder or file, or a remote `host:path` fetched over SSH
+    (a local path that exists wins over a remote reading of the same text)."""
     if spec.startswith("pypi:"):
         from tracer.sources.pypi import pypi_snapshot
 
         return pypi_snapshot(spec)
+    remote = None if Path(spec).expanduser().exists() else parse_remote(spec)
+    if remote is not None:
+        from tracer.sources.ssh import SshOptions, fetch_one
+
+        options = ssh_options if isinstance(ssh_options, SshOptions) else SshOptions()
+        return fetch_one(remote, options, progress).snapshot  # type: ignore[arg-type]
     return local_snapshot(Path(spec), label=spec)
 
 
-__all__ = ["Snapshot", "open_source", "local_snapshot"]
+__all__ = ["RemoteSpec", "Snapshot", "local_snapshot", "open_source", "parse_remote"]

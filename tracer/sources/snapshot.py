@@ -21,12 +21,18 @@ class Snapshot:
     warnings: tuple[str, ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
     contents: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    blobs: Path | None = None  # when set, files are read from this content-addressed store
 
     def read(self, path: str) -> bytes:
         """The bytes of PATH, kept after the first read (greps read every file)."""
         data = self.contents.get(path)
         if data is None:
-            data = self.contents[path] = (self.root / path).read_bytes()
+            if self.blobs is not None:
+                digest = self.files[path]
+                data = (self.blobs / digest[:2] / digest).read_bytes()
+            else:
+                data = (self.root / path).read_bytes()
+            self.contents[path] = data
         return data
 
     def grep(self, word: str) -> list[str]:

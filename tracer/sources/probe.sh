@@ -1,0 +1,90 @@
+# sgtrace probe: ONE remote command telling the client what to fetch.
+# Arguments: PATH (empty: find the package), PACKAGE, then usual checkout locations.
+# Output: "key<TAB>value" lines, then "manifest" and NUL-separated "size mtime path" records.
+want=$1
+package=$2
+shift 2
+say() { printf '%s\t%s\n' "$1" "$2"; }
+for tool in tar zstd gzip git find; do
+    command -v "$tool" >/dev/null 2>&1 && say tool "$tool"
+done
+
+# The folder holding PACKAGE as seen by the Python at $1, or nothing.
+package_home() {
+    "$1" -c "import os, $package as p; print(os.path.dirname(os.path.dirname(os.path.abspath(p.__file__))))" 2>/dev/null
+}
+first=""
+candidate() {
+    printf 'candidate\t%s\t%s\n' "$1" "$2"
+    [ -n "$first" ] || first=$2
+}
+
+if [ -z "$want" ]; then
+    # 1. The Python of a running server.
+    for pid in $(ps -eo pid=,args= 2>/dev/null | grep -E "$package(\.launch_server| serve|\.srt)" \
+            | grep -v -e grep -e "sgtrace probe" | awk '{print $1}'); do
+        exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+        home=$(package_home "$exe") && [ -n "$home" ] && candidate "running process $pid ($exe)" "$home"
+    done
+    # 2. A systemd unit that runs it.
+    if command -v systemctl >/dev/null 2>&1; then
+        for unit in $(systemctl list-units --type=service --all --no-legend 2>/dev/null \
+                | awk '{print $1}' | grep -i "$package"); do
+            exe=$(systemctl show -p ExecStart --value "$unit" 2>/dev/null \
+                | sed -n 's/.*path=\([^ ;]*\).*/\1/p' | head -n 1)
+            [ -n "$exe" ] || continue
+            home=$(package_home "$exe") && [ -n "$home" ] && candidate "systemd unit $unit ($exe)" "$home"
+        done
+    fi
+    # 3. The default Python.
+    for python in python3 python; do
+        exe=$(command -v "$python" 2>/dev/null) || continue
+        home=$(package_home "$exe") && [ -n "$home" ] && candidate "$exe can import $package" "$home" && break
+    done
+    # 4. Usual checkout locations.
+    for location in "$@"; do
+        case $location in "~/"*) location=$HOME/${location#"~/"} ;; esac
+        [ -f "$location/$package/__init__.py" ] && candidate "checkout at $location" "$location"
+    done
+    if [ -z "$first" ]; then
+        say error "nopackage"
+        exit 0
+    fi
+    want=$first
+fi
+
+case $want in "~/"*) want=$HOME/${want#"~/"} ;; "~") want=$HOME ;; esac
+if [ ! -d "$want" ]; then
+    say error "missing"
+    exit 0
+fi
+want=$(cd "$want" && pwd -P)
+if [ -f "$want/$package/__init__.py" ]; then
+    root=$want; top=$package
+elif [ -f "$want/__init__.py" ]; then
+    root=$(dirname "$want"); top=$(basename "$want")
+elif [ -f "$want/python/$package/__init__.py" ]; then
+    root=$want/python; top=$package
+else
+    root=$want; top=.
+fi
+say root "$root"
+say top "$top"
+command -v tar >/dev/null 2>&1 || { say error "notar"; exit 0; }
+if command -v git >/dev/null 2>&1 && toplevel=$(git -C "$root" rev-parse --show-toplevel 2>/dev/null); then
+    printf 'git\t%s\t%s\n' "$toplevel" "$(git -C "$root" rev-parse HEAD 2>/dev/null)"
+    git -C "$root" status --porcelain -- "$top" 2>/dev/null | while IFS= read -r line; do
+        say dirty "$line"
+    done
+fi
+echo manifest
+cd "$root" || exit 0
+find "$top" \( -name __pycache__ -o \( -name '.?*' ! -name . \) \) -prune -o -type f \
+    \( -name '*.py' -o -path '*.dist-info/RECORD' -o -path '*.dist-info/METADATA' \) \
+    -printf '%s %T@ %p\0'
+if [ "$top" != . ]; then
+    for info in "$top"-*.dist-info; do
+        [ -d "$info" ] && find "$info" -type f \( -name RECORD -o -name METADATA \) -printf '%s %T@ %p\0'
+    done
+fi
+exit 0

@@ -1,0 +1,61 @@
+"""Remote source specs (`host:/path`, `user@host`, `ssh://user@host:port/path`) and the one
+shell script that probes the remote side. Nothing here touches the network."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+
+SSH_URL = re.compile(
+    r"^ssh://(?:(?P<user>[^@/]+)@)?(?P<host>\[[^\]]+\]|[^:/]+)(?::(?P<port>\d+))?(?P<path>/.*)?$"
+)
+SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[A-Za-z0-9_.\-\[\]]+)(?::(?P<path>.*))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteSpec:
+    host: str  # a host name, an address, or a Host alias of ~/.ssh/config
+    user: str | None
+    port: int | None
+    path: str | None  # None: find SGLang on the host
+    text: str  # as the user wrote it
+
+    @property
+    def label(self) -> str:
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port else ""
+        return f"{user}{self.host}{port}"
+
+
+def parse_remote(text: str, bare_host: bool = False) -> RemoteSpec | None:
+    """TEXT as a remote source, or None if it is not one. `host:path` and `user@host[:path]`
+    are remote; a bare `host` only when BARE_HOST (the `fetch` command's arguments)."""
+    match = SSH_URL.match(text)
+    if match:
+        return RemoteSpec(
+            host=match["host"].strip("[]"),
+            user=match["user"],
+            port=int(match["port"]) if match["port"] else None,
+            path=match["path"] or None,
+            text=text,
+        )
+    if text.startswith(("/", ".", "~")) or "://" in text:
+        return None
+    match = SCP_LIKE.match(text)
+    if not match:
+        return None
+    if match["path"] is None and match["user"] is None and not bare_host:
+        return None
+    return RemoteSpec(
+        host=match["host"].strip("[]"),
+        user=match["user"],
+        port=None,
+        path=match["path"] or None,
+        text=text,
+    )
+
+
+def probe_script() -> str:
+    """The POSIX sh script run once per host: tools, candidates, the tree's manifest."""
+    return files("tracer.sources").joinpath("probe.sh").read_text("utf-8")
