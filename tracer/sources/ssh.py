@@ -108,7 +108,12 @@ def connect_kwargs(spec: RemoteSpec, options: SshOptions) -> dict[str, object]:
     if options.identities:
         kwargs["client_keys"] = [str(p) for p in options.identities]
     if options.known_hosts is not None:
-        kwargs["known_hosts"] = str(options.known_hosts)
+        # A file not made yet knows no host (asyncssh would fail to read it); accepting a
+        # new key creates it.
+        exists = options.known_hosts.exists()
+        kwargs["known_hosts"] = (
+            str(options.known_hosts) if exists else asyncssh.import_known_hosts("")
+        )
     if not options.check_host_key:
         kwargs["known_hosts"] = None
     return kwargs
@@ -134,27 +139,38 @@ async def connect(spec: RemoteSpec, options: SshOptions) -> asyncssh.SSHClientCo
     except BaseException as exc:
         raise connection_error(spec, exc) from exc
     key = probe.get_server_host_key()
-    address, port = probe.get_extra_info("peername")[:2]
+    address = probe.get_extra_info("peername")[0]
     probe.close()
+    name, port = await checked_name(kwargs)
     fingerprint = key.get_fingerprint() if key is not None else "?"
     path = known_hosts_path(options)
-    if recorded_keys(path, spec.host, address, port):
+    if recorded_keys(path, name, address, port):
         raise HostKeyChanged(
             f"the host key of {spec.label} has CHANGED (now {fingerprint}); this may be an "
             "attack, so sgtrace refuses",
             f"if the change is expected, remove the old key with "
-            f"`ssh-keygen -R {known_hosts_name(spec.host, port)} -f {path}`",
+            f"`ssh-keygen -R {known_hosts_name(name, port)} -f {path}`",
         )
     if not options.accept_new_host_key:
         raise HostKeyUnknown(
             f"the host key of {spec.label} is not in {path} ({fingerprint})",
             "check it, then run again with --accept-new-host-key to record it",
         )
-    record_key(path, known_hosts_name(spec.host, port), key)
+    record_key(path, known_hosts_name(name, port), key)
     try:
         return await asyncssh.connect(**{**kwargs, "known_hosts": str(path)})
     except BaseException as exc:
         raise connection_error(spec, exc) from exc
+
+
+async def checked_name(kwargs: dict[str, object]) -> tuple[str, int]:
+    """The name and port asyncssh looks up in known_hosts for these connect arguments: the
+    ssh config's HostKeyAlias, else its HostName, else the host as given (an alias of
+    ~/.ssh/config is never the name checked)."""
+    # `()` as asyncssh.connect passes it: read ~/.ssh/config, take its Port.
+    defaults: dict[str, object] = {"config": (), "port": ()}
+    settings = await asyncssh.SSHClientConnectionOptions.construct(**{**defaults, **kwargs})
+    return settings.host_key_alias or settings.host, settings.port
 
 
 def known_hosts_name(host: str, port: int) -> str:
@@ -234,9 +250,12 @@ def parse_probe(output: bytes) -> Probe:
 async def run_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Probe:
     args = [spec.path or "", presets.PACKAGE, *presets.CHECKOUT_LOCATIONS]
     command = "sh -c " + shlex.quote(probe_script()) + " sgtrace-probe " + shlex.join(args)
-    result = await conn.run(command, encoding=None, check=False)
+    try:
+        result = await conn.run(command, encoding=None, check=False)
+    except (asyncssh.Error, OSError) as exc:
+        raise lost_connection(spec) from exc
     if result.exit_status is None:
-        raise TransferFailed(f"the connection to {spec.label} was lost", "run the command again")
+        raise lost_connection(spec)
     probe = parse_probe(result.stdout or b"")
     where = spec.path or "(searched)"
     if probe.error == "missing":
@@ -263,6 +282,10 @@ async def run_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Pro
     return probe
 
 
+def lost_connection(spec: RemoteSpec) -> TransferFailed:
+    return TransferFailed(f"the connection to {spec.label} was lost", "run the command again")
+
+
 # -- transferring --------------------------------------------------------------------------
 
 
@@ -287,20 +310,38 @@ async def transfer(
     progress: Progress | None,
     total_files: int,
 ) -> tuple[bytes, int]:
-    """The tar archive of PATHS under ROOT, streamed as one compressed channel."""
+    """The tar archive of PATHS under ROOT, streamed as one compressed channel, and the
+    bytes received. A connection lost on the way raises TransferFailed."""
     compress = {"zstd": " | zstd -1 -q -c", "gzip": " | gzip -1 -c", "none": ""}[compressor]
     command = f"cd {shlex.quote(root)} && tar --null -T - -cf -{compress}"
     listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-    process = await conn.create_process(command, encoding=None)
-    process.stdin.write(listing)
-    process.stdin.write_eof()
+    try:
+        process = await conn.create_process(command, encoding=None)
+        process.stdin.write(listing)
+        process.stdin.write_eof()
+        data = await read_stream(process, spec, progress, total_files)
+        await process.wait()
+    except (asyncssh.Error, OSError) as exc:
+        raise broken_transfer(spec) from exc
+    if process.exit_status is None:
+        raise broken_transfer(spec)
+    return decompress(data, compressor, spec.label), len(data)
+
+
+async def read_stream(
+    process: asyncssh.SSHClientProcess,
+    spec: RemoteSpec,
+    progress: Progress | None,
+    total_files: int,
+) -> bytes:
+    """All of PROCESS's stdout, refused past MAX_TOTAL_BYTES."""
     chunks: list[bytes] = []
     received = 0
     last = 0.0
     while True:
         chunk = await process.stdout.read(1 << 20)
         if not chunk:
-            break
+            return b"".join(chunks)
         chunks.append(chunk)
         received += len(chunk)
         if received > MAX_TOTAL_BYTES:
@@ -309,32 +350,43 @@ async def transfer(
         if progress is not None and time.monotonic() - last > 0.2:
             last = time.monotonic()
             progress(spec.label, 0, total_files, received)
-    await process.wait()
-    if process.exit_status is None:
-        raise TransferFailed(
-            f"the connection to {spec.label} broke during the transfer",
-            "run the command again: the cache is as it was, and the next run completes it",
-        )
-    data = b"".join(chunks)
+
+
+def broken_transfer(spec: RemoteSpec) -> TransferFailed:
+    return TransferFailed(
+        f"the connection to {spec.label} broke during the transfer",
+        "run the command again: the cache is as it was, and the next run completes it",
+    )
+
+
+def decompress(data: bytes, compressor: str, label: str) -> bytes:
+    """DATA as the remote compressor wrote it -> the tar archive."""
     if compressor == "zstd":
         done = subprocess.run(["zstd", "-d", "-q", "-c"], input=data, capture_output=True)
         if done.returncode != 0:
-            raise TransferFailed(f"the stream from {spec.label} is not valid zstd", "run again")
-        data = done.stdout
-    elif compressor == "gzip":
+            raise TransferFailed(f"the stream from {label} is not valid zstd", "run again")
+        return done.stdout
+    if compressor == "gzip":
         try:
-            data = gzip.decompress(data)
+            return gzip.decompress(data)
         except (OSError, EOFError) as exc:
-            raise TransferFailed(
-                f"the stream from {spec.label} is not valid gzip", "run again"
-            ) from exc
-    return data, received
+            raise TransferFailed(f"the stream from {label} is not valid gzip", "run again") from exc
+    return data
 
 
 def store_members(archive: bytes, wanted: set[str], blobs: Path, label: str) -> dict[str, str]:
-    """Check each member of ARCHIVE (only WANTED regular files, no absolute paths, no `..`,
-    no links or devices, sizes capped) and store it by content hash. Returns path -> hash."""
-    stored: dict[str, str] = {}
+    """Check every member of ARCHIVE (only WANTED regular files, no absolute paths, no `..`,
+    no links or devices, sizes capped, none missing), then store each by content hash: one
+    bad member and nothing is stored. Returns path -> hash."""
+    return {
+        name: store_blob(blobs, data)
+        for name, data in checked_members(archive, wanted, label).items()
+    }
+
+
+def checked_members(archive: bytes, wanted: set[str], label: str) -> dict[str, bytes]:
+    """Path -> bytes of every member of ARCHIVE, once each has passed store_members' checks."""
+    members: dict[str, bytes] = {}
     total = 0
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tar:
@@ -360,18 +412,17 @@ def store_members(archive: bytes, wanted: set[str], blobs: Path, label: str) -> 
                 if member.size > MAX_FILE_BYTES * 4 or total > MAX_TOTAL_BYTES:
                     raise UnsafeArchive(f"{label} sent an oversized file", "nothing was written")
                 source = tar.extractfile(member)
-                data = source.read() if source is not None else b""
-                stored[name] = store_blob(blobs, data)
+                members[name] = source.read() if source is not None else b""
     except tarfile.TarError as exc:
         raise TransferFailed(f"the archive from {label} is damaged ({exc})", "run again") from exc
-    missing = wanted - stored.keys()
+    missing = wanted - members.keys()
     if missing:
         raise TransferFailed(
             f"{label} did not send {len(missing)} file(s), e.g. {sorted(missing)[0]} "
             "(changed or removed during the fetch?)",
             "run the command again",
         )
-    return stored
+    return members
 
 
 def store_blob(blobs: Path, data: bytes) -> str:
