@@ -24,7 +24,7 @@ reported on its own row, `open snapshot`, because a user's run pays it too.
                   Before these, one run on a cache without flows fills them; its first
                   query is the row `first trace, flows not cached` (no target).
 
-Seconds are the median of --repeat runs (--trace-repeat for (d), which is cheap); peak RSS
+Seconds are the median of --repeat runs (default 1; --trace-repeat for (d), default 3); peak RSS
 is `ru_maxrss`, the largest over the runs. Targets from the issue: cold index at most 2x
 parse alone, warm index under 1.5 s, a trace under 0.2 s, peak memory under 1.5 GB. The
 machines are noisy: read the ratio column before the seconds.
