@@ -30,9 +30,8 @@ class FlowGraph:
         self.graph = nx.MultiDiGraph()
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
-        self.greps: dict[str, list[str]] = {}
         self.owners: dict[str, set[str]] = {}
-        self.generated: dict[str, list[tuple[str, str]]] | None = None
+        self.generated: dict[frozenset[str], dict[str, list[tuple[str, str]]]] = {}
         self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
         self.field_index: dict[str, list[str]] = {}
         for full, (_, klass) in index.classes.items():
@@ -58,10 +57,7 @@ class FlowGraph:
         return self.index.importers.get(module, 0)
 
     def mentioning(self, word: str) -> list[str]:
-        found = self.greps.get(word)
-        if found is None:
-            found = self.greps[word] = self.facts.snapshot.grep(word)
-        return found
+        return self.facts.mentioning(word)
 
     def mentioning_with(self, word: str, classes: list[str]) -> list[str]:
         """Files that mention WORD; for a common word, only those that also name one of
@@ -231,10 +227,14 @@ class FlowGraph:
         return owners <= first
 
     def slot_owners(self, attr: str) -> set[str]:
+        """Classes that declare ATTR or assign it (`self.ATTR = ...`, `obj.ATTR = ...`)."""
         found = self.owners.get(attr)
         if found is None:
-            found = set()
+            found = set(self.field_index.get(attr, ()))
+            assigned = set(self.mentioning(f".{attr} =")) | set(self.mentioning(f".{attr}: "))
             for path in self.mentioning(attr):
+                if path not in assigned:
+                    continue
                 tables = self.file(path)
                 for write in tables.attr_writes.get(attr, []):
                     if write.base == "<class>":
@@ -307,23 +307,31 @@ class FlowGraph:
             for name, confidence in chosen
         ]
 
-    def callers(self, function: str) -> Iterator[tuple[FileTables, int, CallTarget]]:
-        """Call sites that may run FUNCTION (full name), found by grepping its name."""
+    def callers(
+        self, function: str, within: set[str] | None = None
+    ) -> Iterator[tuple[FileTables, int, CallTarget]]:
+        """Call sites that may run FUNCTION (full name), found by grepping its name (only in
+        the files WITHIN, when given)."""
         path, definition = self.index.functions[function]
         words = [definition.name]
         classes: list[str] = []
+        module = self.index.module_of[path]
         if definition.class_qualname:
-            klass = f"{self.index.module_of[path]}.{definition.class_qualname}"
+            klass = f"{module}.{definition.class_qualname}"
             classes = self.index.family(klass)
             if definition.name == "__init__":
                 # Constructors are called by class name; super().__init__ sits in subclasses.
                 words = [klass.rpartition(".")[2]]
                 words += [c.rpartition(".")[2] for c in self.index.descendants(klass)]
                 words = words[:MAX_FAMILY_NAMES]
+        elif len(self.mentioning(definition.name)) > COMMON_WORD_FILES:
+            # A common function name: callers import its module, or live in it.
+            importers = set(self.mentioning(module.rpartition(".")[2])) | {path}
+            within = importers if within is None else within & importers
         seen: set[str] = set()
         for word in words:
             for caller_path in self.mentioning_with(word, classes):
-                if caller_path in seen:
+                if caller_path in seen or (within is not None and caller_path not in within):
                     continue
                 seen.add(caller_path)
                 tables = self.file(caller_path)
@@ -445,43 +453,57 @@ class FlowGraph:
         """Flags that set the field, and constructor arguments bound to it."""
         klass = f"{self.index.module_of[tables.path]}.{step.symbol}"
         heirs = {klass, *self.index.descendants(klass)}
+        names = {h.rpartition(".")[2] for h in heirs}
+        # A flag for this field names it: `--mem-fraction-static` or `dest="mem_fraction_static"`.
+        spelled = set(self.mentioning(step.name)) | set(
+            self.mentioning(step.name.replace("_", "-"))
+        )
         for flag_path in self.mentioning(FLAG_CALL):
+            if flag_path not in spelled:
+                continue
             flags = self.file(flag_path)
             for flag_id, _ in flags.flags.get(step.name, []):
                 if any(e.dst == step.id for e in self.edges(flag_id, True)):
                     yield Edge(flag_id, step.id, "flag_to_field", 1.0)
-        for flag_id, owner in self.generated_flags().get(step.name, []):
+        for flag_id, owner in self.generated_flags(names).get(step.name, []):
             if owner in heirs:
                 yield Edge(flag_id, step.id, "generated_flag", 0.9)
-        if not self.index.is_record(klass) and not any(self.index.is_record(h) for h in heirs):
+        if not any(self.index.is_record(h) for h in heirs):
             return
-        for word in {h.rpartition(".")[2] for h in heirs}:
-            for path in self.mentioning(word):
-                caller = self.file(path)
-                for call_id, targets in caller.targets.items():
-                    for target in targets:
-                        if target.function is not None or target.klass not in heirs:
-                            continue
-                        siblings = caller.calls[call_id].args
-                        for arg, arg_step in caller.call_args.get(call_id, []):
-                            for dst, kind, confidence in self.bindings(target, arg, siblings):
-                                if dst == step.id:
-                                    yield Edge(arg_step, step.id, kind, confidence)
+        # Keyword arguments name the field; only files that spell both are read.
+        naming = set().union(*(self.mentioning(name) for name in names))
+        for path in self.mentioning(step.name):
+            if path not in naming:
+                continue
+            caller = self.file(path)
+            for call_id, targets in caller.targets.items():
+                for target in targets:
+                    if target.function is not None or target.klass not in heirs:
+                        continue
+                    siblings = caller.calls[call_id].args
+                    for arg, arg_step in caller.call_args.get(call_id, []):
+                        for dst, kind, confidence in self.bindings(target, arg, siblings):
+                            if dst == step.id:
+                                yield Edge(arg_step, step.id, kind, confidence)
 
-    def generated_flags(self) -> dict[str, list[tuple[str, str]]]:
+    def generated_flags(self, class_names: set[str]) -> dict[str, list[tuple[str, str]]]:
         """Flags made from a class's fields by a generator function (one whose
-        `add_argument` takes a computed name), keyed by field name: (flag step, class)."""
-        if self.generated is not None:
-            return self.generated
+        `add_argument` takes a computed name) called with one of CLASS_NAMES, keyed by field
+        name: (flag step, class)."""
+        key = frozenset(class_names)
+        found = self.generated.get(key)
+        if found is not None:
+            return found
         generated: dict[str, list[tuple[str, str]]] = {}
-        self.generated = generated
+        self.generated[key] = generated
+        naming = set().union(*(self.mentioning(name) for name in class_names))
         for path in self.mentioning(FLAG_CALL):
             tables = self.file(path)
             module = self.index.module_of[path]
             for scope in tables.flag_generators:
                 if f"{module}.{scope}" not in self.index.functions:
                     continue
-                for caller, call_id, _ in self.callers(f"{module}.{scope}"):
+                for caller, call_id, _ in self.callers(f"{module}.{scope}", within=naming):
                     self.add_generated(caller, call_id, generated)
         return generated
 
@@ -498,19 +520,23 @@ class FlowGraph:
                 ):
                     continue
                 for owner, definition in self.index.fields(klass):
-                    step = Step(
-                        id=f"{caller.path}#c{call_id}:flag:{definition.name}",
-                        kind="cli_flag",
-                        file=caller.path,
-                        line=call.line,
-                        end_line=call.end_line,
-                        symbol=call.scope,
-                        code=call.code,
-                        name=definition.name,
-                    )
-                    caller.add(step, call.scope)
-                    self.generated_owner[step.id] = owner
-                    generated.setdefault(definition.name, []).append((step.id, owner))
+                    step_id = f"{caller.path}#c{call_id}:flag:{definition.name}"
+                    if step_id not in caller.steps:
+                        caller.add(
+                            Step(
+                                id=step_id,
+                                kind="cli_flag",
+                                file=caller.path,
+                                line=call.line,
+                                end_line=call.end_line,
+                                symbol=call.scope,
+                                code=call.code,
+                                name=definition.name,
+                            ),
+                            call.scope,
+                        )
+                    self.generated_owner[step_id] = owner
+                    generated.setdefault(definition.name, []).append((step_id, owner))
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 
 from tracer.graph import FlowGraph
@@ -9,6 +10,8 @@ from tracer.index import Index
 from tracer.sources import Snapshot, open_source
 from tracer.sources.cache import FactCache
 from tracer.store import Facts, Progress
+
+GC_THRESHOLD = 100_000
 
 
 @dataclass
@@ -37,6 +40,9 @@ def open_session(
 def index_snapshot(
     snapshot: Snapshot, cache: FactCache | None = None, progress: Progress | None = None
 ) -> Session:
+    # Facts are millions of small objects that never form cycles; with the default threshold
+    # the cyclic collector rescans them over and over (measured: 30-40% of a trace).
+    gc.set_threshold(GC_THRESHOLD, 50, 1000)
     facts = Facts(snapshot, cache)
     facts.load_summaries(progress)
     index = Index(facts.summaries)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from functools import cache
+from functools import cache, cached_property
 from importlib.resources import files
 
 from tracer.facts import FileFlows, FileSummary
@@ -38,16 +38,40 @@ class Facts:
         self.summaries: dict[str, FileSummary] = {}
         self.flows_by_path: dict[str, FileFlows] = {}
         self.parsed_files = 0
+        self.greps: dict[str, list[str]] | None = None
+        self.new_greps = False
 
     def key(self, path: str) -> str:
         return f"{self.snapshot.files[path]}-{extractor_key()}"
 
-    def load_summaries(self, progress: Progress | None = None) -> dict[str, FileSummary]:
-        """Summaries of every file: one cache read for an unchanged snapshot, else per file."""
+    @cached_property
+    def snapshot_key(self) -> str:
+        """Names this exact set of files (paths and contents) and this extractor."""
         manifest = hashlib.blake2b(digest_size=16)
         for path, content in self.snapshot.files.items():
             manifest.update(f"{path}\0{content}\n".encode())
-        snapshot_key = f"{manifest.hexdigest()}-{extractor_key()}"
+        return f"{manifest.hexdigest()}-{extractor_key()}"
+
+    def mentioning(self, word: str) -> list[str]:
+        """Files whose bytes contain WORD; answers are kept with the snapshot's facts."""
+        if self.greps is None:
+            found = self.cache.get("greps", self.snapshot_key)
+            self.greps = found if isinstance(found, dict) else {}
+        paths = self.greps.get(word)
+        if paths is None:
+            paths = self.greps[word] = self.snapshot.grep(word)
+            self.new_greps = True
+        return paths
+
+    def flush(self) -> None:
+        """Keep what this run learnt that the next one can reuse (the greps)."""
+        if self.new_greps and self.greps is not None:
+            self.cache.put("greps", self.snapshot_key, self.greps)
+            self.new_greps = False
+
+    def load_summaries(self, progress: Progress | None = None) -> dict[str, FileSummary]:
+        """Summaries of every file: one cache read for an unchanged snapshot, else per file."""
+        snapshot_key = self.snapshot_key
         whole = self.cache.get("index", snapshot_key)
         if isinstance(whole, dict) and whole.keys() == self.snapshot.files.keys():
             self.summaries = whole

@@ -51,15 +51,20 @@ def trace(
     edges: dict[tuple[str, str, str], Edge] = {}
     seed_names = {graph.step(s).name for s in seeds}
     anchors = seeds
-    if direction == "both" and sinks:
-        # Of all the places NAME is bound, start from the one nearest the sink.
-        anchors = [anchor_seed(graph, seeds, set(sinks), max_depth, edges) or seeds[0]]
+    link: list[str] = []
+    if direction != "backward" and sinks:
+        # Of all the places NAME is bound, start from the one nearest a sink.
+        link = sink_link(graph, seeds, set(sinks), max_depth, edges)
+        anchors = link[:1] or seeds
     backward_part = [anchors[0]]
     if direction != "forward":
         backward_part = origin_path(graph, anchors, seed_names, max_depth, edges)
-    forward_part = [backward_part[-1]]
-    if direction != "backward":
+    if link:
+        forward_part = link
+    elif direction != "backward":
         forward_part = sink_path(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
+    else:
+        forward_part = [backward_part[-1]]
     spine = backward_part + forward_part[1:]
     reached = set(spine) | set(seeds)
     around = list(reached)
@@ -67,6 +72,7 @@ def trace(
         reached.update(walk(graph, around, True, branch_depth, edges))
     if direction != "forward":
         reached.update(walk(graph, around, False, branch_depth, edges))
+    graph.facts.flush()
     kept = [e for e in edges.values() if e.src in reached and e.dst in reached]
     order = {step_id: i for i, step_id in enumerate(spine)}
     steps = sorted(
@@ -233,18 +239,64 @@ def sink_test(graph: FlowGraph, sinks: set[str]) -> Callable[[str], bool]:
     return is_sink
 
 
-def anchor_seed(
+def sink_link(
     graph: FlowGraph,
     seeds: list[str],
     sinks: set[str],
     max_depth: int,
     edges: dict[tuple[str, str, str], Edge],
-) -> str | None:
-    """The seed from which a sink is reached in the fewest trusted steps, if any is."""
+) -> list[str]:
+    """The shortest path from a seed to a sink (trusted steps first, then any), searched
+    from both ends at once so that neither search has to cover the whole tree."""
     is_sink = sink_test(graph, sinks)
-    parent = walk(graph, seeds, True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED)
-    reached = [s for s in parent if is_sink(s)]
-    return path_to(parent, reached[0])[-1] if reached else None
+    goals = [s for name in sinks for s in graph.seeds(name) if is_sink(s)]
+    if not goals:
+        return []
+    for min_confidence in (TRUSTED, 0.0):
+        path = meet(graph, seeds, goals, max_depth, edges, min_confidence)
+        if path:
+            return path
+    return []
+
+
+def meet(
+    graph: FlowGraph,
+    starts: list[str],
+    goals: list[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+    min_confidence: float,
+) -> list[str]:
+    """Bidirectional breadth-first search: grow the smaller frontier one layer at a time
+    (forward from STARTS, backward from GOALS) until they touch."""
+    ahead: dict[str, str | None] = dict.fromkeys(starts)
+    behind: dict[str, str | None] = dict.fromkeys(goals)
+    front, back = list(starts), list(goals)
+    for _ in range(max_depth):
+        touching = [s for s in ahead if s in behind]
+        if touching:
+            middle = touching[0]
+            return list(reversed(path_to(ahead, middle))) + path_to(behind, middle)[1:]
+        if not front or not back:
+            return []
+        forward = len(front) <= len(back)
+        parents = ahead if forward else behind
+        layer: list[str] = []
+        for current in front if forward else back:
+            found = graph.edges(current, forward)
+            found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
+            for edge in found:
+                edges[(edge.src, edge.dst, edge.kind)] = edge
+                nxt = edge.dst if forward else edge.src
+                if edge.confidence < min_confidence or nxt in parents:
+                    continue
+                parents[nxt] = current
+                layer.append(nxt)
+        if forward:
+            front = layer
+        else:
+            back = layer
+    return []
 
 
 def kept_in_attribute(graph: FlowGraph, step_id: str) -> bool:
