@@ -10,6 +10,7 @@ from tracer.resolve import CallTarget, Resolver
 from tracer.steps import Step
 
 FLAG_METHODS = frozenset({"add_argument"})
+NO_REFS: frozenset[str] = frozenset()
 # Calls whose result is their argument's value, converted or combined: the value flows on.
 VALUE_PRESERVING = frozenset(
     [
@@ -101,13 +102,11 @@ def class_bodies(summary: FileSummary) -> Callable[[int], bool]:
     """A test: is a line directly in a class body (not inside one of its methods)?"""
     spans = [(c.line, c.end_line, True) for c in summary.classes]
     spans += [(f.line, f.end_line, False) for f in summary.functions]
-    spans.sort()
-
-    def in_class_body(line: int) -> bool:
-        inner = [is_class for start, end, is_class in spans if start <= line <= end]
-        return bool(inner) and inner[-1]  # the innermost span starts last
-
-    return in_class_body
+    last = max((end for _, end, _ in spans), default=0)
+    in_class = [False] * (last + 2)
+    for start, end, is_class in sorted(spans):  # inner spans start later and win
+        in_class[start : end + 1] = [is_class] * (end - start + 1)
+    return lambda line: line < len(in_class) and in_class[line]
 
 
 def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
@@ -272,6 +271,9 @@ def record_reads(
     """Note what STEP reads. A resolved call contributes its result; an unresolved one its
     receiver (`tensor.item()`) and its arguments: as the value itself for conversions
     (`int(x)`), else as an opaque input (`mem_get_info(gpu_id)` does not return gpu_id)."""
+    if not value.calls and not extra:  # the common case: names only
+        index_reads(tables, step, scope, value.refs, NO_REFS, ())
+        return
     refs: dict[str, bool] = dict.fromkeys(extra, False)  # ref -> reached only opaquely
     results: list[int] = []
     pending: list[tuple[Value, bool]] = [(value, False)]
@@ -291,9 +293,21 @@ def record_reads(
             pending.append((call.receiver, opaque))
             keeps_value = call.callee in VALUE_PRESERVING
             pending.extend((arg.value, opaque or not keeps_value) for arg in call.args)
-    tables.refs[step.id] = tuple(refs)
-    tables.opaque[step.id] = frozenset(ref for ref, hidden in refs.items() if hidden)
-    tables.results[step.id] = tuple(results)
+    opaque = frozenset(ref for ref, hidden in refs.items() if hidden) or NO_REFS
+    index_reads(tables, step, scope, tuple(refs), opaque, tuple(results))
+
+
+def index_reads(
+    tables: FileTables,
+    step: Step,
+    scope: str,
+    refs: tuple[str, ...],
+    opaque: frozenset[str],
+    results: tuple[int, ...],
+) -> None:
+    tables.refs[step.id] = refs
+    tables.opaque[step.id] = opaque
+    tables.results[step.id] = results
     for ref in refs:
         base, _, name = ref.rpartition(".")
         if base:
