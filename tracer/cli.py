@@ -14,8 +14,9 @@ from tracer import presets
 from tracer.errors import SgtraceError
 from tracer.render import chain_text, dumps
 from tracer.session import Session, open_session
+from tracer.sources.fetch import FetchResult, fetch_many
 from tracer.sources.remote import parse_remote
-from tracer.sources.ssh import FetchResult, SshOptions, fetch_many
+from tracer.sources.ssh import SshOptions
 from tracer.trace import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH, trace
 
 

@@ -19,7 +19,8 @@ def open_source(
         return pypi_snapshot(spec)
     remote = None if Path(spec).expanduser().exists() else parse_remote(spec)
     if remote is not None:
-        from tracer.sources.ssh import SshOptions, fetch_one
+        from tracer.sources.fetch import fetch_one
+        from tracer.sources.ssh import SshOptions
 
         options = ssh_options if isinstance(ssh_options, SshOptions) else SshOptions()
         return fetch_one(remote, options, progress).snapshot  # type: ignore[arg-type]

@@ -1,0 +1,275 @@
+"""Fetch a tree of Python files from a host over SSH into the content-addressed cache,
+incrementally: one connection per host, one probe command (tools, git facts and a manifest
+of sizes and mtimes), then one `tar | zstd` stream of the files that changed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncssh
+
+from tracer import presets
+from tracer.errors import (
+    PackageNotFound,
+    RemotePathMissing,
+    RemoteToolMissing,
+    SgtraceError,
+    TransferFailed,
+)
+from tracer.sources.archive import Progress, choose_compressor, store_members, transfer
+from tracer.sources.cache import cache_root, content_hash, write_atomic
+from tracer.sources.remote import RemoteSpec, probe_script
+from tracer.sources.snapshot import Snapshot
+from tracer.sources.ssh import SshOptions, connect, connection_error
+
+MAX_FILES = 50_000
+
+
+@dataclass
+class Probe:
+    tools: set[str] = field(default_factory=set)
+    candidates: list[tuple[str, str]] = field(default_factory=list)  # (why, path)
+    root: str = ""
+    top: str = "."
+    git_toplevel: str = ""
+    git_commit: str = ""
+    dirty: list[str] = field(default_factory=list)
+    error: str = ""
+    manifest: dict[str, tuple[int, str]] = field(default_factory=dict)  # path -> (size, mtime)
+
+
+@dataclass
+class FetchResult:
+    spec: RemoteSpec
+    snapshot: Snapshot
+    probe: Probe
+    fetched_files: int
+    fetched_bytes: int
+    seconds: float
+    compressor: str
+
+    def facts(self) -> dict[str, object]:
+        return {
+            "source": self.spec.text,
+            "host": self.spec.label,
+            "root": self.probe.root,
+            "package": self.probe.top,
+            "version": self.snapshot.meta.get("version", ""),
+            "git_commit": self.probe.git_commit,
+            "git_modified": self.probe.dirty,
+            "chosen_because": self.snapshot.meta.get("chosen_because", ""),
+            "other_candidates": [p for _, p in self.probe.candidates[1:]],
+            "files": len(self.snapshot.files),
+            "fetched_files": self.fetched_files,
+            "fetched_bytes": self.fetched_bytes,
+            "seconds": round(self.seconds, 3),
+            "compressor": self.compressor,
+        }
+
+
+# -- probing -------------------------------------------------------------------------------
+
+
+def parse_probe(output: bytes) -> Probe:
+    head, _, manifest = output.partition(b"manifest\n")
+    probe = Probe()
+    for line in head.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition("\t")
+        if key == "tool":
+            probe.tools.add(value)
+        elif key == "candidate":
+            why, _, path = value.partition("\t")
+            probe.candidates.append((why, path))
+        elif key == "root":
+            probe.root = value
+        elif key == "top":
+            probe.top = value
+        elif key == "git":
+            probe.git_toplevel, _, probe.git_commit = value.partition("\t")
+        elif key == "dirty":
+            probe.dirty.append(value)
+        elif key == "error":
+            probe.error = value
+    for record in manifest.split(b"\0"):
+        if not record:
+            continue
+        size, mtime, path = record.decode("utf-8", "surrogateescape").split(" ", 2)
+        if path.startswith("./"):
+            path = path[2:]
+        probe.manifest[path] = (int(size), mtime)
+    return probe
+
+
+async def run_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Probe:
+    args = [spec.path or "", presets.PACKAGE, *presets.CHECKOUT_LOCATIONS]
+    command = "sh -c " + shlex.quote(probe_script()) + " sgtrace-probe " + shlex.join(args)
+    try:
+        result = await conn.run(command, encoding=None, check=False)
+    except (asyncssh.Error, OSError) as exc:
+        raise lost_connection(spec) from exc
+    if result.exit_status is None:
+        raise lost_connection(spec)
+    probe = parse_probe(result.stdout or b"")
+    where = spec.path or "(searched)"
+    if probe.error == "missing":
+        raise RemotePathMissing(
+            f"{where} does not exist on {spec.label}", "check the path (ls it over ssh)"
+        )
+    if probe.error == "nopackage":
+        raise PackageNotFound(
+            f"no {presets.PACKAGE} found on {spec.label}: no running server, systemd unit, "
+            f"importable package or checkout in {', '.join(presets.CHECKOUT_LOCATIONS)}",
+            f"give the path: {spec.label}:/path/to/folder-holding-{presets.PACKAGE}",
+        )
+    if probe.error == "notar":
+        raise RemoteToolMissing(f"{spec.label} has no `tar`", "install tar on the host")
+    if not probe.root:
+        raise TransferFailed(
+            f"{spec.label} gave no answer to the probe", "check that the login shell works"
+        )
+    if len(probe.manifest) > MAX_FILES:
+        raise TransferFailed(
+            f"{probe.root} on {spec.label} holds {len(probe.manifest)} files, over {MAX_FILES}",
+            "point at the folder that holds the package, not a whole disk",
+        )
+    return probe
+
+
+def lost_connection(spec: RemoteSpec) -> TransferFailed:
+    return TransferFailed(f"the connection to {spec.label} was lost", "run the command again")
+
+
+# -- the whole fetch -----------------------------------------------------------------------
+
+
+def mirror_path(spec: RemoteSpec, probe: Probe) -> Path:
+    """Where the manifest of this host's tree is kept between fetches."""
+    key = content_hash(f"{spec.user}@{spec.host}:{spec.port}:{probe.root}:{probe.top}".encode())
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.host)
+    return cache_root() / "remote" / f"{safe}-{key[:16]}.json"
+
+
+async def fetch(
+    spec: RemoteSpec, options: SshOptions, progress: Progress | None = None
+) -> FetchResult:
+    started = time.monotonic()
+    async with await connect(spec, options) as conn:
+        probe = await run_probe(conn, spec)
+        mirror = mirror_path(spec, probe)
+        previous = load_mirror(mirror)
+        blobs = cache_root() / "blobs"
+        files: dict[str, str] = {}
+        needed: list[str] = []
+        for path, (size, mtime) in probe.manifest.items():
+            old = previous.get(path)
+            if (
+                old
+                and old[0] == size
+                and old[1] == mtime
+                and (blobs / old[2][:2] / old[2]).exists()
+            ):
+                files[path] = old[2]
+            else:
+                needed.append(path)
+        compressor = choose_compressor(probe.tools)
+        received = 0
+        if needed:
+            archive, received = await transfer(
+                conn, spec, probe.root, needed, compressor, progress, len(probe.manifest)
+            )
+            files.update(store_members(archive, set(needed), blobs, spec.label))
+    entries = {p: [probe.manifest[p][0], probe.manifest[p][1], files[p]] for p in files}
+    write_atomic(mirror, json.dumps({"root": probe.root, "files": entries}).encode())
+    if progress is not None:
+        progress(spec.label, len(files), len(files), received)
+    snapshot = remote_snapshot(spec, probe, files, blobs)
+    return FetchResult(
+        spec=spec,
+        snapshot=snapshot,
+        probe=probe,
+        fetched_files=len(needed),
+        fetched_bytes=received,
+        seconds=time.monotonic() - started,
+        compressor=compressor if needed else "-",
+    )
+
+
+def load_mirror(path: Path) -> dict[str, list]:
+    try:
+        return json.loads(path.read_bytes())["files"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def remote_snapshot(spec: RemoteSpec, probe: Probe, files: dict[str, str], blobs: Path) -> Snapshot:
+    python = {p: h for p, h in sorted(files.items()) if p.endswith(".py")}
+    if not python:
+        raise RemotePathMissing(
+            f"{probe.root} on {spec.label} holds no Python file",
+            "point at the folder that holds the package",
+        )
+    meta = {
+        "host": spec.label,
+        "root": probe.root,
+        "package": probe.top,
+        "git_commit": probe.git_commit,
+        "git_modified": str(len(probe.dirty)),
+    }
+    if probe.candidates:
+        meta["chosen_because"] = probe.candidates[0][0]
+    snapshot = Snapshot(
+        label=spec.text, root=Path(probe.root), files=python, meta=meta, blobs=blobs
+    )
+    version = package_version(snapshot, probe.top, files, blobs)
+    if version:
+        snapshot.meta["version"] = version
+    return snapshot
+
+
+def package_version(snapshot: Snapshot, top: str, files: dict[str, str], blobs: Path) -> str:
+    """From `*.dist-info/METADATA`, else `version.py` of the package."""
+    for path, digest in files.items():
+        if path.endswith(".dist-info/METADATA"):
+            for line in (blobs / digest[:2] / digest).read_text("utf-8", "replace").splitlines():
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+    version_file = f"{top}/version.py" if top != "." else "version.py"
+    if version_file in snapshot.files:
+        text = snapshot.read(version_file).decode("utf-8", "replace")
+        for line in text.splitlines():
+            if line.startswith("__version__"):
+                return line.split("=", 1)[1].strip().strip("'\"")
+    return ""
+
+
+def fetch_many(
+    specs: list[RemoteSpec], options: SshOptions, progress: Progress | None = None
+) -> list[FetchResult | SgtraceError]:
+    """Fetch from several hosts at once; each gets its result or its error."""
+
+    async def one(spec: RemoteSpec) -> FetchResult | SgtraceError:
+        try:
+            return await fetch(spec, options, progress)
+        except SgtraceError as error:
+            return error
+        except (OSError, asyncssh.Error) as exc:
+            return connection_error(spec, exc)
+
+    async def every() -> list[FetchResult | SgtraceError]:
+        return list(await asyncio.gather(*(one(spec) for spec in specs)))
+
+    return asyncio.run(every())
+
+
+def fetch_one(
+    spec: RemoteSpec, options: SshOptions, progress: Progress | None = None
+) -> FetchResult:
+    result = fetch_many([spec], options, progress)[0]
+    if isinstance(result, SgtraceError):
+        raise result
+    return result
