@@ -183,11 +183,15 @@ async def fetch(
                 conn, spec, probe.root, needed, compressor, progress, len(probe.manifest)
             )
             files.update(store_members(archive, set(needed), blobs, spec.label))
+    snapshot = remote_snapshot(spec, probe, files, blobs)
     entries = {p: [probe.manifest[p][0], probe.manifest[p][1], files[p]] for p in files}
-    write_atomic(mirror, json.dumps({"root": probe.root, "files": entries}).encode())
+    # What was fetched, for later commands (audit): written last, so a broken run leaves none.
+    record = {"root": probe.root, "source": snapshot.meta, "git_modified_files": probe.dirty}
+    data = json.dumps({**record, "files": entries}).encode()
+    if not mirror.exists() or mirror.read_bytes() != data:
+        write_atomic(mirror, data)
     if progress is not None:
         progress(spec.label, len(files), len(files), received)
-    snapshot = remote_snapshot(spec, probe, files, blobs)
     return FetchResult(
         spec=spec,
         snapshot=snapshot,

@@ -40,7 +40,7 @@ def parse_remote(text: str, bare_host: bool = False) -> RemoteSpec | None:
             path=match["path"] or None,
             text=text,
         )
-    if text.startswith(("/", ".", "~")) or "://" in text:
+    if text.startswith(("/", ".", "~", "pypi:")) or "://" in text:
         return None
     match = SCP_LIKE.match(text)
     if not match:
