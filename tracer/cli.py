@@ -9,15 +9,17 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracer import presets
 from tracer.errors import SgtraceError
 from tracer.render import chain_text, dumps
 from tracer.session import Session, open_session
-from tracer.sources.fetch import FetchResult, fetch_many
-from tracer.sources.remote import parse_remote
-from tracer.sources.ssh import SshOptions
+from tracer.sources.remote import SshOptions, parse_remote
 from tracer.trace import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH, trace
+
+if TYPE_CHECKING:
+    from tracer.sources.fetch import FetchResult
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,6 +185,8 @@ def run_callgraph(args: argparse.Namespace) -> int:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
+    from tracer.sources.fetch import fetch_many  # asyncssh loads only when a host is asked
+
     specs = []
     for text in args.hosts:
         spec = parse_remote(text, bare_host=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracer.sources.remote import RemoteSpec, parse_remote
+from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
 from tracer.sources.snapshot import Snapshot, local_snapshot
 
 
@@ -20,7 +20,6 @@ def open_source(
     remote = None if Path(spec).expanduser().exists() else parse_remote(spec)
     if remote is not None:
         from tracer.sources.fetch import fetch_one
-        from tracer.sources.ssh import SshOptions
 
         options = ssh_options if isinstance(ssh_options, SshOptions) else SshOptions()
         return fetch_one(remote, options, progress).snapshot  # type: ignore[arg-type]

@@ -23,9 +23,9 @@ from tracer.errors import (
 )
 from tracer.sources.archive import Progress, choose_compressor, store_members, transfer
 from tracer.sources.cache import cache_root, content_hash, write_atomic
-from tracer.sources.remote import RemoteSpec, probe_script
+from tracer.sources.remote import RemoteSpec, SshOptions, probe_script
 from tracer.sources.snapshot import Snapshot
-from tracer.sources.ssh import SshOptions, connect, connection_error
+from tracer.sources.ssh import connect, connection_error
 
 MAX_FILES = 50_000
 

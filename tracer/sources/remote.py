@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib.resources import files
+from pathlib import Path
 
 SSH_URL = re.compile(
     r"^ssh://(?:(?P<user>[^@/]+)@)?(?P<host>\[[^\]]+\]|[^:/]+)(?::(?P<port>\d+))?(?P<path>/.*)?$"
@@ -26,6 +27,16 @@ class RemoteSpec:
         user = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
         return f"{user}{self.host}{port}"
+
+
+@dataclass(frozen=True, slots=True)
+class SshOptions:
+    known_hosts: Path | None = None  # None: ~/.ssh/known_hosts
+    config: Path | None = None  # None: ~/.ssh/config
+    identities: tuple[Path, ...] = ()
+    accept_new_host_key: bool = False  # like OpenSSH's StrictHostKeyChecking=accept-new
+    check_host_key: bool = True  # False only when the user explicitly opts out
+    timeout: float = 15.0
 
 
 def parse_remote(text: str, bare_host: bool = False) -> RemoteSpec | None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tracer.errors import NoPythonFiles, SourceNotFound
-from tracer.sources.cache import content_hash
+from tracer.sources.cache import cache_root, content_hash, write_atomic
 
 MAX_FILE_BYTES = 8 << 20  # generated files past this are skipped with a warning
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
@@ -87,21 +89,52 @@ def walk(top: Path, warnings: list[str]) -> list[str]:
 def build(
     label: str, root: Path, relpaths: list[str], warnings: list[str] | None = None
 ) -> Snapshot:
+    """Hash every file; a file whose size and mtime are as last time keeps its hash
+    (kept per root in the cache), so an unchanged tree is not read again to be opened."""
     warnings = list(warnings or [])
+    known = StatCache(root)
     files: dict[str, str] = {}
     for rel in sorted(relpaths):
         full = root / rel
         try:
-            size = full.stat().st_size
-            if size > MAX_FILE_BYTES:
+            stat = full.stat()
+            if stat.st_size > MAX_FILE_BYTES:
                 warnings.append(
-                    f"{rel}: {size / (1 << 20):.1f} MB, over the "
+                    f"{rel}: {stat.st_size / (1 << 20):.1f} MB, over the "
                     f"{MAX_FILE_BYTES >> 20} MB cap; skipped"
                 )
                 continue
-            files[rel] = content_hash(full.read_bytes())
+            files[rel] = known.digest(rel, stat.st_size, stat.st_mtime_ns, full)
         except OSError as exc:
             warnings.append(f"{rel}: unreadable ({exc.strerror or exc}); skipped")
     if not files:
         raise NoPythonFiles(f"{label} holds no readable Python file", "check the path")
+    known.save()
     return Snapshot(label=label, root=root, files=files, warnings=tuple(warnings))
+
+
+class StatCache:
+    """Content hashes of the files under one root, by (size, mtime)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = cache_root() / "stat" / f"{content_hash(str(root.resolve()).encode())}.pkl"
+        try:
+            self.entries: dict[str, tuple[int, int, str]] = pickle.loads(self.path.read_bytes())
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+            self.entries = {}
+        self.changed = False
+
+    def digest(self, rel: str, size: int, mtime_ns: int, full: Path) -> str:
+        entry = self.entries.get(rel)
+        if entry is not None and entry[0] == size and entry[1] == mtime_ns:
+            return entry[2]
+        digest = content_hash(full.read_bytes())
+        self.entries[rel] = (size, mtime_ns, digest)
+        self.changed = True
+        return digest
+
+    def save(self) -> None:
+        if self.changed:
+            # A read-only cache only costs the next run a re-read.
+            with contextlib.suppress(OSError):
+                write_atomic(self.path, pickle.dumps(self.entries, pickle.HIGHEST_PROTOCOL))

@@ -4,7 +4,6 @@ unknown host key refused unless the user accepts new keys, a changed one refused
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 
 import asyncssh
@@ -18,18 +17,7 @@ from tracer.errors import (
     SgtraceError,
 )
 from tracer.sources.cache import write_atomic
-from tracer.sources.remote import RemoteSpec
-
-
-@dataclass(frozen=True, slots=True)
-class SshOptions:
-    known_hosts: Path | None = None  # None: ~/.ssh/known_hosts
-    config: Path | None = None  # None: ~/.ssh/config
-    identities: tuple[Path, ...] = ()
-    accept_new_host_key: bool = False  # like OpenSSH's StrictHostKeyChecking=accept-new
-    check_host_key: bool = True  # False only when the user explicitly opts out
-    timeout: float = 15.0
-
+from tracer.sources.remote import RemoteSpec, SshOptions
 
 # -- connecting ----------------------------------------------------------------------------
 
