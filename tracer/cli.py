@@ -136,7 +136,12 @@ def session_for(args: argparse.Namespace) -> Session:
         if show and (done % 50 == 0 or done == total):
             print(f"\rindexing {done}/{total} files", end="", file=sys.stderr, flush=True)
 
-    session = open_session(args.source, progress=progress, ssh_options=ssh_options(args))
+    session = open_session(
+        args.source,
+        progress=progress,
+        ssh_options=ssh_options(args),
+        fetch_progress=FetchProgress(show),
+    )
     if show and session.facts.parsed_files:
         print(file=sys.stderr)
     warnings = session.warnings()
@@ -194,16 +199,7 @@ def run_fetch(args: argparse.Namespace) -> int:
             raise SgtraceError(f"{text!r} is not a host", "write host, user@host or host:/path")
         specs.append(spec)
     show = not args.quiet and not args.json and sys.stderr.isatty()
-    started = time.monotonic()
-
-    def progress(host: str, files: int, total: int, received: int) -> None:
-        if show:
-            rate = received / max(time.monotonic() - started, 1e-3) / (1 << 20)
-            print(
-                f"{host}: {received / (1 << 20):.1f} MB received, {rate:.1f} MB/s", file=sys.stderr
-            )
-
-    results = fetch_many(specs, ssh_options(args), progress)
+    results = fetch_many(specs, ssh_options(args), FetchProgress(show, lines=len(specs) > 1))
     failed = 0
     for spec, result in zip(specs, results, strict=True):
         if isinstance(result, SgtraceError):
@@ -217,6 +213,28 @@ def run_fetch(args: argparse.Namespace) -> int:
         elif not args.quiet:
             print(fetch_summary(result))
     return 2 if failed else 0
+
+
+class FetchProgress:
+    """Prints `host: N files, X MB, Y MB/s` while a fetch streams (to a terminal only); one
+    line per update when several hosts fetch at once, else one line rewritten."""
+
+    def __init__(self, show: bool, lines: bool = False) -> None:
+        self.show = show
+        self.lines = lines
+        self.started = time.monotonic()
+
+    def __call__(self, host: str, files: int, total: int, received: int) -> None:
+        if not self.show:
+            return
+        rate = received / max(time.monotonic() - self.started, 1e-3) / (1 << 20)
+        done = files == total
+        text = f"{host}: {total} files, {received / (1 << 20):.1f} MB, {rate:.1f} MB/s"
+        text += " done" if done else ""
+        if self.lines:
+            print(text, file=sys.stderr)
+        else:
+            print(f"\r{text}", end="\n" if done else "", file=sys.stderr, flush=True)
 
 
 def fetch_summary(result: FetchResult) -> str:

@@ -30,10 +30,11 @@ def open_session(
     cache: FactCache | None = None,
     progress: Progress | None = None,
     ssh_options: object | None = None,
+    fetch_progress: object | None = None,
 ) -> Session:
     """SPEC as the user typed it (`pypi:sglang==0.5.9`, a folder, `host:/path`) -> an
     indexed session."""
-    snapshot = open_source(spec, ssh_options)
+    snapshot = open_source(spec, ssh_options, fetch_progress)
     return index_snapshot(snapshot, cache, progress)
 
 

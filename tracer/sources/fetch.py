@@ -180,7 +180,7 @@ async def fetch(
         received = 0
         if needed:
             archive, received = await transfer(
-                conn, spec, probe.root, needed, compressor, progress, len(probe.manifest)
+                conn, spec, probe.root, needed, compressor, progress, len(needed)
             )
             files.update(store_members(archive, set(needed), blobs, spec.label))
     snapshot = remote_snapshot(spec, probe, files, blobs)
@@ -191,7 +191,7 @@ async def fetch(
     if not mirror.exists() or mirror.read_bytes() != data:
         write_atomic(mirror, data)
     if progress is not None:
-        progress(spec.label, len(files), len(files), received)
+        progress(spec.label, len(needed), len(needed), received)
     return FetchResult(
         spec=spec,
         snapshot=snapshot,
