@@ -19,7 +19,7 @@ from tracer.facts import (
     Use,
     Value,
 )
-from tracer.parse import Parsed, matches
+from tracer.parse import Match, Parsed, matches_by_concern
 from tracer.values import CallIds, dotted, value_of
 
 MAX_CODE_LINES = 12
@@ -56,11 +56,7 @@ class Lines:
 
 
 def extract_flows(parsed: Parsed, summary: FileSummary) -> FileFlows:
-    found = matches(FLOW_QUERIES, parsed.tree.root_node)
-    by_concern: dict[str, list[Match]] = {key: [] for key in CONCERNS.values()}
-    for match in found:
-        concern = next(CONCERNS[key] for key in CONCERNS if key in match)
-        by_concern[concern].append(match)
+    by_concern = matches_by_concern(FLOW_QUERIES, parsed.tree.root_node, CONCERNS)
     scopes = Scopes(summary)
     lines = Lines(parsed.source)
     call_nodes = sorted(
@@ -76,7 +72,6 @@ def extract_flows(parsed: Parsed, summary: FileSummary) -> FileFlows:
     )
 
 
-Match = dict[str, list[Node]]
 FLOW_QUERIES = ("calls", "assignments", "returns", "conditions")
 CONCERNS = {
     "reference.call": "calls",

@@ -33,6 +33,20 @@ def matches(names: tuple[str, ...], node: Node) -> list[dict[str, list[Node]]]:
     return [captures for _, captures in found]
 
 
+Match = dict[str, list[Node]]
+
+
+def matches_by_concern(
+    names: tuple[str, ...], node: Node, concerns: dict[str, str]
+) -> dict[str, list[Match]]:
+    """Run the queries NAMES over NODE in one pass and sort the matches by concern: CONCERNS
+    maps the capture that marks a pattern to the concern it serves."""
+    grouped: dict[str, list[Match]] = {concern: [] for concern in concerns.values()}
+    for match in matches(names, node):
+        grouped[next(concerns[key] for key in concerns if key in match)].append(match)
+    return grouped
+
+
 def captures(names: tuple[str, ...], node: Node) -> dict[str, list[Node]]:
     """Captures of the queries NAMES over NODE by capture name, each list in source order."""
     found = QueryCursor(query(*names)).captures(node)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from tracer.facts import AliasDef, ClassDef, FieldDef, FileSummary, FunctionDef, ImportDef, Param
-from tracer.parse import Parsed, matches, text
+from tracer.parse import Match, Parsed, matches_by_concern, text
 from tracer.values import value_of
 
 PARAM_KINDS = {
@@ -16,11 +16,7 @@ PARAM_KINDS = {
 
 def summarize(parsed: Parsed) -> FileSummary:
     """The symbols of PARSED; the tree is only read."""
-    found = matches(SUMMARY_QUERIES, parsed.tree.root_node)
-    by_concern: dict[str, list[dict[str, list[Node]]]] = {key: [] for key in CONCERNS.values()}
-    for match in found:
-        concern = next(CONCERNS[key] for key in CONCERNS if key in match)
-        by_concern[concern].append(match)
+    by_concern = matches_by_concern(SUMMARY_QUERIES, parsed.tree.root_node, CONCERNS)
     functions, classes = definitions(by_concern["definitions"], class_fields(by_concern["fields"]))
     return FileSummary(
         imports=tuple(imports(by_concern["imports"])),
@@ -31,7 +27,6 @@ def summarize(parsed: Parsed) -> FileSummary:
     )
 
 
-Match = dict[str, list[Node]]
 SUMMARY_QUERIES = ("definitions", "imports", "fields", "aliases")
 # The capture that tells which concern a match belongs to.
 CONCERNS = {
