@@ -4,6 +4,7 @@ expanded forward (who reads this value) or backward (where does this value come 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import networkx as nx
@@ -20,6 +21,7 @@ COMMON_WORD_FILES = 150  # a word in more files than this is searched with its c
 MAX_FAMILY_NAMES = 40
 MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
 FLAG_CALL = "add_argument"
+GENERATED_FLAG = rb"add_argument\(\s*(?:[fF][\"']|[A-Za-z_*])"
 
 
 class FlowGraph:
@@ -58,6 +60,19 @@ class FlowGraph:
 
     def mentioning(self, word: str) -> list[str]:
         return self.facts.mentioning(word)
+
+    def writing(self, attr: str) -> list[str]:
+        """Files that may assign ATTR: `x.ATTR = ...`, `x.ATTR += ...`, or a class-level
+        `ATTR: T = ...`."""
+        name = re.escape(attr.encode())
+        assign = rb"(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
+        return self.facts.matching(
+            attr, rb"\." + name + rb"\s*" + assign + rb"|^\s*" + name + rb"\s*[:=]"
+        )
+
+    def calling(self, name: str) -> list[str]:
+        """Files where NAME is followed by `(`: calls, and `class NAME(` lines."""
+        return self.facts.matching(name, rb"\b" + re.escape(name.encode()) + rb"\s*\(")
 
     def mentioning_with(self, word: str, classes: list[str]) -> list[str]:
         """Files that mention WORD; for a common word, only those that also name one of
@@ -231,10 +246,7 @@ class FlowGraph:
         found = self.owners.get(attr)
         if found is None:
             found = set(self.field_index.get(attr, ()))
-            assigned = set(self.mentioning(f".{attr} =")) | set(self.mentioning(f".{attr}: "))
-            for path in self.mentioning(attr):
-                if path not in assigned:
-                    continue
+            for path in self.writing(attr):
                 tables = self.file(path)
                 for write in tables.attr_writes.get(attr, []):
                     if write.base == "<class>":
@@ -330,8 +342,11 @@ class FlowGraph:
             within = importers if within is None else within & importers
         seen: set[str] = set()
         for word in words:
+            calls = set(self.calling(word))
             for caller_path in self.mentioning_with(word, classes):
-                if caller_path in seen or (within is not None and caller_path not in within):
+                if caller_path in seen or caller_path not in calls:
+                    continue
+                if within is not None and caller_path not in within:
                     continue
                 seen.add(caller_path)
                 tables = self.file(caller_path)
@@ -421,7 +436,10 @@ class FlowGraph:
         family = set(classes)
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
             return
+        writers = set(self.writing(attr))
         for path in self.mentioning_with(attr, classes):
+            if path not in writers:
+                continue
             other = self.file(path)
             for write in other.attr_writes.get(attr, []):
                 confidence = self.slot_match(other, write, family, attr, write.base == "<class>")
@@ -497,7 +515,8 @@ class FlowGraph:
         generated: dict[str, list[tuple[str, str]]] = {}
         self.generated[key] = generated
         naming = set().union(*(self.mentioning(name) for name in class_names))
-        for path in self.mentioning(FLAG_CALL):
+        # A generator's add_argument takes a computed name: an f-string, a variable, *names.
+        for path in self.facts.matching(FLAG_CALL, GENERATED_FLAG):
             tables = self.file(path)
             module = self.index.module_of[path]
             for scope in tables.flag_generators:

@@ -6,6 +6,7 @@ Both are cached by content hash and extractor version, so a second run parses no
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from functools import cache, cached_property
 from importlib.resources import files
@@ -60,6 +61,21 @@ class Facts:
         paths = self.greps.get(word)
         if paths is None:
             paths = self.greps[word] = self.snapshot.grep(word)
+            self.new_greps = True
+        return paths
+
+    def matching(self, word: str, pattern: bytes) -> list[str]:
+        """Files that mention WORD and match the regular expression PATTERN (multi-line):
+        a finer filter than the word alone, kept like the greps."""
+        key = f"{word}\0{pattern.decode('latin-1')}"
+        if self.greps is None:
+            self.mentioning(word)
+        assert self.greps is not None
+        paths = self.greps.get(key)
+        if paths is None:
+            regex = re.compile(pattern, re.MULTILINE)
+            found = [p for p in self.mentioning(word) if regex.search(self.snapshot.read(p))]
+            paths = self.greps[key] = found
             self.new_greps = True
         return paths
 
