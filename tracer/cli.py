@@ -64,6 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     fetching.add_argument("--json", action="store_true", help="one JSON object per host")
     add_common(fetching)
 
+    walking = commands.add_parser("walk", help="walk the chain of a parameter in a terminal UI")
+    walking.add_argument("source", help="a folder, a .py file, pypi:NAME==VERSION or host:/path")
+    walking.add_argument(
+        "name", nargs="?", help="the parameter to trace (without one, / asks for it)"
+    )
+    walking.add_argument("--direction", choices=("forward", "backward", "both"), default="both")
+    add_common(walking)
+
     calls = commands.add_parser("callgraph", help="the call graph, in PyCG's JSON format")
     calls.add_argument("source", help="a folder, a .py file, or pypi:NAME==VERSION")
     calls.add_argument(
@@ -120,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_callgraph(args)
         if args.command == "fetch":
             return run_fetch(args)
+        if args.command == "walk":
+            return run_walk(args)
     except SgtraceError as error:
         print(f"sgtrace: error: {error}", file=sys.stderr)
         return 2
@@ -186,6 +196,13 @@ def run_callgraph(args: argparse.Namespace) -> int:
 
     session = session_for(args)
     print(json.dumps(call_graph(session), indent=2, sort_keys=True))
+    return 0
+
+
+def run_walk(args: argparse.Namespace) -> int:
+    from tui.app import WalkApp  # Textual loads only for the walk: the engine never needs it
+
+    WalkApp(args.source, args.name, args.direction, ssh_options(args)).run()
     return 0
 
 

@@ -1,0 +1,382 @@
+"""The walk driven key by key (Textual's Pilot) over SGLang 0.4.6: what each pane shows.
+
+The spine of mem_fraction_static there: flag (server_args.py:563), field (:69), argument
+(tp_worker.py:77), parameter (model_runner.py:109), attribute write (:121), formula (:707),
+local (:710), return (:711), sink `self.max_total_num_tokens = ...` (:734)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Input, OptionList, Static
+
+from tests.tui.conftest import SIZE, SOURCE, settled
+from tui.app import WalkApp
+from tui.widgets.chain_tree import ChainTree
+from tui.widgets.details import Details, EdgeList
+from tui.widgets.export_screen import ExportScreen
+from tui.widgets.help_screen import HelpScreen
+from tui.widgets.search_screen import SearchScreen
+from tui.widgets.source_view import SourceView
+
+pytestmark = pytest.mark.release
+
+SERVER_ARGS = "sglang/srt/server_args.py"
+TP_WORKER = "sglang/srt/managers/tp_worker.py"
+MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
+
+Scenario = Callable[[Pilot], object]
+
+
+def drive(app: WalkApp, scenario: Callable[[Pilot], object]) -> None:
+    """Run APP at the test size, wait for the first chain, then play SCENARIO."""
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settled(pilot)
+            await scenario(pilot)  # type: ignore[misc]
+
+    asyncio.run(run())
+
+
+def where(app: WalkApp) -> tuple[str, str, int]:
+    """The selected step as (kind, file, line)."""
+    step = app.current_step
+    assert step is not None
+    return (step.kind, step.file, step.line)
+
+
+def source_text(app: WalkApp) -> list[str]:
+    """The source pane's rows as shown (gutter and code)."""
+    source = app.query_one(SourceView)
+    height = source.scrollable_content_region.height
+    return [source.render_line(y).text.rstrip() for y in range(height)]
+
+
+def lit_rows(app: WalkApp) -> list[str]:
+    """The rows of the source pane showing the selected step's lines."""
+    source = app.query_one(SourceView)
+    top = source.scroll_offset.y
+    return [
+        source.render_line(line - 1 - top).text.rstrip()
+        for line in source.highlighted_lines
+        if 0 <= line - 1 - top < source.scrollable_content_region.height
+    ]
+
+
+def widget_text(widget: Widget) -> str:
+    """What WIDGET shows, rows joined by newlines."""
+    region = Region(0, 0, widget.size.width, widget.size.height)
+    return "\n".join(strip.text.rstrip() for strip in widget.render_lines(region))
+
+
+def tree_cursor(app: WalkApp) -> str:
+    node = app.query_one(ChainTree).cursor_node
+    assert node is not None
+    return str(node.label)
+
+
+def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        assert where(app) == ("cli_flag", SERVER_ARGS, 563)
+        assert tree_cursor(app).startswith(" 1 » flag")
+        assert "ServerArgs.add_cli_args" in tree_cursor(app)
+        tree = app.query_one(ChainTree)
+        spine = [str(node.label).split()[0] for node in tree.root.children]
+        assert spine == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "other"]
+        assert "◉ sink" in str(tree.root.children[8].label)
+        source = app.query_one(SourceView)
+        assert source.path == SERVER_ARGS
+        assert list(source.highlighted_lines) == [563, 564, 565, 566, 567, 568]
+        rows = lit_rows(app)
+        assert len(rows) == 6
+        assert rows[0].startswith("   563 │ ")
+        assert '"--mem-fraction-static",' in rows[1]
+        status = str(app.query_one("#status", Static).render())
+        assert "mem_fraction_static in pypi:sglang==0.4.6" in status
+        assert "spine of 9" in status
+        details = app.query_one(Details)
+        assert details.chosen_link is not None
+        assert app.view is not None
+        assert app.view.step(details.chosen_link.other).kind == "field"
+
+    drive(app, scenario)
+
+
+def test_down_moves_to_the_next_step(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("down")
+        await pilot.pause()
+        assert where(app) == ("field", SERVER_ARGS, 69)
+        assert list(app.query_one(SourceView).highlighted_lines) == [69]
+        assert lit_rows(app) == ["    69 │     mem_fraction_static: Optional[float] = None"]
+        # The flag two screens below is marked in the gutter once scrolled to.
+        await pilot.press("up")
+        await pilot.pause()
+        assert where(app) == ("cli_flag", SERVER_ARGS, 563)
+        marked = [row for row in source_text(app) if row.startswith("■")]
+        assert marked == []  # the field is far above the flag: not in view
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert where(app) == ("call_arg", TP_WORKER, 77)
+        assert app.query_one(SourceView).path == TP_WORKER
+        assert "mem_fraction_static=server_args.mem_fraction_static," in lit_rows(app)[0]
+
+    drive(app, scenario)
+
+
+def test_enter_follows_the_edge_and_backspace_goes_back(
+    walk_app: Callable[..., WalkApp],
+) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("enter")  # flag -> field, along the spine
+        await pilot.pause()
+        assert where(app) == ("field", SERVER_ARGS, 69)
+        await pilot.press("enter")  # field -> the argument in TpModelWorker
+        await pilot.pause()
+        assert where(app) == ("call_arg", TP_WORKER, 77)
+        assert tree_cursor(app).startswith(" 3 → arg")
+        assert [place.step_id for place in app.history] == [
+            f"{SERVER_ARGS}#c39:flag",
+            f"{SERVER_ARGS}#f:ServerArgs.mem_fraction_static",
+        ]
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert where(app) == ("field", SERVER_ARGS, 69)
+        assert app.query_one(SourceView).path == SERVER_ARGS
+        assert tree_cursor(app).startswith(" 2 ■ field")
+        assert [place.step_id for place in app.history] == [f"{SERVER_ARGS}#c39:flag"]
+        await pilot.press("backspace", "backspace")  # the second has nothing to go back to
+        await pilot.pause()
+        assert where(app) == ("cli_flag", SERVER_ARGS, 563)
+        assert app.history == []
+        assert "nothing to go back to" in [n.message for n in app._notifications]
+
+    drive(app, scenario)
+
+
+def test_the_edge_list_picks_the_edge_enter_follows(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("down")  # the field: in from the flag, out to the argument and a use
+        await pilot.pause()
+        details = app.query_one(Details)
+        assert [(link.outgoing, app.view.step(link.other).kind) for link in details.links] == [
+            (False, "cli_flag"),
+            (True, "call_arg"),
+            (True, "use"),
+        ]
+        assert app.query_one(EdgeList).highlighted == 1
+        await pilot.press("tab")
+        assert app.focused is app.query_one(EdgeList)
+        await pilot.press("down", "enter")  # the use in ServerArgs.__post_init__
+        await pilot.pause()
+        assert where(app) == ("use", SERVER_ARGS, 224)
+        assert len(app.history) == 1
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert where(app) == ("field", SERVER_ARGS, 69)
+
+    drive(app, scenario)
+
+
+def test_f_recentres_forward_and_b_backward(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+    param = f"{MODEL_RUNNER}#p:ModelRunner.__init__.mem_fraction_static"
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("down", "down", "down")
+        await pilot.pause()
+        assert where(app) == ("param", MODEL_RUNNER, 109)
+        await pilot.press("f")
+        await settled(pilot)
+        assert app.view is not None
+        assert app.view.chain.direction == "forward"
+        assert app.view.param == "ModelRunner.__init__.mem_fraction_static"
+        assert app.step_id == param
+        assert app.view.chain.spine[0] == param
+        assert where(app) == ("param", MODEL_RUNNER, 109)
+        await pilot.press("b")
+        await settled(pilot)
+        assert app.view.chain.direction == "backward"
+        assert app.view.step(app.view.chain.spine[0]).kind == "cli_flag"
+        assert len(app.history) == 2
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert app.view.chain.direction == "forward"
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert app.view.chain.direction == "both"
+        assert where(app) == ("param", MODEL_RUNNER, 109)
+        assert tree_cursor(app).startswith(" 4 ▸ param")
+
+    drive(app, scenario)
+
+
+def test_slash_searches_with_completion_from_the_index(
+    walk_app: Callable[..., WalkApp],
+) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("slash")
+        await pilot.pause()
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"total_gpu_mem")
+        await pilot.pause()
+        matches = app.screen.query_one(OptionList)
+        shown = [str(matches.get_option_at_index(i).prompt) for i in range(matches.option_count)]
+        assert shown[0] == "total_gpu_memory"
+        assert "ModelRunner.init_memory_pool.total_gpu_memory" in shown
+        await pilot.press("right")  # accepts the suggestion
+        assert app.screen.query_one(Input).value == "total_gpu_memory"
+        await pilot.press("enter")
+        await settled(pilot)
+        assert not isinstance(app.screen, SearchScreen)
+        assert app.view is not None
+        assert app.view.param == "total_gpu_memory"
+        assert app.view.step(app.view.chain.spine[-1]).name == "max_total_num_tokens"
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert app.view.param == "mem_fraction_static"
+
+    drive(app, scenario)
+
+
+def test_without_a_name_the_search_opens(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app(name=None)
+
+    async def scenario(pilot: Pilot) -> None:
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press("down")  # nothing typed: no match to pick
+        await pilot.press(*"ServerArgs.mem_fraction_s")
+        await pilot.pause()
+        await pilot.press("down", "enter")  # pick the first match from the list
+        await settled(pilot)
+        assert app.view is not None
+        assert app.view.param == "ServerArgs.mem_fraction_static"
+
+    drive(app, scenario)
+
+
+def test_e_exports_the_chain_as_json(walk_app: Callable[..., WalkApp], tmp_path: Path) -> None:
+    app = walk_app()
+    target = tmp_path / "chain.json"
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportScreen)
+        path = app.screen.query_one(Input)
+        assert path.value == "sgtrace-mem_fraction_static.json"
+        path.value = str(target)
+        path.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportScreen)
+
+    drive(app, scenario)
+    chain = json.loads(target.read_text())
+    assert chain["source"] == SOURCE
+    assert chain["param"] == "mem_fraction_static"
+    assert chain["nodes"][0]["file"] == SERVER_ARGS
+    assert chain["nodes"][0]["kind"] == "cli_flag"
+    assert len(chain["spine"]) == 9
+
+
+def test_question_mark_shows_the_keys(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        shown = "\n" + "\n".join(widget_text(static) for static in app.screen.query(Static))
+        assert "backspace  go back to where you were before the last jump" in shown
+        for key in ("up / down", "enter", "tab", "space", "/", "f", "b", "e", "?", "q"):
+            assert f"\n{key}  " in shown
+        assert "ƒ formula  formula" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+    drive(app, scenario)
+
+
+def test_the_footer_shows_the_keys(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        shown = {b.binding.key for b in app.active_bindings.values() if b.binding.show}
+        assert {"up", "down", "enter", "backspace", "f", "b", "slash", "e"} <= shown
+        assert {"question_mark", "q"} <= shown
+
+    drive(app, scenario)
+
+
+def test_mouse_clicks_select_steps(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        tree = app.query_one(ChainTree)
+        await pilot.click(ChainTree, offset=(8, 1 + 3))  # the fourth spine step, below the border
+        await pilot.pause()
+        assert where(app) == ("param", MODEL_RUNNER, 109)
+        assert tree.cursor_node is not None
+        # The attribute write two lines below is marked in the gutter; click it.
+        rows = source_text(app)
+        row = next(i for i, text in enumerate(rows) if text.startswith("✎  121 │"))
+        await pilot.click(SourceView, offset=(10, 1 + row))
+        await pilot.pause()
+        assert where(app) == ("attr_write", MODEL_RUNNER, 121)
+        assert len(app.history) == 1
+
+    drive(app, scenario)
+
+
+def test_q_quits(walk_app: Callable[..., WalkApp]) -> None:
+    app = walk_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+
+    drive(app, scenario)
+
+
+def test_errors_are_notifications_not_tracebacks(
+    walk_app: Callable[..., WalkApp], tmp_path: Path
+) -> None:
+    unknown = walk_app(name="no_such_parameter_anywhere")
+
+    async def name_not_found(pilot: Pilot) -> None:
+        messages = [n.message for n in unknown._notifications]
+        assert any("'no_such_parameter_anywhere' is bound nowhere" in m for m in messages)
+        assert unknown.is_running
+        assert not unknown.query_one("#progress").display
+
+    drive(unknown, name_not_found)
+
+    missing = WalkApp(str(tmp_path / "missing"), "x")
+
+    async def source_not_found(pilot: Pilot) -> None:
+        messages = [n.message for n in missing._notifications]
+        assert any("missing does not exist" in m for m in messages)
+        assert missing.is_running
+
+    drive(missing, source_not_found)
