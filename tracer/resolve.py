@@ -35,6 +35,7 @@ class Resolver:
         self.attr_types: dict[tuple[str, str], str | None] = {}
         self.name_types: dict[tuple[str, str, str], str | None] = {}
         self.returned: dict[str, str | None] = {}
+        self.self_writes_by_path: dict[str, dict[str, list[Assign]]] = {}
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
         for full, (_, function) in index.functions.items():
@@ -179,6 +180,18 @@ class Resolver:
         self.returned[function_name] = found
         return found
 
+    def self_writes(self, path: str) -> dict[str, list[Assign]]:
+        """The assignments `self.ATTR = ...` of a file, by ATTR."""
+        table = self.self_writes_by_path.get(path)
+        if table is None:
+            table = {}
+            for assign in self.facts.flows(path).assigns:
+                for target in assign.targets:
+                    if target.path.startswith("self.") and target.path.count(".") == 1:
+                        table.setdefault(target.path[5:], []).append(assign)
+            self.self_writes_by_path[path] = table
+        return table
+
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what
         `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
@@ -198,10 +211,8 @@ class Resolver:
             if found:
                 break
             qual = definition.qualname + "."
-            for assign in self.facts.flows(path).assigns:
-                if not assign.scope.startswith(qual):
-                    continue
-                if any(t.path == f"self.{attr}" for t in assign.targets):
+            for assign in self.self_writes(path).get(attr, []):
+                if assign.scope.startswith(qual):
                     found = self.assigned_type(path, assign.scope, assign)
                     if found:
                         break
