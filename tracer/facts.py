@@ -151,7 +151,6 @@ class Arg:
     value: Value
     line: int
     end_line: int
-    code: str
 
 
 @compact_pickle
@@ -165,7 +164,6 @@ class Call:
     discarded: bool  # the result is thrown away (an expression statement)
     line: int
     end_line: int
-    code: str
 
 
 @compact_pickle
@@ -186,7 +184,6 @@ class Assign:
     annotation: str | None
     line: int
     end_line: int
-    code: str
 
 
 @compact_pickle
@@ -197,7 +194,6 @@ class Return:
     items: tuple[Value, ...]
     line: int
     end_line: int
-    code: str
 
 
 @compact_pickle
@@ -209,7 +205,6 @@ class Use:
     value: Value
     line: int
     end_line: int
-    code: str
 
 
 @compact_pickle

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from textwrap import dedent
 
 from tree_sitter import Node
 
@@ -20,10 +19,8 @@ from tracer.facts import (
     Value,
 )
 from tracer.parse import Match, Parsed, matches_by_concern
-from tracer.values import CallIds, dotted, value_of
+from tracer.values import NOTHING, CallIds, dotted, value_of
 
-MAX_CODE_LINES = 12
-NOTHING = Value(refs=(), calls=())
 TUPLES = frozenset({"expression_list", "tuple", "pattern_list", "tuple_pattern", "list_pattern"})
 
 
@@ -44,31 +41,19 @@ class Scopes:
         return MODULE_SCOPE
 
 
-class Lines:
-    def __init__(self, source: bytes) -> None:
-        self.lines = source.decode("utf-8", "replace").split("\n")
-
-    def code(self, node: Node) -> str:
-        """The whole source lines NODE spans, dedented, at most MAX_CODE_LINES."""
-        first, last = node.start_point[0], node.end_point[0]
-        chunk = self.lines[first : min(last, first + MAX_CODE_LINES - 1) + 1]
-        return dedent("\n".join(chunk)).strip()
-
-
 def extract_flows(parsed: Parsed, summary: FileSummary) -> FileFlows:
     by_concern = matches_by_concern(FLOW_QUERIES, parsed.tree.root_node, CONCERNS)
     scopes = Scopes(summary)
-    lines = Lines(parsed.source)
     call_nodes = sorted(
         (m["reference.call"][0] for m in by_concern["calls"]), key=lambda n: n.start_byte
     )
     call_ids: CallIds = {(n.start_byte, n.end_byte): i for i, n in enumerate(call_nodes)}
-    calls = tuple(call_fact(i, node, scopes, lines, call_ids) for i, node in enumerate(call_nodes))
+    calls = tuple(call_fact(i, node, scopes, call_ids) for i, node in enumerate(call_nodes))
     return FileFlows(
         calls=calls,
-        assigns=tuple(assignments(by_concern["assignments"], scopes, lines, call_ids)),
-        returns=tuple(returns(by_concern["returns"], scopes, lines, call_ids)),
-        uses=tuple(uses(by_concern["conditions"], scopes, lines, call_ids)),
+        assigns=tuple(assignments(by_concern["assignments"], scopes, call_ids)),
+        returns=tuple(returns(by_concern["returns"], scopes, call_ids)),
+        uses=tuple(uses(by_concern["conditions"], scopes, call_ids)),
     )
 
 
@@ -86,7 +71,7 @@ CONCERNS = {
 }
 
 
-def call_fact(index: int, node: Node, scopes: Scopes, lines: Lines, call_ids: CallIds) -> Call:
+def call_fact(index: int, node: Node, scopes: Scopes, call_ids: CallIds) -> Call:
     function = node.child_by_field_name("function")
     args: list[Arg] = []
     position = 0
@@ -112,7 +97,6 @@ def call_fact(index: int, node: Node, scopes: Scopes, lines: Lines, call_ids: Ca
                 value=value_of(expr, call_ids),
                 line=child.start_point[0] + 1,
                 end_line=child.end_point[0] + 1,
-                code=lines.code(child),
             )
         )
         if keyword is None and star == 0:
@@ -131,7 +115,6 @@ def call_fact(index: int, node: Node, scopes: Scopes, lines: Lines, call_ids: Ca
         discarded=parent is not None and parent.type == "expression_statement",
         line=node.start_point[0] + 1,
         end_line=node.end_point[0] + 1,
-        code=lines.code(node),
     )
 
 
@@ -158,9 +141,7 @@ def items(node: Node, call_ids: CallIds) -> tuple[Value, ...]:
     return tuple(value_of(c, call_ids) for c in node.named_children if c.type != "comment")
 
 
-def assignments(
-    matched: list[Match], scopes: Scopes, lines: Lines, call_ids: CallIds
-) -> list[Assign]:
+def assignments(matched: list[Match], scopes: Scopes, call_ids: CallIds) -> list[Assign]:
     found = []
     for match in matched:
         statement = next(match[k][0] for k in ASSIGN_OPS if k in match)
@@ -180,8 +161,8 @@ def assignments(
                 op=op,
                 annotation=annotation_text(statement),
                 line=statement.start_point[0] + 1,
-                end_line=statement.end_point[0] + 1,
-                code=lines.code(statement if op not in ("for", "with") else value),
+                # A loop or `with` binds in its header: the span ends with the value.
+                end_line=(statement if op not in ("for", "with") else value).end_point[0] + 1,
             )
         )
     return found
@@ -203,7 +184,7 @@ ASSIGN_OPS = {
 }
 
 
-def returns(matched: list[Match], scopes: Scopes, lines: Lines, call_ids: CallIds) -> list[Return]:
+def returns(matched: list[Match], scopes: Scopes, call_ids: CallIds) -> list[Return]:
     found = []
     for match in matched:
         statement = match["return"][0]
@@ -215,13 +196,12 @@ def returns(matched: list[Match], scopes: Scopes, lines: Lines, call_ids: CallId
                 items=items(value, call_ids),
                 line=statement.start_point[0] + 1,
                 end_line=statement.end_point[0] + 1,
-                code=lines.code(statement),
             )
         )
     return found
 
 
-def uses(matched: list[Match], scopes: Scopes, lines: Lines, call_ids: CallIds) -> list[Use]:
+def uses(matched: list[Match], scopes: Scopes, call_ids: CallIds) -> list[Use]:
     nodes = sorted((next(iter(m.values()))[0] for m in matched), key=lambda n: n.start_byte)
     return [
         Use(
@@ -229,7 +209,6 @@ def uses(matched: list[Match], scopes: Scopes, lines: Lines, call_ids: CallIds) 
             value=value_of(node, call_ids),
             line=node.start_point[0] + 1,
             end_line=node.end_point[0] + 1,
-            code=lines.code(node),
         )
         for node in nodes
     ]

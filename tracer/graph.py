@@ -46,7 +46,9 @@ class FlowGraph:
         tables = self.tables.get(path)
         if tables is None:
             summary = self.facts.summaries[path]
-            tables = build_tables(path, summary, self.facts.flows(path), self.resolver)
+            flows = self.facts.flows(path)
+            source = self.facts.snapshot.read(path)
+            tables = build_tables(path, summary, flows, self.resolver, source)
             self.tables[path] = tables
         return tables
 
@@ -549,7 +551,7 @@ class FlowGraph:
                                 line=call.line,
                                 end_line=call.end_line,
                                 symbol=call.scope,
-                                code=call.code,
+                                code=caller.lines.span(call.line, call.end_line),
                                 name=definition.name,
                             ),
                             call.scope,

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
+from textwrap import dedent
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 PYTHON = Language(tree_sitter_python.language())
 BOM = b"\xef\xbb\xbf"
+MAX_CODE_LINES = 12
 
 
 @cache
@@ -91,6 +93,20 @@ def first_error_line(root: Node) -> int:
             break
         node = bad[0]
     return node.start_point[0] + 1
+
+
+class SourceLines:
+    """A file's text by line, to show the code a step stands for."""
+
+    def __init__(self, source: bytes) -> None:
+        if source.startswith(BOM):
+            source = source[len(BOM) :]
+        self.lines = source.decode("utf-8", "replace").split("\n")
+
+    def span(self, line: int, end_line: int) -> str:
+        """Lines LINE..END_LINE (1-based, inclusive), dedented, at most MAX_CODE_LINES."""
+        chunk = self.lines[line - 1 : min(end_line, line + MAX_CODE_LINES - 1)]
+        return dedent("\n".join(chunk)).strip()
 
 
 def text(node: Node | None) -> str:

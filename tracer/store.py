@@ -18,7 +18,7 @@ from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import Snapshot
 from tracer.symbols import summarize
 
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "5"
 Progress = Callable[[int, int], None]
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracer.facts import MODULE_SCOPE, Arg, Assign, Call, FileFlows, FileSummary, Return, Value
+from tracer.parse import SourceLines
 from tracer.resolve import CallTarget, Resolver
 from tracer.steps import Step
 
@@ -70,6 +71,7 @@ class FileTables:
     flags: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
     flag_generators: set[str] = field(default_factory=set)  # scopes that build flags by name
     calls: tuple[Call, ...] = ()
+    lines: SourceLines = field(default_factory=lambda: SourceLines(b""))
 
     def add(self, step: Step, scope: str) -> None:
         self.steps[step.id] = step
@@ -77,9 +79,9 @@ class FileTables:
 
 
 def build_tables(
-    path: str, summary: FileSummary, flows: FileFlows, resolver: Resolver
+    path: str, summary: FileSummary, flows: FileFlows, resolver: Resolver, source: bytes
 ) -> FileTables:
-    tables = FileTables(path, calls=flows.calls)
+    tables = FileTables(path, calls=flows.calls, lines=SourceLines(source))
     for call in flows.calls:
         tables.targets[call.id] = resolver.resolve_call(path, call)
     add_definitions(tables, summary)
@@ -90,7 +92,16 @@ def build_tables(
     for i, ret in enumerate(flows.returns):
         add_return(tables, i, ret)
     for i, use in enumerate(flows.uses):
-        step = Step(f"{path}#u{i}", "use", path, use.line, use.end_line, use.scope, use.code, "")
+        step = Step(
+            f"{path}#u{i}",
+            "use",
+            path,
+            use.line,
+            use.end_line,
+            use.scope,
+            tables.lines.span(use.line, use.end_line),
+            "",
+        )
         tables.add(step, use.scope)
         record_reads(tables, step, use.scope, use.value)
     for call in flows.calls:
@@ -127,7 +138,7 @@ def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
             line=assign.line,
             end_line=assign.end_line,
             symbol=assign.scope,
-            code=assign.code,
+            code=tables.lines.span(assign.line, assign.end_line),
             name=target.path.rpartition(".")[2],
         )
         tables.add(step, assign.scope)
@@ -157,7 +168,7 @@ def add_return(tables: FileTables, index: int, ret: Return) -> None:
             ret.line,
             ret.end_line,
             ret.scope,
-            ret.code,
+            tables.lines.span(ret.line, ret.end_line),
             "return",
         )
         tables.add(step, ret.scope)
@@ -223,7 +234,7 @@ def add_call(tables: FileTables, call: Call) -> None:
                 line=arg.line,
                 end_line=arg.end_line,
                 symbol=call.scope,
-                code=arg.code,
+                code=tables.lines.span(arg.line, arg.end_line),
                 name=arg.keyword or "",
             )
             tables.add(step, call.scope)
@@ -231,7 +242,14 @@ def add_call(tables: FileTables, call: Call) -> None:
             record_reads(tables, step, call.scope, arg.value)
     elif call.discarded:
         step = Step(
-            f"{path}#c{call.id}", "use", path, call.line, call.end_line, call.scope, call.code, ""
+            f"{path}#c{call.id}",
+            "use",
+            path,
+            call.line,
+            call.end_line,
+            call.scope,
+            tables.lines.span(call.line, call.end_line),
+            "",
         )
         tables.add(step, call.scope)
         for arg in call.args:
@@ -257,7 +275,7 @@ def add_flag(tables: FileTables, call: Call) -> None:
         line=call.line,
         end_line=call.end_line,
         symbol=call.scope,
-        code=call.code,
+        code=tables.lines.span(call.line, call.end_line),
         name=dest,
     )
     tables.add(step, call.scope)

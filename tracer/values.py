@@ -10,6 +10,7 @@ ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**", "@"})
 # Nodes whose value is fixed by the source: nothing to trace inside.
 CONSTANTS = frozenset({"integer", "float", "true", "false", "none", "ellipsis", "comment"})
 CallIds = dict[tuple[int, int], int]
+NOTHING = Value(refs=(), calls=())
 
 
 def dotted(node: Node | None) -> str | None:
@@ -35,11 +36,14 @@ def value_of(node: Node | None, call_ids: CallIds | None = None) -> Value:
     refs: list[str] = []
     calls: list[int] = []
     arithmetic = collect(node, call_ids, refs, calls) if node is not None else False
+    literal = string_literal(node)
+    if not refs and not calls and literal is None:
+        return NOTHING  # most arguments are constants: one shared object pickles smaller
     return Value(
         refs=tuple(dict.fromkeys(refs)),
         calls=tuple(calls),
         arithmetic=arithmetic,
-        literal=string_literal(node),
+        literal=literal,
     )
 
 
