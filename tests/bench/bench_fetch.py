@@ -34,8 +34,10 @@ other work on the machine shows in the seconds.
 Targets from the issue: a cold fetch at most 0.6x `rsync -a`, a re-fetch with no change
 under 0.5 s. They are judged on the CLI rows, since a user waits for the whole command (and
 rsync too is timed as a process); the in-process rows show in parentheses how the fetch
-itself fares. `--profile` times the pieces of one cold fetch instead: ssh connection, the
-probe, remote tar | zstd alone, the stream over ssh, local decompression and blob writes.
+itself fares. `--profile` times the pieces of one cold fetch instead (median of --repeat):
+Python start-up and imports, the ssh connection, the probe, remote tar | zstd alone, the
+stream over OpenSSH and over asyncssh, local decompression, tar checks, hashes and blob
+writes; and, as options, the stream uncompressed, over AES-GCM, and the blobs as one file.
 """
 
 from __future__ import annotations
