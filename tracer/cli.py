@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from tracer import presets
 from tracer.errors import SgtraceError
 from tracer.render import chain_text, dumps
-from tracer.session import Session, open_session
 from tracer.sources.remote import SshOptions, parse_remote
 from tracer.trace import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH, trace
 
 if TYPE_CHECKING:
+    from tracer.session import Session
     from tracer.sources.fetch import FetchResult
 
 
@@ -140,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def session_for(args: argparse.Namespace) -> Session:
+    from tracer.session import open_session  # the engine loads only for commands that index
+
     show = not args.quiet and sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:

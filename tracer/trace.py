@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tracer.errors import NameNotFound
-from tracer.graph import FlowGraph
 from tracer.steps import Edge, Step
+
+if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
+    from tracer.graph import FlowGraph
 
 DEFAULT_DEPTH = 20
 DEFAULT_BRANCH_DEPTH = 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from tracer.sources.snapshot import Snapshot
 from tracer.sources.ssh import connect, connection_error
 
 MAX_FILES = 50_000
+VERSION_LINE = re.compile(r"^__version__\s*=\s*(?:\w+\s*=\s*)*['\"]([^'\"]+)['\"]", re.M)
 
 
 @dataclass
@@ -236,18 +238,20 @@ def remote_snapshot(spec: RemoteSpec, probe: Probe, files: dict[str, str], blobs
 
 
 def package_version(snapshot: Snapshot, top: str, files: dict[str, str], blobs: Path) -> str:
-    """From `*.dist-info/METADATA`, else `version.py` of the package."""
+    """From `*.dist-info/METADATA`, else `__version__ = ...` in the package's `version.py`
+    or `_version.py` (setuptools-scm and vcs-versioning write the latter)."""
     for path, digest in files.items():
         if path.endswith(".dist-info/METADATA"):
             for line in (blobs / digest[:2] / digest).read_text("utf-8", "replace").splitlines():
                 if line.startswith("Version:"):
                     return line.split(":", 1)[1].strip()
-    version_file = f"{top}/version.py" if top != "." else "version.py"
-    if version_file in snapshot.files:
-        text = snapshot.read(version_file).decode("utf-8", "replace")
-        for line in text.splitlines():
-            if line.startswith("__version__"):
-                return line.split("=", 1)[1].strip().strip("'\"")
+    prefix = f"{top}/" if top != "." else ""
+    for name in ("version.py", "_version.py"):
+        if f"{prefix}{name}" in snapshot.files:
+            text = snapshot.read(f"{prefix}{name}").decode("utf-8", "replace")
+            found = VERSION_LINE.search(text)
+            if found:
+                return found[1]
     return ""
 
 
