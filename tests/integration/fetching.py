@@ -14,6 +14,7 @@ import pytest
 
 from tests.sshd import SshServer
 from tracer.cli import main
+from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import content_hash
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,8 +129,8 @@ def mirrored_hashes(cache: Path) -> dict[str, str]:
 
 
 def blob_names(cache: Path) -> set[str]:
-    """The content hashes stored in the cache's blob store."""
-    return {path.name for path in (cache / "blobs").rglob("*") if path.is_file()}
+    """The content hashes stored in the cache's blob store (its index of packs)."""
+    return set(BlobStore(cache / "blobs").index)
 
 
 def hashes(files: dict[str, bytes]) -> dict[str, str]:

@@ -10,7 +10,7 @@ import subprocess
 import tarfile
 import time
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import asyncssh
 
@@ -18,7 +18,7 @@ from tracer.errors import (
     TransferFailed,
     UnsafeArchive,
 )
-from tracer.sources.cache import content_hash, write_atomic
+from tracer.sources.blobs import BlobStore
 from tracer.sources.remote import RemoteSpec
 from tracer.sources.snapshot import MAX_FILE_BYTES
 
@@ -114,14 +114,11 @@ def decompress(data: bytes, compressor: str, label: str) -> bytes:
     return data
 
 
-def store_members(archive: bytes, wanted: set[str], blobs: Path, label: str) -> dict[str, str]:
+def store_members(archive: bytes, wanted: set[str], blobs: BlobStore, label: str) -> dict[str, str]:
     """Check every member of ARCHIVE (only WANTED regular files, no absolute paths, no `..`,
-    no links or devices, sizes capped, none missing), then store each by content hash: one
+    no links or devices, sizes capped, none missing), then store them by content hash: one
     bad member and nothing is stored. Returns path -> hash."""
-    return {
-        name: store_blob(blobs, data)
-        for name, data in checked_members(archive, wanted, label).items()
-    }
+    return blobs.add(checked_members(archive, wanted, label))
 
 
 def checked_members(archive: bytes, wanted: set[str], label: str) -> dict[str, bytes]:
@@ -163,11 +160,3 @@ def checked_members(archive: bytes, wanted: set[str], label: str) -> dict[str, b
             "run the command again",
         )
     return members
-
-
-def store_blob(blobs: Path, data: bytes) -> str:
-    digest = content_hash(data)
-    path = blobs / digest[:2] / digest
-    if not path.exists():
-        write_atomic(path, data)
-    return digest

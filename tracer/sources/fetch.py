@@ -23,6 +23,7 @@ from tracer.errors import (
     TransferFailed,
 )
 from tracer.sources.archive import Progress, choose_compressor, store_members, transfer
+from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash, write_atomic
 from tracer.sources.remote import RemoteSpec, SshOptions, probe_script
 from tracer.sources.snapshot import Snapshot
@@ -164,17 +165,12 @@ async def fetch(
         probe = await run_probe(conn, spec)
         mirror = mirror_path(spec, probe)
         previous = load_mirror(mirror)
-        blobs = cache_root() / "blobs"
+        blobs = BlobStore(cache_root() / "blobs")
         files: dict[str, str] = {}
         needed: list[str] = []
         for path, (size, mtime) in probe.manifest.items():
             old = previous.get(path)
-            if (
-                old
-                and old[0] == size
-                and old[1] == mtime
-                and (blobs / old[2][:2] / old[2]).exists()
-            ):
+            if old and old[0] == size and old[1] == mtime and blobs.has(old[2]):
                 files[path] = old[2]
             else:
                 needed.append(path)
@@ -212,7 +208,9 @@ def load_mirror(path: Path) -> dict[str, list]:
         return {}
 
 
-def remote_snapshot(spec: RemoteSpec, probe: Probe, files: dict[str, str], blobs: Path) -> Snapshot:
+def remote_snapshot(
+    spec: RemoteSpec, probe: Probe, files: dict[str, str], blobs: BlobStore
+) -> Snapshot:
     python = {p: h for p, h in sorted(files.items()) if p.endswith(".py")}
     if not python:
         raise RemotePathMissing(
@@ -237,12 +235,12 @@ def remote_snapshot(spec: RemoteSpec, probe: Probe, files: dict[str, str], blobs
     return snapshot
 
 
-def package_version(snapshot: Snapshot, top: str, files: dict[str, str], blobs: Path) -> str:
+def package_version(snapshot: Snapshot, top: str, files: dict[str, str], blobs: BlobStore) -> str:
     """From `*.dist-info/METADATA`, else `__version__ = ...` in the package's `version.py`
     or `_version.py` (setuptools-scm and vcs-versioning write the latter)."""
     for path, digest in files.items():
         if path.endswith(".dist-info/METADATA"):
-            for line in (blobs / digest[:2] / digest).read_text("utf-8", "replace").splitlines():
+            for line in blobs.read(digest).decode("utf-8", "replace").splitlines():
                 if line.startswith("Version:"):
                     return line.split(":", 1)[1].strip()
     prefix = f"{top}/" if top != "." else ""

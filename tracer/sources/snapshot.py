@@ -7,9 +7,13 @@ import os
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracer.errors import NoPythonFiles, SourceNotFound
 from tracer.sources.cache import cache_root, content_hash, write_atomic
+
+if TYPE_CHECKING:
+    from tracer.sources.blobs import BlobStore
 
 MAX_FILE_BYTES = 8 << 20  # generated files past this are skipped with a warning
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
@@ -23,15 +27,14 @@ class Snapshot:
     warnings: tuple[str, ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
     contents: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
-    blobs: Path | None = None  # when set, files are read from this content-addressed store
+    blobs: BlobStore | None = None  # when set, files are read from this store by hash
 
     def read(self, path: str) -> bytes:
         """The bytes of PATH, kept after the first read (greps read every file)."""
         data = self.contents.get(path)
         if data is None:
             if self.blobs is not None:
-                digest = self.files[path]
-                data = (self.blobs / digest[:2] / digest).read_bytes()
+                data = self.blobs.read(self.files[path])
             else:
                 data = (self.root / path).read_bytes()
             self.contents[path] = data
