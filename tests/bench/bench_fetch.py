@@ -37,7 +37,7 @@ rsync too is timed as a process); the in-process rows show in parentheses how th
 itself fares. `--profile` times the pieces of one cold fetch instead (median of --repeat):
 Python start-up and imports, the ssh connection, the probe, remote tar | zstd alone, the
 stream over OpenSSH and over asyncssh, local decompression, tar checks, hashes and blob
-writes; and, as options, the stream uncompressed, over AES-GCM, and the blobs as one file.
+writes; and, as options, the stream uncompressed and over AES-GCM.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ from typing import Any
 import asyncssh
 
 from tests.sshd import SshServer, Target, setup_target, start_sshd
-from tracer.sources.archive import checked_members, decompress, store_blob, transfer
+from tracer.sources.archive import checked_members, decompress, transfer
+from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash
 from tracer.sources.fetch import fetch_one, run_probe
 from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
@@ -538,14 +539,8 @@ def local_stages(archive: bytes, paths: list[str], blobs: Path, laps: Laps) -> N
         content_hash(data)
     laps.lap("local: blake2b of every file")
     laps.restart()
-    for data in members.values():
-        store_blob(blobs, data)
-    laps.lap("local: blob writes (store_blob, one file each)")
-    laps.restart()
-    with (blobs.parent / "pack").open("wb") as out:
-        for data in members.values():
-            out.write(data)
-    laps.lap("  option: the same bytes as one pack file")
+    BlobStore(blobs).add(members)
+    laps.lap("local: blob store (one pack file and its index)")
 
 
 def profile_once(server: SshServer, folder: Path, work: Path) -> dict[str, float]:
