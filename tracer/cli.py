@@ -204,8 +204,13 @@ def run_callgraph(args: argparse.Namespace) -> int:
 def run_walk(args: argparse.Namespace) -> int:
     from tui.app import WalkApp  # Textual loads only for the walk: the engine never needs it
 
-    WalkApp(args.source, args.name, args.direction, ssh_options(args)).run()
-    return 0
+    app = WalkApp(args.source, args.name, args.direction, ssh_options(args))
+    app.run()
+    # A trace still running in a worker thread cannot be interrupted: leave without waiting
+    # for it (the cache is written atomically, so nothing is left half done).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(app.return_code or 0)
 
 
 def run_fetch(args: argparse.Namespace) -> int:

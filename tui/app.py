@@ -94,32 +94,32 @@ class WalkApp(App[None]):
     def open_source(self) -> None:
         """Fetch and index the source, then trace the name given on the command line."""
         source = self.walker.source
-        self.call_from_thread(self.progress.start, f"opening {source}")
+        self.from_worker(self.progress.start, f"opening {source}")
         step = 1
 
         def progress(done: int, total: int) -> None:
             nonlocal step
             step = max(1, total // PROGRESS_STEPS)
             if done % step == 0 or done == total:
-                self.call_from_thread(self.progress.advance, f"indexing {source}", done, total)
+                self.from_worker(self.progress.advance, f"indexing {source}", done, total)
 
         session = self.walker.open(progress, self.ssh_options)
         warnings = session.warnings()
         if warnings:
-            self.call_from_thread(
+            self.from_worker(
                 self.notify, f"{len(warnings)} file(s) were indexed in part", severity="warning"
             )
         if self.start_name:
             name, direction = self.start_name, self.direction
-            self.call_from_thread(self.progress.start, f"tracing {name}")
+            self.from_worker(self.progress.start, f"tracing {name}")
             view = self.walker.trace(name, direction)
-            self.call_from_thread(self.arrive, view, None)
+            self.from_worker(self.arrive, view, None)
         else:
-            self.call_from_thread(self.progress.start, "reading the names in the index")
+            self.from_worker(self.progress.start, "reading the names in the index")
         self.walker.names()
-        self.call_from_thread(self.progress.stop)
+        self.from_worker(self.progress.stop)
         if not self.start_name:
-            self.call_from_thread(self.action_search)
+            self.from_worker(self.action_search)
 
     def trace_in_background(
         self, what: str, job: Callable[[], Outline], step_id: str | None = None
@@ -130,11 +130,16 @@ class WalkApp(App[None]):
 
         def run() -> None:
             view = job()
-            if not get_current_worker().is_cancelled:
-                self.call_from_thread(self.arrive, view, step_id)
-                self.call_from_thread(self.progress.stop)
+            self.from_worker(self.arrive, view, step_id)
+            self.from_worker(self.progress.stop)
 
         self.run_worker(run, thread=True, group="trace", exclusive=True, exit_on_error=False)
+
+    def from_worker(self, callback: Callable[..., object], *args: object, **kwargs: object) -> None:
+        """Run CALLBACK in the interface's thread, unless the app or the worker has ended
+        meanwhile (the engine cannot be interrupted; its late results are dropped)."""
+        if self.is_running and not get_current_worker().is_cancelled:
+            self.call_from_thread(callback, *args, **kwargs)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state != WorkerState.ERROR:
@@ -194,7 +199,7 @@ class WalkApp(App[None]):
     @work(thread=True, group="highlight", exit_on_error=False)
     def highlight_file(self, path: str) -> None:
         self.walker.source_lines(path)
-        self.call_from_thread(self.refresh_source, path)
+        self.from_worker(self.refresh_source, path)
 
     def refresh_source(self, path: str) -> None:
         step = self.current_step

@@ -53,14 +53,20 @@ class SourceView(ScrollView, can_focus=False):
         self.border_title = path
         self.refresh()
         self.centre()
-        self.call_after_refresh(self.centre)  # again once the pane's size is known
 
-    def centre(self) -> None:
-        """Put the current step a third of the way down the pane."""
+    def centre(self, tries: int = 20) -> None:
+        """Put the current step a third of the way down the pane; until the pane is laid out
+        for this file (the scroll did not land), try again after the next refresh."""
         first, last = self.span
-        height = self.scrollable_content_region.height or self.size.height
-        top = first - 1 - max(0, min(height // 3, height - (last - first + 1)))
-        self.scroll_to(x=0, y=max(0, top), animate=False, immediate=True)
+        height = self.scrollable_content_region.height
+        top = max(0, first - 1 - max(0, min(height // 3, height - (last - first + 1))))
+        top = min(top, max(0, len(self.lines) - height))
+        self.scroll_to(x=0, y=top, animate=False, immediate=True)
+        if (height == 0 or self.scroll_offset.y != top) and tries:
+            self.call_after_refresh(self.centre, tries - 1)
+
+    def on_resize(self) -> None:
+        self.centre()
 
     @property
     def highlighted_lines(self) -> range:
