@@ -5,6 +5,7 @@ it from worker threads, one engine call at a time."""
 from __future__ import annotations
 
 import bisect
+import gc
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,6 +65,12 @@ def without_background(style: str | Style, seen: dict[Style, Style]) -> Style:
     return seen[style]
 
 
+def settle() -> None:
+    """Keep the collector from scanning what the session holds (millions of objects kept for
+    the whole walk): a full collection over them stalls the interface for a second."""
+    gc.freeze()
+
+
 def prefixed(ordered: list[str], prefix: str, limit: int) -> range:
     """Positions of the first LIMIT items of ORDERED (sorted) that start with PREFIX."""
     start = bisect.bisect_left(ordered, prefix)
@@ -92,6 +99,7 @@ class Walker:
     def open(self, progress: Callable[[int, int], None], ssh_options: object | None) -> Session:
         if self.session is None:
             self.session = open_session(self.source, progress=progress, ssh_options=ssh_options)
+            settle()
         return self.session
 
     def trace(self, name: str, direction: str = "both") -> Outline:
@@ -101,6 +109,7 @@ class Walker:
             with self.lock:
                 chain = trace(self.graph_session().graph, name, direction, sinks=self.sinks)
             self.outlines[key] = outline(chain, self.source, self.sinks)
+            settle()
         found = self.outlines[key]
         for path in found.files():
             self.source_lines(path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +19,9 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 
 from tests.tui.conftest import SIZE, SOURCE, settled
+from tracer.steps import Step
 from tui.app import WalkApp
+from tui.outline import Outline
 from tui.widgets.chain_tree import ChainTree
 from tui.widgets.details import Details, EdgeList
 from tui.widgets.export_screen import ExportScreen
@@ -44,6 +47,14 @@ def drive(app: WalkApp, scenario: Callable[[Pilot], object]) -> None:
             await scenario(pilot)  # type: ignore[misc]
 
     asyncio.run(run())
+
+
+async def soon(condition: Callable[[], bool], within: float = 1.0) -> None:
+    """Wait until CONDITION holds, failing after WITHIN seconds."""
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {within} s"
+        await asyncio.sleep(0.01)
 
 
 def where(app: WalkApp) -> tuple[str, str, int]:
@@ -380,3 +391,43 @@ def test_errors_are_notifications_not_tracebacks(
         assert missing.is_running
 
     drive(missing, source_not_found)
+
+
+def test_moving_never_waits_on_the_engine(walk_app: Callable[..., WalkApp]) -> None:
+    """While a trace runs (here made to take 3 s of pure-Python work, as on a big release),
+    the steps of the open chain are walked at once and the loop never stalls."""
+    app = walk_app()
+    recentre = app.walker.recentre
+
+    def slow_recentre(step: Step, direction: str) -> Outline:
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end:
+            sum(range(1000))
+        return recentre(step, direction)
+
+    app.walker.recentre = slow_recentre  # type: ignore[method-assign]
+
+    async def scenario(pilot: Pilot) -> None:
+        lags: list[float] = []
+
+        async def watch() -> None:
+            while True:
+                started = time.monotonic()
+                await asyncio.sleep(0.02)
+                lags.append(time.monotonic() - started - 0.02)
+
+        watcher = asyncio.create_task(watch())
+        # Keys as a terminal sends them: Pilot's press() would wait for the app to be idle.
+        app.simulate_key("f")
+        await soon(lambda: app.query_one("#progress").display)
+        for expected in (("field", SERVER_ARGS, 69), ("call_arg", TP_WORKER, 77)):
+            app.simulate_key("down")
+            await soon(lambda: where(app) == expected)  # noqa: B023
+        assert app.view is not None
+        assert app.view.chain.direction == "both"  # the trace has not finished yet
+        await settled(pilot)
+        watcher.cancel()
+        assert app.view.chain.direction == "forward"
+        assert max(lags) < 0.5
+
+    drive(app, scenario)
