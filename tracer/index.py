@@ -217,11 +217,6 @@ class Index:
 
     # -- classes ---------------------------------------------------------------------------
 
-    def module_and_path(self, full: str) -> tuple[str, str]:
-        """(module, path) of a class or function known by its full dotted name."""
-        path = self.classes[full][0] if full in self.classes else self.functions[full][0]
-        return self.module_of[path], path
-
     def bases(self, class_name: str) -> list[str]:
         """Resolved base classes (full names) of a known class; unknown bases dropped."""
         path, klass = self.classes[class_name]
