@@ -99,7 +99,7 @@ def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> N
 
     async def scenario(pilot: Pilot) -> None:
         assert where(app) == ("cli_flag", SERVER_ARGS, 563)
-        assert tree_cursor(app).startswith(" 1 » flag")
+        assert tree_cursor(app).startswith("   1 » flag")
         assert "ServerArgs.add_cli_args" in tree_cursor(app)
         tree = app.query_one(ChainTree)
         spine = [str(node.label).split()[0] for node in tree.root.children]

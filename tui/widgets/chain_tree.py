@@ -14,6 +14,7 @@ from tui.kinds import WORD_WIDTH, look_of
 from tui.outline import Branch, Outline
 
 GUESS_MARK = "?"
+LEAF_INDENT = "  "  # the width of the tree's fold arrow
 
 
 class ChainTree(Tree[str]):
@@ -58,8 +59,8 @@ class ChainTree(Tree[str]):
             node = parent.add(label, data=branch.step_id, expand=False)
             for child in branch.children:
                 self.add_branch(node, child, view)
-        else:
-            node = parent.add_leaf(label, data=branch.step_id)
+        else:  # in line with the siblings that have a fold arrow
+            node = parent.add_leaf(Text(LEAF_INDENT) + label, data=branch.step_id)
         self.nodes_by_step.setdefault(branch.step_id, node)
 
     def select_step(self, step_id: str) -> bool:
