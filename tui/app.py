@@ -92,16 +92,17 @@ class WalkApp(App[None]):
 
     @work(thread=True, group="open", exit_on_error=False)
     def open_source(self) -> None:
-        """Fetch and index the source, then trace the name given on the command line."""
+        """Fetch and index the source; trace the name given on the command line (or ask for
+        one); read the names `/` completes."""
         source = self.walker.source
-        self.from_worker(self.progress.start, f"opening {source}")
-        step = 1
+        self.from_worker(self.progress.start, "open", f"opening {source}")
+        every = 1
 
         def progress(done: int, total: int) -> None:
-            nonlocal step
-            step = max(1, total // PROGRESS_STEPS)
-            if done % step == 0 or done == total:
-                self.from_worker(self.progress.advance, f"indexing {source}", done, total)
+            nonlocal every
+            every = max(1, total // PROGRESS_STEPS)
+            if done % every == 0 or done == total:
+                self.from_worker(self.progress.advance, "open", f"indexing {source}", done, total)
 
         session = self.walker.open(progress, self.ssh_options)
         warnings = session.warnings()
@@ -111,13 +112,14 @@ class WalkApp(App[None]):
             )
         if self.start_name:
             name, direction = self.start_name, self.direction
-            self.from_worker(self.progress.start, f"tracing {name}")
-            view = self.walker.trace(name, direction)
-            self.from_worker(self.arrive, view, None)
-        else:
-            self.from_worker(self.progress.start, "reading the names in the index")
+            self.from_worker(
+                self.trace_in_background,
+                f"tracing {name}",
+                lambda: self.walker.trace(name, direction),
+            )
+        self.from_worker(self.progress.start, "open", "reading the names in the index")
         self.walker.names()
-        self.from_worker(self.progress.stop)
+        self.from_worker(self.progress.stop, "open")
         if not self.start_name:
             self.from_worker(self.action_search)
 
@@ -126,12 +128,12 @@ class WalkApp(App[None]):
     ) -> None:
         """Run JOB (a trace) in a thread; show its chain when it is done, unless a newer
         trace was asked for meanwhile."""
-        self.progress.start(what)
+        self.progress.start("trace", what)
 
         def run() -> None:
             view = job()
             self.from_worker(self.arrive, view, step_id)
-            self.from_worker(self.progress.stop)
+            self.from_worker(self.progress.stop, "trace")
 
         self.run_worker(run, thread=True, group="trace", exclusive=True, exit_on_error=False)
 
@@ -144,7 +146,7 @@ class WalkApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state != WorkerState.ERROR:
             return
-        self.progress.stop()
+        self.progress.stop(event.worker.group)
         error = event.worker.error
         if isinstance(error, SgtraceError):
             self.notify(str(error), title="sgtrace", severity="error", timeout=10)
