@@ -3,6 +3,8 @@ name a re-centred trace uses, the names `/` completes. Snippets in, exact answer
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -11,6 +13,7 @@ from tracer.errors import NameNotFound
 from tracer.session import Session
 from tui.outline import Branch, Outline, recentre_names
 from tui.walker import Walker, highlight_lines
+from tui.widgets.chain_tree import step_label
 
 RUNNER = {
     "pkg/__init__.py": "",
@@ -35,6 +38,19 @@ RUNNER = {
         """,
 }
 SINKS = ("tokens",)
+GUESSED = {
+    "pkg/__init__.py": "",
+    "pkg/mod.py": """
+        class Config:
+            def __init__(self, size: int):
+                self.size = size
+
+
+        def grow(cfg):
+            doubled = cfg.size * 2  # cfg has no type: Config is a guess by the name `size`
+            return doubled
+        """,
+}
 
 
 @pytest.fixture
@@ -124,3 +140,25 @@ def test_sources_are_highlighted_line_for_line(walker: Walker) -> None:
     assert lines[10].spans  # coloured
     assert all(span.style.bgcolor is None for line in lines for span in line.spans)
     assert [line.plain for line in highlight_lines("a = 1\n\nb = 2\n")] == ["a = 1", "", "b = 2"]
+
+
+def test_guessed_steps_are_marked(snippet_session: Callable[[dict[str, str]], Session]) -> None:
+    view = Walker("guessed", snippet_session(GUESSED)).trace("size")
+    [param] = view.spine  # no sink: the spine is where the value starts
+    [write] = param.children
+    [formula] = write.children
+    assert view.step(formula.step_id).line == 7
+    assert view.is_guess(formula.step_id)
+    assert step_label(view, formula).plain == "↓ ƒ formula grow  mod.py:7 ?0.5"
+    assert step_label(view, write).plain == "↓ ✎ write   Config.__init__  mod.py:3"
+    assert step_label(view, param).plain == " 1 ▸ param   Config.__init__  mod.py:2"
+
+
+def test_the_engine_and_the_walker_know_nothing_of_textual() -> None:
+    code = (
+        "import sys, tracer.cli, tracer.session, tracer.trace, tracer.render, "
+        "tui.walker, tui.outline; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
