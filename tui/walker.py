@@ -17,7 +17,7 @@ from rich.text import Span, Text
 
 from tracer import presets
 from tracer.errors import NameNotFound, SgtraceError
-from tracer.render import dumps
+from tracer.render import chain_text, dumps
 from tracer.session import Session, open_session
 from tracer.steps import Step
 from tracer.trace import trace
@@ -38,7 +38,15 @@ def json_export(view: Outline) -> str:
     return dumps(view.chain, view.source) + "\n"
 
 
-EXPORT_FORMATS = (ExportFormat("json", ".json", json_export),)
+def text_export(view: Outline) -> str:
+    return chain_text(view.chain, view.source) + "\n"
+
+
+# The export issue's writers (dot, graphml, mermaid, svg) join these once they exist.
+EXPORT_FORMATS = (
+    ExportFormat("json", ".json", json_export),
+    ExportFormat("text", ".txt", text_export),
+)
 
 
 def highlight_lines(code: str) -> list[Text]:

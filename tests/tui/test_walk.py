@@ -284,29 +284,37 @@ def test_without_a_name_the_search_opens(walk_app: Callable[..., WalkApp]) -> No
     drive(app, scenario)
 
 
-def test_e_exports_the_chain_as_json(walk_app: Callable[..., WalkApp], tmp_path: Path) -> None:
+def test_e_exports_the_chain(walk_app: Callable[..., WalkApp], tmp_path: Path) -> None:
     app = walk_app()
-    target = tmp_path / "chain.json"
+    as_json, as_text = tmp_path / "chain.json", tmp_path / "chain.txt"
 
-    async def scenario(pilot: Pilot) -> None:
+    async def export(pilot: Pilot, *keys: str, to: Path) -> None:
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, ExportScreen)
+        await pilot.press(*keys)  # the format
         path = app.screen.query_one(Input)
-        assert path.value == "sgtrace-mem_fraction_static.json"
-        path.value = str(target)
+        assert path.value == "sgtrace-mem_fraction_static" + to.suffix
+        path.value = str(to)
         path.focus()
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, ExportScreen)
 
+    async def scenario(pilot: Pilot) -> None:
+        await export(pilot, to=as_json)
+        await export(pilot, "down", to=as_text)
+        assert "text written to " + str(as_text) in [n.message for n in app._notifications]
+
     drive(app, scenario)
-    chain = json.loads(target.read_text())
+    chain = json.loads(as_json.read_text())
     assert chain["source"] == SOURCE
     assert chain["param"] == "mem_fraction_static"
     assert chain["nodes"][0]["file"] == SERVER_ARGS
     assert chain["nodes"][0]["kind"] == "cli_flag"
     assert len(chain["spine"]) == 9
+    text = as_text.read_text()
+    assert text.startswith("mem_fraction_static in pypi:sglang==0.4.6: 40 steps in 5 files")
 
 
 def test_question_mark_shows_the_keys(walk_app: Callable[..., WalkApp]) -> None:
