@@ -72,6 +72,27 @@ def build_parser() -> argparse.ArgumentParser:
     walking.add_argument("--direction", choices=("forward", "backward", "both"), default="both")
     add_common(walking)
 
+    exporting = commands.add_parser("export", help="the chain as a graph: DOT, GraphML, SVG...")
+    exporting.add_argument("source", help="a folder, a .py file, pypi:NAME==VERSION or host:/path")
+    exporting.add_argument("name", help="the parameter to trace, as for trace")
+    exporting.add_argument(
+        "-f", "--format", required=True, choices=("dot", "graphml", "json", "mermaid", "svg", "png")
+    )
+    exporting.add_argument(
+        "-o", "--output", type=Path, help="file to write (default stdout; required for svg, png)"
+    )
+    exporting.add_argument("--direction", choices=("forward", "backward", "both"), default="both")
+    exporting.add_argument(
+        "--to", action="append", metavar="NAME", help="end the spine where this name is bound"
+    )
+    exporting.add_argument(
+        "--scope",
+        choices=("chain",),
+        default="chain",
+        help="what to draw: only the chain for now (calls, file: not yet)",
+    )
+    add_common(exporting)
+
     calls = commands.add_parser("callgraph", help="the call graph, in PyCG's JSON format")
     calls.add_argument("source", help="a folder, a .py file, or pypi:NAME==VERSION")
     calls.add_argument(
@@ -130,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_fetch(args)
         if args.command == "walk":
             return run_walk(args)
+        if args.command == "export":
+            return run_export(args)
     except SgtraceError as error:
         print(f"sgtrace: error: {error}", file=sys.stderr)
         return 2
@@ -211,6 +234,38 @@ def run_walk(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(app.return_code or 0)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from tracer import export  # networkx and the writers load only for an export
+    from tracer.sources.cache import write_atomic
+
+    binary = args.format in export.GRAPHVIZ_FORMATS
+    if binary and args.output is None:
+        raise SgtraceError(
+            f"{args.format} is binary", f"write it to a file: -o chain.{args.format}"
+        )
+    session = session_for(args)
+    chain = trace(
+        session.graph, args.name, direction=args.direction, sinks=args.to or presets.SINKS
+    )
+    writers = {
+        "dot": export.chain_to_dot,
+        "graphml": export.chain_to_graphml,
+        "mermaid": export.chain_to_mermaid,
+    }
+    if args.format == "json":
+        data = (export.chain_to_json(chain, args.source) + "\n").encode()
+    elif binary:
+        data = export.render_with_graphviz(export.chain_to_dot(chain), args.format)
+    else:
+        data = writers[args.format](chain).encode()
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        write_atomic(args.output, data)
+    return 0
 
 
 def run_fetch(args: argparse.Namespace) -> int:

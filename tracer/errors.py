@@ -67,3 +67,11 @@ class RemoteToolMissing(SgtraceError):
 
 class TransferFailed(SgtraceError):
     """The stream from the host broke or did not hold what was asked."""
+
+
+class GraphvizMissing(SgtraceError):
+    """An svg or png export needs Graphviz's `dot`, and it is not on PATH."""
+
+
+class GraphvizFailed(SgtraceError):
+    """Graphviz's `dot` ran and refused the graph."""
