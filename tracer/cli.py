@@ -15,7 +15,13 @@ from tracer import presets
 from tracer.errors import SgtraceError
 from tracer.render import chain_text, dumps
 from tracer.sources.remote import SshOptions, parse_remote
-from tracer.trace import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH, trace
+from tracer.trace import (
+    DEFAULT_BRANCH_DEPTH,
+    DEFAULT_DEPTH,
+    ONE_WAY_BRANCH_DEPTH,
+    spine_only,
+    trace,
+)
 
 if TYPE_CHECKING:
     from tracer.session import Session
@@ -87,9 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exporting.add_argument(
         "--scope",
-        choices=("chain",),
+        choices=("chain", "spine"),
         default="chain",
-        help="what to draw: only the chain for now (calls, file: not yet)",
+        help="what to draw: the chain (default) or its spine alone (calls, file: not yet)",
     )
     add_common(exporting)
 
@@ -249,6 +255,8 @@ def run_export(args: argparse.Namespace) -> int:
     chain = trace(
         session.graph, args.name, direction=args.direction, sinks=args.to or presets.SINKS
     )
+    if args.scope == "spine":
+        chain = spine_only(chain)
     writers = {
         "dot": export.chain_to_dot,
         "graphml": export.chain_to_graphml,

@@ -92,6 +92,21 @@ def trace(
     )
 
 
+def spine_only(chain: Chain) -> Chain:
+    """CHAIN cut down to its spine: its steps, and the edges from each to the next."""
+    on_spine = set(chain.spine)
+    order = {pair: i for i, pair in enumerate(zip(chain.spine, chain.spine[1:], strict=False))}
+    edges = [e for e in chain.edges if (e.src, e.dst) in order]
+    return Chain(
+        param=chain.param,
+        direction=chain.direction,
+        steps=tuple(s for s in chain.steps if s.id in on_spine),
+        edges=tuple(sorted(edges, key=lambda e: order[(e.src, e.dst)])),
+        spine=chain.spine,
+        seeds=tuple(s for s in chain.seeds if s in on_spine),
+    )
+
+
 def walk(
     graph: FlowGraph,
     starts: list[str],

@@ -61,3 +61,29 @@ def test_attribute_of_a_call_result_is_typed_by_the_return_annotation(snippet_se
     ]
     edge = next(e for e in chain.edges if e.dst.startswith("pkg/use.py"))
     assert (edge.kind, edge.confidence) == ("attr", 1.0)
+
+
+def test_spine_only_keeps_the_spine_and_its_edges(snippet_session):
+    from tracer.trace import spine_only
+
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": """
+                class Runner:
+                    def __init__(self, fraction: float):
+                        self.fraction = fraction
+                        self.copy = fraction
+
+                    def size(self, total):
+                        rest = total * (1 - self.fraction)
+                        self.tokens = int(rest)
+            """,
+        }
+    )
+    chain = trace(session.graph, "Runner.fraction", sinks=["tokens"])
+    spine = spine_only(chain)
+    assert [s.id for s in spine.steps] == list(chain.spine)
+    assert len(chain.steps) > len(spine.steps)
+    pairs = list(zip(chain.spine, chain.spine[1:], strict=False))
+    assert [(e.src, e.dst) for e in spine.edges] == pairs
