@@ -17,6 +17,7 @@ from rich.text import Span, Text
 
 from tracer import presets
 from tracer.errors import NameNotFound, SgtraceError
+from tracer.export import chain_to_dot, chain_to_graphml, chain_to_mermaid
 from tracer.render import chain_text, dumps
 from tracer.session import Session, open_session
 from tracer.steps import Step
@@ -42,10 +43,13 @@ def text_export(view: Outline) -> str:
     return chain_text(view.chain, view.source) + "\n"
 
 
-# The export issue's writers (dot, graphml, mermaid, svg) join these once they exist.
+# Text formats only: the walk writes what the picker chose as text (svg/png: `sgtrace export`).
 EXPORT_FORMATS = (
     ExportFormat("json", ".json", json_export),
     ExportFormat("text", ".txt", text_export),
+    ExportFormat("dot", ".dot", lambda view: chain_to_dot(view.chain)),
+    ExportFormat("graphml", ".graphml", lambda view: chain_to_graphml(view.chain)),
+    ExportFormat("mermaid", ".mmd", lambda view: chain_to_mermaid(view.chain)),
 )
 
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import networkx as nx
 import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -301,12 +302,17 @@ def test_e_exports_the_chain(walk_app: Callable[..., WalkApp], tmp_path: Path) -
         await pilot.pause()
         assert not isinstance(app.screen, ExportScreen)
 
+    as_graphml = tmp_path / "chain.graphml"
+
     async def scenario(pilot: Pilot) -> None:
         await export(pilot, to=as_json)
         await export(pilot, "down", to=as_text)
         assert "text written to " + str(as_text) in [n.message for n in app._notifications]
+        await export(pilot, "down", "down", "down", to=as_graphml)
 
     drive(app, scenario)
+    graph = nx.read_graphml(as_graphml)  # the export writers, read back by networkx
+    assert graph.number_of_nodes() == len(json.loads(as_json.read_text())["nodes"])
     chain = json.loads(as_json.read_text())
     assert chain["source"] == SOURCE
     assert chain["param"] == "mem_fraction_static"
