@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.fetching import Run, in_process
 from tests.sshd import (
     SetupTargetFailed,
     SshdUnavailable,
@@ -173,3 +174,32 @@ def make_patch(tmp_path: Path) -> Callable[[Target, str, str, str], Path]:
         return out
 
     return make
+
+
+# -- the fetch tests: a cache of their own, the CLI in-process, the server as a client sees it
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("SGTRACE_CACHE", str(root))
+    return root
+
+
+@pytest.fixture
+def sgtrace(capsys: pytest.CaptureFixture[str], cache: Path) -> Callable[..., Run]:
+    """`sgtrace ARGS` in this process, with this test's cache; HOME as use_client_home set it."""
+    return in_process(capsys)
+
+
+@pytest.fixture
+def client(sshd: SshServer, use_client_home: Callable[[SshServer], Path]) -> SshServer:
+    """The module's server, reached through the client home's ~/.ssh (alias `target`)."""
+    use_client_home(sshd)
+    return sshd
+
+
+@pytest.fixture
+def fresh_client(fresh_sshd: SshServer, use_client_home: Callable[[SshServer], Path]) -> SshServer:
+    use_client_home(fresh_sshd)
+    return fresh_sshd

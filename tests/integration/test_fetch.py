@@ -24,7 +24,6 @@ from tests.integration.fetching import (
     cached_files,
     fake_program,
     hashes,
-    in_process,
     mirror,
     mirrored_hashes,
     probed_files,
@@ -70,32 +69,6 @@ class StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 sys.meta_path.append(StandInFinder())
 """
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv("SGTRACE_CACHE", str(root))
-    return root
-
-
-@pytest.fixture
-def sgtrace(capsys: pytest.CaptureFixture[str], cache: Path) -> Callable[..., Run]:
-    """`sgtrace ARGS` in this process, with this test's cache; HOME as use_client_home set it."""
-    return in_process(capsys)
-
-
-@pytest.fixture
-def client(sshd: SshServer, use_client_home: Callable[[SshServer], Path]) -> SshServer:
-    """The module's server, reached through the client home's ~/.ssh (alias `target`)."""
-    use_client_home(sshd)
-    return sshd
-
-
-@pytest.fixture
-def fresh_client(fresh_sshd: SshServer, use_client_home: Callable[[SshServer], Path]) -> SshServer:
-    use_client_home(fresh_sshd)
-    return fresh_sshd
 
 
 @pytest.fixture(scope="module")
