@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from tracer.trace import (
 if TYPE_CHECKING:
     from tracer.session import Session
     from tracer.sources.fetch import FetchResult
+    from tracer.sources.snapshot import Snapshot
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_common(exporting)
 
+    add_audit_parser(commands)
+
     calls = commands.add_parser("callgraph", help="the call graph, in PyCG's JSON format")
     calls.add_argument("source", help="a folder, a .py file, or pypi:NAME==VERSION")
     calls.add_argument(
@@ -159,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_walk(args)
         if args.command == "export":
             return run_export(args)
+        if args.command == "audit":
+            return run_audit(args)
     except SgtraceError as error:
         print(f"sgtrace: error: {error}", file=sys.stderr)
         return 2
@@ -274,6 +280,91 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         write_atomic(args.output, data)
     return 0
+
+
+def add_audit_parser(commands: argparse._SubParsersAction) -> None:
+    auditing = commands.add_parser(
+        "audit", help="what a patched tree changes in the chains of the traced parameters"
+    )
+    auditing.add_argument(
+        "targets", nargs="+", help="host:/path, host (SGLang found there), a folder or pypi:"
+    )
+    auditing.add_argument(
+        "--against",
+        metavar="SOURCE",
+        help="the reference (default: the commit a checkout is on, or the release a pip "
+        "install's RECORD names)",
+    )
+    auditing.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="trace this parameter too (default: " + ", ".join(presets.PARAMETERS) + ")",
+    )
+    auditing.add_argument(
+        "--to", action="append", metavar="NAME", help="end the spines where this name is bound"
+    )
+    auditing.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    auditing.add_argument("-o", "--output", type=Path, help="write the report to FILE")
+    add_common(auditing)
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Exit 0: no traced chain changed; 1: one did; 2: a target could not be audited."""
+    from tracer.audit import audit
+    from tracer.audit_report import report_json, report_text
+    from tracer.session import index_snapshot
+    from tracer.sources.cache import write_atomic
+    from tracer.sources.pristine import choose_references
+
+    show = not args.quiet and sys.stderr.isatty()
+    progress = FetchProgress(show, lines=len(args.targets) > 1)
+    pairs = choose_references(args.targets, args.against, ssh_options(args), progress)
+    sessions: dict[int, Session] = {}  # by snapshot, so a shared reference is indexed once
+
+    def indexed(snapshot: Snapshot) -> Session:
+        if id(snapshot) not in sessions:
+            sessions[id(snapshot)] = index_snapshot(snapshot)
+        return sessions[id(snapshot)]
+
+    audits, failures = [], []
+    for text, pair in zip(args.targets, pairs, strict=True):
+        try:
+            if isinstance(pair, SgtraceError):
+                raise pair
+            reference = indexed(pair.reference)
+            same = pair.reference.files == pair.target.files
+            target = reference if same else indexed(pair.target)
+            audits.append(
+                audit(
+                    reference,
+                    target,
+                    presets.PARAMETERS,
+                    sinks=args.to or presets.SINKS,
+                    required=args.param,
+                    how=pair.how,
+                    reference_label=pair.reference.label,
+                )
+            )
+            if same:  # the target's own label, though its session is the reference's
+                audits[-1] = replace(audits[-1], target=pair.target.label)
+        except SgtraceError as error:
+            print(f"sgtrace: error: {text}: {error}", file=sys.stderr)
+            failures.append((text, str(error)))
+    if args.format == "json":
+        report = report_json(audits, failures) + "\n"
+    elif audits:
+        report = report_text(audits, failures, markdown=args.format == "markdown")
+    else:  # every target failed, and each said why on stderr
+        report = ""
+    if args.output is None:
+        sys.stdout.write(report)
+    else:
+        write_atomic(args.output, report.encode())
+    if failures:
+        return 2
+    return 1 if any(a.changed for a in audits) else 0
 
 
 def run_fetch(args: argparse.Namespace) -> int:

@@ -75,3 +75,7 @@ class GraphvizMissing(SgtraceError):
 
 class GraphvizFailed(SgtraceError):
     """Graphviz's `dot` ran and refused the graph."""
+
+
+class NoReference(SgtraceError):
+    """An audit's target is neither a git checkout nor a pip install, and no --against."""

@@ -1,0 +1,413 @@
+"""The audit's pure half on snippet trees: which files and hunks differ, how the chains of two
+versions of a tree are matched step by step (lines shift, code changes), which hunks touch a
+chain; the reference's paths from `git status --porcelain` and from a RECORD; the reports."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.integration.fetching import in_process
+from tracer.audit import Audit, FileChange, Hunk, audit, file_hunks, step_key
+from tracer.audit_report import report_json, report_text
+from tracer.errors import NameNotFound
+from tracer.session import Session, open_session
+from tracer.sources.cache import FactCache
+from tracer.sources.pristine import (
+    TreeChanges,
+    aligned,
+    overlay,
+    parse_porcelain,
+    record_changes,
+    record_digest,
+    record_hashes,
+    under_root,
+)
+from tracer.sources.snapshot import local_snapshot
+
+ARGS = """
+import argparse
+from dataclasses import dataclass
+
+
+@dataclass
+class Args:
+    mem_fraction_static: float = 0.9
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--mem-fraction-static", type=float, default=Args.mem_fraction_static)
+"""
+RUNNER = """
+from pkg.args import Args
+
+
+def measure() -> int:
+    return 80
+
+
+class Runner:
+    def __init__(self, args: Args):
+        self.mem_fraction_static = args.mem_fraction_static
+
+    def profile(self, total: int) -> int:
+        available = measure()
+        cell = 2
+        rest = available - total * (1 - self.mem_fraction_static)
+        return int(rest) // cell
+
+    def init_pool(self, total: int) -> None:
+        self.max_total_num_tokens = self.profile(total)
+"""
+OTHER = """
+def greet(name: str) -> str:
+    return "hello " + name
+"""
+TREE = {"pkg/__init__.py": "", "pkg/args.py": ARGS, "pkg/runner.py": RUNNER, "pkg/other.py": OTHER}
+FORMULA = "rest = available - total * (1 - self.mem_fraction_static)"
+PATCHED_FORMULA = "rest = available - total * (1 - self.mem_fraction_static * 0.95)"
+RESERVATION = "available = measure()\n        available -= 4  # keep 4 GB for the graphs"
+PARAMS = ("mem_fraction_static", "max_total_num_tokens")
+SINKS = ("max_total_num_tokens",)
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+@pytest.fixture
+def versions(tmp_path: Path):
+    """versions(edits) -> (reference, target): sessions over TREE and over TREE with EDITS
+    ({path: [(old, new), ...]}; a new path is a new file, None removes a file)."""
+
+    def make(edits: dict[str, list[tuple[str, str]] | str | None]) -> tuple[Session, Session]:
+        target = dict(TREE)
+        for path, change in edits.items():
+            if change is None:
+                del target[path]
+            elif isinstance(change, str):
+                target[path] = change
+            else:
+                for old, new in change:
+                    assert old in target[path]
+                    target[path] = target[path].replace(old, new, 1)
+        cache = FactCache(tmp_path / "cache")
+        sessions = []
+        for name, files in (("reference", TREE), ("target", target)):
+            root = write(tmp_path / name, files)
+            sessions.append(open_session(str(root), cache=cache))
+        return sessions[0], sessions[1]
+
+    return make
+
+
+def code(steps: tuple) -> list[str]:
+    return [" ".join(s.code.split()) for s in steps]
+
+
+def test_formula_change_reservation_and_unrelated_file(versions) -> None:
+    reference, target = versions(
+        {
+            "pkg/runner.py": [("available = measure()", RESERVATION), (FORMULA, PATCHED_FORMULA)],
+            "pkg/other.py": [('"hello "', '"hi "')],
+        }
+    )
+    report = audit(reference, target, PARAMS, sinks=SINKS)
+    assert report.files == (
+        FileChange("pkg/other.py", "modified"),
+        FileChange("pkg/runner.py", "modified"),
+    )
+    assert [
+        (h.file, h.ref_start, h.ref_end, h.tgt_start, h.tgt_end, h.params) for h in report.hunks
+    ] == [
+        ("pkg/other.py", 2, 2, 2, 2, ()),
+        ("pkg/runner.py", 14, 15, 14, 16, ("mem_fraction_static", "max_total_num_tokens")),
+    ]
+    assert report.hunks[1].text.splitlines() == [
+        "@@ -11,8 +11,9 @@",
+        " ",
+        "     def profile(self, total: int) -> int:",
+        "         available = measure()",
+        "+        available -= 4  # keep 4 GB for the graphs",
+        "         cell = 2",
+        "-        rest = available - total * (1 - self.mem_fraction_static)",
+        "+        rest = available - total * (1 - self.mem_fraction_static * 0.95)",
+        "         return int(rest) // cell",
+        " ",
+        "     def init_pool(self, total: int) -> None:",
+    ]
+    mem, tokens = report.params
+    assert mem.param == "mem_fraction_static" and mem.changed
+    # The formula is the same step (same function, kind and name) with other code; the lines
+    # after it moved down one, and are still the same steps.
+    assert [(old.line, new.line) for old, new in mem.spine.changed] == [(15, 16)]
+    assert [(code((old,)), code((new,))) for old, new in mem.spine.changed] == [
+        ([FORMULA], [PATCHED_FORMULA])
+    ]
+    assert mem.spine.added == mem.spine.removed == ()
+    assert [(s.line, s.kind) for s in mem.steps.added] == [(14, "formula")]
+    assert code(mem.steps.added) == ["available -= 4 # keep 4 GB for the graphs"]
+    assert mem.steps.removed == ()
+    assert mem.steps.changed == ()
+    assert tokens.param == "max_total_num_tokens" and tokens.changed
+    assert report.changed
+
+
+def test_shifted_lines_change_no_chain(versions) -> None:
+    shifted = "# Runner: sizes the pool.\n\n" + textwrap.dedent(RUNNER).lstrip("\n")
+    reference, target = versions({"pkg/runner.py": shifted})
+    report = audit(reference, target, PARAMS, sinks=SINKS)
+    assert [(h.ref_start, h.ref_end, h.tgt_start, h.tgt_end, h.params) for h in report.hunks] == [
+        (1, 0, 1, 2, ())
+    ]
+    assert [p.changed for p in report.params] == [False, False]
+    assert not report.changed
+    mem = report.params[0]
+    assert mem.reference is not None and mem.target is not None
+    ref_lines = [s.line for s in mem.reference.steps if s.file == "pkg/runner.py"]
+    tgt_lines = [s.line for s in mem.target.steps if s.file == "pkg/runner.py"]
+    assert tgt_lines == [line + 2 for line in ref_lines]
+
+
+def test_same_session_is_traced_once_and_unchanged(versions) -> None:
+    reference, _ = versions({})
+    report = audit(reference, reference, PARAMS, sinks=SINKS, reference_label="HEAD")
+    assert report.files == report.hunks == ()
+    assert [p.reference is p.target for p in report.params] == [True, True]
+    assert report.reference == "HEAD" and not report.changed
+
+
+def test_removed_file_and_new_parameter(versions) -> None:
+    extra = """
+    class Pool:
+        def __init__(self, reserve_gb: int = 4):
+            self.reserve_gb = reserve_gb
+    """
+    reference, target = versions({"pkg/other.py": None, "pkg/pool.py": extra})
+    report = audit(reference, target, PARAMS, sinks=SINKS, required=("reserve_gb",))
+    assert report.files == (
+        FileChange("pkg/other.py", "removed"),
+        FileChange("pkg/pool.py", "added"),
+    )
+    assert [
+        (h.file, h.ref_start, h.ref_end, h.tgt_start, h.tgt_end, h.params) for h in report.hunks
+    ] == [
+        ("pkg/other.py", 1, 2, 1, 0, ()),
+        ("pkg/pool.py", 1, 0, 1, 3, ("reserve_gb",)),
+    ]
+    reserve = report.params[-1]
+    assert reserve.param == "reserve_gb" and reserve.reference is None
+    assert reserve.spine.removed == () and reserve.changed
+    assert [s.file for s in reserve.spine.added] == ["pkg/pool.py"] * len(reserve.spine.added)
+    assert [p.param for p in report.params if p.changed] == ["reserve_gb"]
+
+
+def test_a_required_name_bound_nowhere_is_an_error(versions) -> None:
+    reference, target = versions({})
+    with pytest.raises(NameNotFound, match="'mem_fraction_statik' is bound nowhere"):
+        audit(reference, target, PARAMS, required=("mem_fraction_statik",))
+
+
+def test_hunk_ranges_of_a_pure_deletion() -> None:
+    before = [f"line {n}" for n in range(1, 11)]
+    after = before[:4] + before[6:]
+    [hunk] = file_hunks("f.py", before, after)
+    assert (hunk.ref_start, hunk.ref_end, hunk.tgt_start, hunk.tgt_end) == (5, 6, 5, 4)
+    assert hunk.text.splitlines()[0] == "@@ -2,8 +2,6 @@"
+    assert (hunk.added, hunk.removed) == (0, 2)
+
+
+def test_step_key_ignores_line_and_layout(versions) -> None:
+    reference, _ = versions({})
+    from tracer.trace import trace
+
+    chain = trace(reference.graph, "mem_fraction_static", sinks=SINKS)
+    step = next(s for s in chain.steps if s.kind == "formula")
+    assert step_key(step) == ("pkg/runner.py", "Runner.profile", "formula", "rest", FORMULA)
+
+
+# -- the reference's paths -----------------------------------------------------------------
+
+
+def test_porcelain_lines() -> None:
+    lines = [
+        " M python/sglang/srt/model_runner.py",
+        "M  python/sglang/srt/server_args.py",
+        " D python/sglang/gone.py",
+        "?? python/sglang/new.py",
+        "?? python/sglang/newpkg/",
+        "A  python/sglang/staged.py",
+        "R  python/sglang/old name.py -> python/sglang/new_name.py",
+        ' M "python/sglang/caf\\303\\251 \\"x\\".py"',
+        "?? README.md",
+        "!! python/sglang/ignored.py",
+    ]
+    changes = parse_porcelain(lines)
+    assert changes == TreeChanges(
+        changed=(
+            "python/sglang/srt/model_runner.py",
+            "python/sglang/srt/server_args.py",
+            "python/sglang/gone.py",
+            "python/sglang/old name.py",
+            'python/sglang/café "x".py',
+        ),
+        added=(
+            "python/sglang/new.py",
+            "python/sglang/newpkg/",
+            "python/sglang/staged.py",
+            "python/sglang/new_name.py",
+            "README.md",
+        ),
+    )
+    assert under_root(changes, "/root/sglang", "/root/sglang/python") == TreeChanges(
+        changed=(
+            "sglang/srt/model_runner.py",
+            "sglang/srt/server_args.py",
+            "sglang/gone.py",
+            "sglang/old name.py",
+            'sglang/café "x".py',
+        ),
+        added=("sglang/new.py", "sglang/newpkg/", "sglang/staged.py", "sglang/new_name.py"),
+    )
+
+
+def test_overlay_puts_back_and_drops(tmp_path: Path) -> None:
+    root = write(tmp_path / "t", {"pkg/a.py": "a = 2\n", "pkg/new/x.py": "", "pkg/b.py": ""})
+    target = local_snapshot(root)
+    reference = overlay(
+        target, "ref", {"pkg/a.py": b"a = 1\n", "pkg/c.py": b"c = 3\n"}, ("pkg/new/", "pkg/b.py")
+    )
+    assert sorted(reference.files) == ["pkg/a.py", "pkg/c.py"]
+    assert reference.read("pkg/a.py") == b"a = 1\n" and reference.read("pkg/c.py") == b"c = 3\n"
+    assert target.read("pkg/a.py") == b"a = 2\n"
+
+
+def test_record_says_which_files_differ(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "site",
+        {"sglang/__init__.py": "", "sglang/a.py": "a = 2\n", "sglang/extra.py": ""},
+    )
+    record = "\n".join(
+        [
+            f"sglang/__init__.py,sha256={record_digest(b'')},0",
+            f"sglang/a.py,sha256={record_digest(b'a = 1' + bytes([10]))},6",
+            f"sglang/gone.py,sha256={record_digest(b'')},0",
+            "sglang-1.0.dist-info/RECORD,,",
+        ]
+    )
+    hashes = record_hashes(record)
+    assert sorted(hashes) == ["sglang/__init__.py", "sglang/a.py", "sglang/gone.py"]
+    changes = record_changes(local_snapshot(root), hashes, "sglang")
+    assert changes == TreeChanges(
+        changed=("sglang/a.py", "sglang/gone.py"), added=("sglang/extra.py",)
+    )
+
+
+def test_a_checkout_top_is_aligned_with_a_release(tmp_path: Path) -> None:
+    checkout = local_snapshot(
+        write(
+            tmp_path / "co", {"python/pkg/__init__.py": "", "python/pkg/a.py": "", "setup.py": ""}
+        )
+    )
+    release = local_snapshot(write(tmp_path / "rel", {"pkg/__init__.py": "", "pkg/a.py": ""}))
+    moved = aligned(checkout, release)
+    assert sorted(moved.files) == ["pkg/__init__.py", "pkg/a.py"]
+    assert moved.read("pkg/a.py") == b""
+    assert aligned(release, release) is release
+
+
+# -- the reports ---------------------------------------------------------------------------
+
+
+def patched_audit(versions) -> Audit:
+    reference, target = versions(
+        {
+            "pkg/runner.py": [(FORMULA, PATCHED_FORMULA)],
+            "pkg/other.py": [('"hello "', '"hi "')],
+        }
+    )
+    return audit(reference, target, ("mem_fraction_static",), sinks=SINKS, how="a test")
+
+
+def test_json_report(versions) -> None:
+    report = json.loads(report_json([patched_audit(versions)], [("gpu-9:/x", "cannot connect")]))
+    assert report["changed"] is True
+    assert report["errors"] == [{"target": "gpu-9:/x", "error": "cannot connect"}]
+    [one] = report["audits"]
+    assert one["files"] == {
+        "modified": ["pkg/other.py", "pkg/runner.py"],
+        "added": [],
+        "removed": [],
+    }
+    assert one["how"] == "a test"
+    [param] = one["params"]
+    assert param["param"] == "mem_fraction_static" and param["changed"] is True
+    assert [s["kind"] for s in param["target_spine"]] == [
+        "cli_flag",
+        "field",
+        "attr_write",
+        "formula",
+        "return",
+        "attr_write",
+    ]
+    assert param["spine"]["added"] == param["spine"]["removed"] == []
+    [changed] = param["spine"]["changed"]
+    assert (changed["before"]["code"], changed["after"]["code"]) == (FORMULA, PATCHED_FORMULA)
+    assert param["steps"] == {"added": [], "removed": [], "changed": []}
+    assert [
+        (h["file"], h["reference_lines"], h["target_lines"], h["params"]) for h in one["hunks"]
+    ] == [
+        ("pkg/other.py", [2, 2], [2, 2], []),
+        ("pkg/runner.py", [15, 15], [15, 15], ["mem_fraction_static"]),
+    ]
+    assert param["hunks"] == [one["hunks"][1]]
+
+
+def test_text_and_markdown_reports(versions) -> None:
+    report = patched_audit(versions)
+    text = report_text([report], [])
+    assert "Summary" not in text
+    assert "spine step code changed: formula pkg/runner.py:15 Runner.profile\n" in text
+    assert "touched by hunk #2" in text
+    assert "#1 pkg/other.py: reference lines 2, target lines 2 (+1 -1)" in text
+    markdown = report_text([report, report], [("gpu-9", "cannot connect")], markdown=True)
+    table = markdown.split("## Summary\n\n", 1)[1].splitlines()
+    assert table[0] == "| target | reference | files mod/add/rm | chains changed | status |"
+    assert table[2].endswith("| 2/0/0 | mem_fraction_static | CHANGED |")
+    assert table[4] == "| gpu-9 | - | - | - | ERROR: cannot connect |"
+    assert "```diff\n@@ -12,7 +12,7 @@\n     def profile(self, total: int) -> int:\n" in markdown
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def test_cli_exit_codes_and_output_file(
+    versions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    versions({"pkg/runner.py": [(FORMULA, PATCHED_FORMULA)]})
+    sgtrace = in_process(capsys)
+    ref, tgt = str(tmp_path / "reference"), str(tmp_path / "target")
+    out = tmp_path / "report.json"
+    changed = sgtrace("audit", tgt, "--against", ref, "--format", "json", "-o", str(out), "--quiet")
+    assert (changed.code, changed.out) == (1, "")
+    assert json.loads(out.read_text())["audits"][0]["target"] == tgt
+    same = sgtrace("audit", ref, "--against", ref, "--quiet")
+    assert same.code == 0, same.err
+    assert same.out.startswith(f"{ref} against {ref}: no traced chain changed\n")
+    line = sgtrace("audit", tgt, "--quiet").error_line()
+    assert line == (
+        f"sgtrace: error: {tgt}: {tgt} is not a remote checkout or install, so its reference "
+        "is not known: name it: --against pypi:sglang==VERSION (or a folder)"
+    )
+
+
+def test_hunk_is_hashable_and_comparable() -> None:
+    hunk = Hunk("f.py", 1, 1, 1, 1, "@@", ())
+    assert {hunk: 1}[Hunk("f.py", 1, 1, 1, 1, "@@", ())] == 1

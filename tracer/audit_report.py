@@ -1,0 +1,249 @@
+"""Audits for people (text, markdown) and for programs (JSON), with one summary table when
+several targets were audited."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from tracer.audit import Audit, Hunk, ParamDiff, StepChanges
+from tracer.steps import Step
+
+Failure = tuple[str, str]  # (target as the user wrote it, the error)
+
+
+# -- JSON ------------------------------------------------------------------------------------
+
+
+def step_json(step: Step) -> dict[str, object]:
+    return {
+        "file": step.file,
+        "line": step.line,
+        "end_line": step.end_line,
+        "kind": step.kind,
+        "symbol": step.symbol,
+        "name": step.name,
+        "code": step.code,
+    }
+
+
+def changes_json(changes: StepChanges) -> dict[str, object]:
+    return {
+        "added": [step_json(s) for s in changes.added],
+        "removed": [step_json(s) for s in changes.removed],
+        "changed": [
+            {"before": step_json(old), "after": step_json(new)} for old, new in changes.changed
+        ],
+    }
+
+
+def hunk_json(hunk: Hunk) -> dict[str, object]:
+    return {
+        "file": hunk.file,
+        "reference_lines": [hunk.ref_start, hunk.ref_end],
+        "target_lines": [hunk.tgt_start, hunk.tgt_end],
+        "params": list(hunk.params),
+        "diff": hunk.text,
+    }
+
+
+def spine_json(diff: ParamDiff, which: str) -> list[dict[str, object]] | None:
+    chain = diff.reference if which == "reference" else diff.target
+    if chain is None:
+        return None
+    steps = {s.id: s for s in chain.steps}
+    return [step_json(steps[i]) for i in chain.spine]
+
+
+def audit_json(audit: Audit) -> dict[str, object]:
+    return {
+        "target": audit.target,
+        "reference": audit.reference,
+        "how": audit.how,
+        "changed": audit.changed,
+        "files": {
+            status: [f.path for f in audit.files if f.status == status]
+            for status in ("modified", "added", "removed")
+        },
+        "params": [
+            {
+                "param": d.param,
+                "changed": d.changed,
+                "reference_spine": spine_json(d, "reference"),
+                "target_spine": spine_json(d, "target"),
+                "spine": changes_json(d.spine),
+                "steps": changes_json(d.steps),
+                "hunks": [hunk_json(h) for h in d.hunks],
+            }
+            for d in audit.params
+        ],
+        "hunks": [hunk_json(h) for h in audit.hunks],
+    }
+
+
+def report_json(audits: Sequence[Audit], failures: Sequence[Failure]) -> str:
+    return json.dumps(
+        {
+            "changed": any(a.changed for a in audits),
+            "audits": [audit_json(a) for a in audits],
+            "errors": [{"target": t, "error": e} for t, e in failures],
+        },
+        indent=2,
+    )
+
+
+# -- text and markdown -------------------------------------------------------------------------
+
+
+def where(step: Step) -> str:
+    lines = f"{step.line}" if step.line == step.end_line else f"{step.line}-{step.end_line}"
+    return f"{step.kind} {step.file}:{lines} {step.symbol}"
+
+
+def code_lines(step: Step, mark: str) -> list[str]:
+    return [f"{mark} {line}" for line in step.code.splitlines()]
+
+
+def hunk_line(hunk: Hunk) -> str:
+    return (
+        f"{hunk.file}: reference lines {span(hunk.ref_start, hunk.ref_end)}, target lines "
+        f"{span(hunk.tgt_start, hunk.tgt_end)} (+{hunk.added} -{hunk.removed})"
+    )
+
+
+def span(start: int, end: int) -> str:
+    if end < start:
+        return f"none (inserted after {end})"
+    return f"{start}" if start == end else f"{start}-{end}"
+
+
+class Writer:
+    """Lines of a report: plain text, or markdown (headings, code blocks, a table)."""
+
+    def __init__(self, markdown: bool) -> None:
+        self.markdown = markdown
+        self.lines: list[str] = []
+
+    def heading(self, text: str, level: int) -> None:
+        if self.markdown:
+            blank = [""] if self.lines and self.lines[-1] != "" else []
+            self.lines += [*blank, "#" * level + " " + text, ""]
+        else:
+            self.lines += ["", text] if level > 1 else [text]
+
+    def item(self, text: str, depth: int = 0) -> None:
+        self.lines.append(("  " * depth + "- " if self.markdown else "  " * (depth + 1)) + text)
+
+    def block(self, lines: list[str], language: str = "") -> None:
+        if self.markdown:
+            self.lines += [f"```{language}", *lines, "```"]
+        else:
+            self.lines += ["        " + line for line in lines]
+
+    def code(self, text: str) -> str:
+        return f"`{text}`" if self.markdown else text
+
+
+def write_changes(out: Writer, label: str, changes: StepChanges) -> None:
+    for step in changes.removed:
+        out.item(f"{label} removed: {out.code(where(step))}", 1)
+        out.block(code_lines(step, "-"), "diff")
+    for step in changes.added:
+        out.item(f"{label} added: {out.code(where(step))}", 1)
+        out.block(code_lines(step, "+"), "diff")
+    for old, new in changes.changed:
+        moved = f" (was line {old.line})" if old.line != new.line else ""
+        out.item(f"{label} code changed: {out.code(where(new))}{moved}", 1)
+        out.block(code_lines(old, "-") + code_lines(new, "+"), "diff")
+
+
+def write_param(out: Writer, diff: ParamDiff, numbers: dict[Hunk, int]) -> None:
+    ref = len(diff.reference.spine) if diff.reference else 0
+    tgt = len(diff.target.spine) if diff.target else 0
+    sizes = f"spine of {ref} step(s)" if ref == tgt else f"spine of {ref} -> {tgt} steps"
+    if diff.reference is None:
+        sizes = f"bound only in the target, spine of {tgt} step(s)"
+    elif diff.target is None:
+        sizes = f"bound only in the reference, spine of {ref} step(s)"
+    if not diff.changed:
+        out.item(f"{out.code(diff.param)}: unchanged ({sizes})")
+        return
+    out.item(f"{out.code(diff.param)}: CHANGED ({sizes})")
+    write_changes(out, "spine step", diff.spine)
+    write_changes(out, "step", diff.steps)
+    if diff.hunks:
+        out.item("touched by hunk " + ", ".join(f"#{numbers[h]}" for h in diff.hunks), 1)
+
+
+def write_audit(out: Writer, audit: Audit) -> None:
+    verdict = "traced chains CHANGED" if audit.changed else "no traced chain changed"
+    out.heading(f"{audit.target} against {audit.reference}: {verdict}", 2)
+    out.item(f"reference: {audit.how}" if audit.how else f"reference: {audit.reference}")
+    statuses = ("modified", "added", "removed")
+    paths = {s: [f.path for f in audit.files if f.status == s] for s in statuses}
+    out.item("files: " + ", ".join(f"{len(paths[s])} {s}" for s in statuses))
+    for status in statuses:
+        for path in paths[status]:
+            out.item(f"{status}: {out.code(path)}", 1)
+    numbers = {hunk: n for n, hunk in enumerate(audit.hunks, 1)}
+    out.heading("Traced parameters", 3)
+    for diff in audit.params:
+        write_param(out, diff, numbers)
+    touching = [h for h in audit.hunks if h.params]
+    if touching:
+        out.heading(f"Hunks that touch a traced chain ({len(touching)})", 3)
+        for hunk in touching:
+            out.item(f"#{numbers[hunk]} {out.code(hunk_line(hunk))}: {', '.join(hunk.params)}")
+            out.block(hunk.text.splitlines(), "diff")
+    quiet = [h for h in audit.hunks if not h.params]
+    if quiet:
+        out.heading(f"Hunks that touch no traced chain ({len(quiet)})", 3)
+        for hunk in quiet:
+            out.item(f"#{numbers[hunk]} {out.code(hunk_line(hunk))}")
+
+
+def summary_rows(audits: Sequence[Audit], failures: Sequence[Failure]) -> list[list[str]]:
+    rows = []
+    for audit in audits:
+        changed = [d.param for d in audit.params if d.changed]
+        counts = [sum(f.status == s for f in audit.files) for s in ("modified", "added", "removed")]
+        rows.append(
+            [
+                audit.target,
+                audit.reference,
+                "{}/{}/{}".format(*counts),
+                ", ".join(changed) or "-",
+                "CHANGED" if changed else "ok",
+            ]
+        )
+    rows += [[target, "-", "-", "-", f"ERROR: {error}"] for target, error in failures]
+    return rows
+
+
+def write_summary(out: Writer, audits: Sequence[Audit], failures: Sequence[Failure]) -> None:
+    head = ["target", "reference", "files mod/add/rm", "chains changed", "status"]
+    rows = summary_rows(audits, failures)
+    out.heading("Summary", 2)
+    if out.markdown:
+        out.lines.append("| " + " | ".join(head) + " |")
+        out.lines.append("|" + "---|" * len(head))
+        out.lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head) - 1)]
+    for row in [head, *rows]:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)]
+        out.lines.append("  " + "  ".join([*cells, row[-1]]))
+
+
+def report_text(
+    audits: Sequence[Audit], failures: Sequence[Failure], markdown: bool = False
+) -> str:
+    """Every audit in turn; a summary table when more than one target was asked."""
+    out = Writer(markdown)
+    if markdown:
+        out.heading("sgtrace audit", 1)
+    for audit in audits:
+        write_audit(out, audit)
+    if len(audits) + len(failures) > 1:
+        write_summary(out, audits, failures)
+    return "\n".join(out.lines).strip("\n") + "\n"

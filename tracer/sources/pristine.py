@@ -1,0 +1,398 @@
+"""The reference an audit compares a target with, chosen the way a person would: for a git
+checkout, the commit it is on (its modified files fetched as committed, with one remote
+command); for a pip install, the release at the installed version, where its
+`*.dist-info/RECORD` hashes say the files differ; or any source the user names."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import csv
+import hashlib
+import io
+import posixpath
+import shlex
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+
+from tracer import presets
+from tracer.errors import NoReference, SgtraceError, TransferFailed
+from tracer.sources import open_source
+from tracer.sources.archive import Progress
+from tracer.sources.cache import content_hash
+from tracer.sources.fetch import FetchResult, fetch_many, load_mirror, mirror_path
+from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
+from tracer.sources.snapshot import Snapshot
+from tracer.sources.ssh import connect, connection_error
+
+MAX_PRISTINE_BYTES = 256 << 20  # the committed versions of the modified files, all together
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A target and the reference it is audited against."""
+
+    target: Snapshot
+    reference: Snapshot
+    how: str  # how the reference was chosen, for people
+
+
+@dataclass(frozen=True, slots=True)
+class TreeChanges:
+    """Paths (relative to the snapshot's root) that differ from a pristine tree."""
+
+    changed: tuple[str, ...] = ()  # modified or removed: the pristine version is needed
+    added: tuple[str, ...] = ()  # not in the pristine tree (a folder ends with "/")
+
+
+# -- git -----------------------------------------------------------------------------------
+
+
+def unquote(text: str) -> tuple[str, str]:
+    """The first path of a `git status --porcelain` field (C-quoted when it holds odd
+    characters) and the text after it."""
+    if not text.startswith('"'):
+        path, arrow, rest = text.partition(" -> ")
+        return path, (arrow + rest) if arrow else ""
+    out = bytearray()
+    escapes = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+    i = 1
+    while i < len(text) and text[i] != '"':
+        if text[i] == "\\" and i + 1 < len(text):
+            if text[i + 1] in escapes:
+                out.append(escapes[text[i + 1]])
+                i += 2
+                continue
+            out.append(int(text[i + 1 : i + 4], 8))
+            i += 4
+            continue
+        out += text[i].encode()
+        i += 1
+    return out.decode("utf-8", "surrogateescape"), text[i + 1 :]
+
+
+def parse_porcelain(lines: list[str]) -> TreeChanges:
+    """`git status --porcelain` lines -> paths relative to the repository's top."""
+    changed: list[str] = []
+    added: list[str] = []
+    for line in lines:
+        state, rest = line[:2], line[3:]
+        if len(line) < 4 or state == "!!":
+            continue
+        first, after = unquote(rest)
+        if after.startswith(" -> "):  # renamed or copied: "old -> new"
+            second, _ = unquote(after[4:])
+            if "R" in state:
+                changed.append(first)
+            added.append(second)
+        elif state == "??" or "A" in state:  # untracked, or added since the commit
+            added.append(first)
+        else:  # modified, deleted, type changed, unmerged: the committed version is wanted
+            changed.append(first)
+    return TreeChanges(tuple(changed), tuple(added))
+
+
+def under_root(changes: TreeChanges, toplevel: str, root: str) -> TreeChanges:
+    """CHANGES (relative to the repository's TOPLEVEL) as paths relative to ROOT; paths
+    outside ROOT are dropped, and only Python files are kept."""
+    prefix = posixpath.relpath(root, toplevel)
+
+    def inside(paths: tuple[str, ...], folders: bool) -> tuple[str, ...]:
+        kept = []
+        for path in paths:
+            if prefix != ".":
+                if not path.startswith(prefix + "/"):
+                    continue
+                path = path[len(prefix) + 1 :]
+            if path.endswith(".py") or (folders and path.endswith("/")):
+                kept.append(path)
+        return tuple(kept)
+
+    return TreeChanges(inside(changes.changed, False), inside(changes.added, True))
+
+
+async def committed_files(
+    spec: RemoteSpec, options: SshOptions, toplevel: str, commit: str, paths: list[str]
+) -> dict[str, bytes]:
+    """PATHS (relative to TOPLEVEL) as COMMIT has them, in one remote `git archive`."""
+    command = shlex.join(
+        ["git", "--literal-pathspecs", "-C", toplevel, "archive", "--format=tar", commit, "--"]
+        + paths
+    )
+    try:
+        async with await connect(spec, options) as conn:
+            result = await conn.run(command, encoding=None, check=False)
+    except (OSError, asyncssh.Error) as exc:
+        raise connection_error(spec, exc) from exc
+    if result.exit_status != 0:
+        why = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+        raise TransferFailed(
+            f"git archive on {spec.label} failed ({why[0] if why else 'no message'})",
+            "check that the checkout's commit is intact (git fsck)",
+        )
+    return tar_files(result.stdout or b"", set(paths), spec.label)
+
+
+def tar_files(data: bytes, wanted: set[str], label: str) -> dict[str, bytes]:
+    """The regular files of the tar DATA that are WANTED (any other member is refused)."""
+    if len(data) > MAX_PRISTINE_BYTES:
+        raise TransferFailed(f"{label} sent {len(data)} bytes for the committed files", "")
+    found: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+            for member in archive:
+                if member.isdir() or member.type == tarfile.XGLTYPE:
+                    continue
+                if member.name not in wanted or not member.isfile():
+                    raise TransferFailed(f"{label} sent {member.name!r}, not asked for", "")
+                reader = archive.extractfile(member)
+                found[member.name] = reader.read() if reader else b""
+    except tarfile.TarError as exc:
+        raise TransferFailed(f"the committed files from {label} are not a tar ({exc})", "") from exc
+    return found
+
+
+def git_reference(result: FetchResult, committed: dict[str, bytes]) -> Snapshot:
+    """The target with its modified files as committed (COMMITTED, relative to the snapshot
+    root) and its untracked ones dropped."""
+    changes = git_changes(result)
+    return overlay(
+        result.snapshot,
+        f"{result.spec.text}@{result.probe.git_commit[:12]}",
+        committed,
+        changes.added,
+    )
+
+
+def git_changes(result: FetchResult) -> TreeChanges:
+    probe = result.probe
+    return under_root(parse_porcelain(probe.dirty), probe.git_toplevel, probe.root)
+
+
+def overlay(
+    target: Snapshot, label: str, pristine: dict[str, bytes], drop: tuple[str, ...]
+) -> Snapshot:
+    """TARGET with the files of PRISTINE put back and the paths (or folders) of DROP left out."""
+    files = dict(target.files)
+    for path in drop:
+        for name in [p for p in files if p == path or (path.endswith("/") and p.startswith(path))]:
+            del files[name]
+    contents = {}
+    for path, data in pristine.items():
+        files[path] = content_hash(data)
+        contents[path] = data
+    return Snapshot(
+        label=label,
+        root=target.root,
+        files=dict(sorted(files.items())),
+        meta=dict(target.meta),
+        contents=contents,
+        blobs=target.blobs,
+    )
+
+
+# -- a pip install ---------------------------------------------------------------------------
+
+
+def record_hashes(text: str) -> dict[str, str]:
+    """`*.dist-info/RECORD`: path -> its urlsafe base64 sha256 (entries without a hash left out)."""
+    hashes = {}
+    for row in csv.reader(io.StringIO(text)):
+        if len(row) >= 2 and row[1].startswith("sha256="):
+            hashes[row[0]] = row[1].removeprefix("sha256=")
+        elif len(row) >= 2 and row[1].startswith("sha256:"):
+            hashes[row[0]] = row[1].removeprefix("sha256:")
+    return hashes
+
+
+def record_digest(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def record_changes(snapshot: Snapshot, record: dict[str, str], top: str) -> TreeChanges:
+    """The Python files under TOP that RECORD does not list with their current hash."""
+    prefix = f"{top}/"
+    changed = [
+        p for p in snapshot.files if p in record and record[p] != record_digest(snapshot.read(p))
+    ]
+    added = [p for p in snapshot.files if p.startswith(prefix) and p not in record]
+    changed += [
+        p for p in record if p.startswith(prefix) and p.endswith(".py") and p not in snapshot.files
+    ]
+    return TreeChanges(tuple(sorted(changed)), tuple(added))
+
+
+def fetched_record(result: FetchResult) -> str | None:
+    """The RECORD of the package's dist-info, as the fetch brought it, or None."""
+    files = load_mirror(mirror_path(result.spec, result.probe))
+    blobs = result.snapshot.blobs
+    for path, entry in sorted(files.items()):
+        folder, _, name = path.rpartition("/")
+        info = folder.startswith(f"{result.probe.top}-") and folder.endswith(".dist-info")
+        if name == "RECORD" and info and blobs is not None and blobs.has(entry[2]):
+            return blobs.read(entry[2]).decode("utf-8", "replace")
+    return None
+
+
+def installed_reference(result: FetchResult, record: str) -> tuple[Snapshot, str]:
+    """The target with the files its RECORD disowns put back as the release on PyPI has them."""
+    target = result.snapshot
+    version = target.meta.get("version", "")
+    if not version:
+        raise NoReference(
+            f"{target.label} has a RECORD but no version in its METADATA",
+            "name the reference: --against pypi:NAME==VERSION",
+        )
+    changes = record_changes(target, record_hashes(record), result.probe.top)
+    spec = f"pypi:{presets.PACKAGE}=={version}"
+    release = open_source(spec)
+    pristine = {p: release.read(p) for p in changes.changed if p in release.files}
+    how = (
+        f"the installed release, {spec}: its RECORD disowns {len(changes.changed)} file(s), "
+        f"{len(changes.added)} more are not in it"
+    )
+    return overlay(target, spec, pristine, changes.added), how
+
+
+# -- choosing ------------------------------------------------------------------------------
+
+
+def aligned(target: Snapshot, reference: Snapshot) -> Snapshot:
+    """TARGET re-rooted where the reference's packages are (a checkout's top given where the
+    release holds `sglang/` at its root: `python/sglang/x.py` -> `sglang/x.py`)."""
+    if set(target.files) & set(reference.files):
+        return target
+    tops = {
+        p.split("/")[0] for p in reference.files if p.count("/") == 1 and p.endswith("/__init__.py")
+    }
+    prefixes = sorted(
+        (
+            p[: -len(f"{top}/__init__.py")]
+            for p in target.files
+            for top in tops
+            if p.endswith(f"/{top}/__init__.py")
+        ),
+        key=len,
+    )
+    if not prefixes:
+        return target
+    prefix = prefixes[0]
+    files = {p[len(prefix) :]: h for p, h in target.files.items() if p.startswith(prefix)}
+    contents = {p[len(prefix) :]: d for p, d in target.contents.items() if p.startswith(prefix)}
+    return Snapshot(
+        label=target.label,
+        root=target.root / prefix.rstrip("/"),
+        files=files,
+        warnings=target.warnings,
+        meta=target.meta,
+        contents=contents,
+        blobs=target.blobs,
+    )
+
+
+def choose_references(
+    texts: list[str],
+    against: str | None,
+    options: SshOptions,
+    progress: Progress | None = None,
+) -> list[Pair | SgtraceError]:
+    """For each target as the user wrote it, its snapshot and its reference (or the error
+    that stopped it). Remote targets are fetched at once, their committed files too."""
+    remote: dict[int, RemoteSpec] = {}
+    for n, text in enumerate(texts):
+        local = text.startswith("pypi:") or Path(text).expanduser().exists()
+        spec = None if local else parse_remote(text, bare_host=True)
+        if spec is not None:
+            remote[n] = spec
+    results: dict[int, FetchResult | SgtraceError] = dict(
+        zip(remote, fetch_many(list(remote.values()), options, progress), strict=True)
+    )
+    reference = open_source(against, options, progress) if against else None
+    committed = fetch_committed(
+        {n: r for n, r in results.items() if isinstance(r, FetchResult) and not against}, options
+    )
+    pairs: list[Pair | SgtraceError] = []
+    for n, text in enumerate(texts):
+        try:
+            pairs.append(pair_for(text, results.get(n), reference, against, committed.get(n)))
+        except SgtraceError as error:
+            pairs.append(error)
+    return pairs
+
+
+def pair_for(
+    text: str,
+    fetched: FetchResult | SgtraceError | None,
+    reference: Snapshot | None,
+    against: str | None,
+    committed: dict[str, bytes] | SgtraceError | None,
+) -> Pair:
+    if isinstance(fetched, SgtraceError):
+        raise fetched
+    if isinstance(committed, SgtraceError):
+        raise committed
+    if fetched is None:
+        if reference is None:
+            raise NoReference(
+                f"{text} is not a remote checkout or install, so its reference is not known",
+                "name it: --against pypi:sglang==VERSION (or a folder)",
+            )
+        target = open_source(text)
+        return Pair(aligned(target, reference), reference, f"--against {against}")
+    if reference is not None:
+        return Pair(aligned(fetched.snapshot, reference), reference, f"--against {against}")
+    probe = fetched.probe
+    if probe.git_commit:
+        changes = git_changes(fetched)
+        how = (
+            f"the commit it is on, {probe.git_commit[:12]}: {len(changes.changed)} file(s) "
+            f"modified or removed, {len(changes.added)} untracked or added"
+        )
+        return Pair(fetched.snapshot, git_reference(fetched, committed or {}), how)
+    record = fetched_record(fetched)
+    if record is not None:
+        reference, how = installed_reference(fetched, record)
+        return Pair(fetched.snapshot, reference, how)
+    raise NoReference(
+        f"{fetched.spec.text} is neither a git checkout nor a pip install with a RECORD",
+        "name the reference: --against pypi:sglang==VERSION (or a folder, or host:/path)",
+    )
+
+
+def fetch_committed(
+    results: dict[int, FetchResult], options: SshOptions
+) -> dict[int, dict[str, bytes] | SgtraceError]:
+    """For each git checkout with modified files, those files as committed (relative to the
+    snapshot root): one remote command per host, all hosts at once."""
+    asks: dict[int, tuple[FetchResult, dict[str, str]]] = {}
+    for n, result in results.items():
+        probe = result.probe
+        if not probe.git_commit:
+            continue
+        prefix = posixpath.relpath(probe.root, probe.git_toplevel)
+        names = {(p if prefix == "." else f"{prefix}/{p}"): p for p in git_changes(result).changed}
+        if names:
+            asks[n] = (result, names)
+    if not asks:
+        return {}
+
+    async def one(result: FetchResult, names: dict[str, str]) -> dict[str, bytes] | SgtraceError:
+        probe = result.probe
+        try:
+            found = await committed_files(
+                result.spec, options, probe.git_toplevel, probe.git_commit, sorted(names)
+            )
+        except SgtraceError as error:
+            return error
+        return {names[p]: data for p, data in found.items()}
+
+    async def every() -> list[dict[str, bytes] | SgtraceError]:
+        return list(await asyncio.gather(*(one(*ask) for ask in asks.values())))
+
+    return dict(zip(asks, asyncio.run(every()), strict=True))
+
+
+__all__ = ["Pair", "TreeChanges", "choose_references"]
