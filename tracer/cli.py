@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_audit_parser(commands)
 
+    from tracer.explain_cli import add_explain_parser
+
+    add_explain_parser(commands, add_common)
+
     calls = commands.add_parser("callgraph", help="the call graph, in PyCG's JSON format")
     calls.add_argument("source", help="a folder, a .py file, or pypi:NAME==VERSION")
     calls.add_argument(
@@ -165,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_export(args)
         if args.command == "audit":
             return run_audit(args)
+        if args.command == "explain":
+            from tracer.explain_cli import run_explain
+
+            return run_explain(args, session_for, ssh_options(args))
     except SgtraceError as error:
         print(f"sgtrace: error: {error}", file=sys.stderr)
         return 2

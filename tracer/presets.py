@@ -5,6 +5,9 @@ from __future__ import annotations
 # Where a traced value ends up when nothing else is asked: the KV-cache size in tokens.
 SINKS = ("max_total_num_tokens",)
 
+# The parameter whose formula `explain` evaluates against a server's log.
+EXPLAIN_PARAMETER = "mem_fraction_static"
+
 # The parameters an operator asks about first (audit's default set).
 PARAMETERS = (
     "mem_fraction_static",
