@@ -37,7 +37,6 @@ class FlagEdges:
             chosen = [(c, GUESS) for c in candidates]
         for klass, confidence in chosen:
             path, definition = self.index.classes[klass]
-            self.file(path)
             yield Edge(
                 step.id, f"{path}#f:{definition.qualname}.{step.name}", "flag_to_field", confidence
             )
@@ -54,7 +53,7 @@ class FlagEdges:
             self.mentioning(step.name.replace("_", "-"))
         )
         for flag_path in self.mentioning(FLAG_CALL):
-            if flag_path not in spelled:
+            if flag_path not in spelled or step.name not in self.facts.names(flag_path).flag_dests:
                 continue
             flags = self.file(flag_path)
             for flag_id, _ in flags.flags.get(step.name, []):
@@ -69,6 +68,9 @@ class FlagEdges:
         naming = set().union(*(self.mentioning(name) for name in names))
         for path in self.mentioning(step.name):
             if path not in naming:
+                continue
+            words = names | {"__init__"}
+            if not self.may_call(path, words, lambda t: t.function is None and t.klass in heirs):
                 continue
             caller = self.file(path)
             for call_id, targets in caller.targets.items():
@@ -94,9 +96,8 @@ class FlagEdges:
         naming = set().union(*(self.mentioning(name) for name in class_names))
         # A generator's add_argument takes a computed name: an f-string, a variable, *names.
         for path in self.facts.matching(FLAG_CALL, GENERATED_FLAG):
-            tables = self.file(path)
             module = self.index.module_of[path]
-            for scope in tables.flag_generators:
+            for scope in sorted(self.facts.names(path).flag_generators):
                 if f"{module}.{scope}" not in self.index.functions:
                     continue
                 for caller, call_id, _ in self.callers(f"{module}.{scope}", within=naming):

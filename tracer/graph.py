@@ -5,7 +5,7 @@ expanded forward (who reads this value) or backward (where does this value come 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import networkx as nx
 
@@ -32,6 +32,7 @@ class FlowGraph(FlagEdges):
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.owners: dict[str, set[str]] = {}
+        self.renames: dict[str, set[str]] = {}
         self.generated: dict[frozenset[str], dict[str, list[tuple[str, str]]]] = {}
         self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
         self.field_index: dict[str, list[str]] = {}
@@ -47,9 +48,50 @@ class FlowGraph(FlagEdges):
             summary = self.facts.summaries[path]
             flows = self.facts.flows(path)
             source = self.facts.snapshot.read(path)
-            tables = build_tables(path, summary, flows, self.resolver, source)
+            names = self.facts.names(path)
+            tables = build_tables(path, summary, flows, names, self.resolver, source)
             self.tables[path] = tables
         return tables
+
+    def writes(self, path: str, attr: str) -> list[Read]:
+        """The writes of ATTR in PATH (fields, `x.ATTR = ...`), without building its tables."""
+        tables = self.tables.get(path)
+        if tables is not None:
+            return tables.attr_writes.get(attr, [])
+        return [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
+
+    def may_call(self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]) -> bool:
+        """Does a call in PATH resolve to a WANTED target? Only calls whose callee's last name
+        is one of WORDS (or a local name for a definition named otherwise) can, and only
+        those are resolved; a file already built answers yes (its tables say)."""
+        if path in self.tables:
+            return True
+        callees = self.facts.names(path).callees
+        renamed = self.renamed(path)
+        if callees.isdisjoint(words) and callees.isdisjoint(renamed):
+            return False
+        for call in self.facts.flows(path).calls:
+            last = call.callee.rpartition(".")[2]
+            if (last in words or last in renamed) and any(
+                map(wanted, self.resolver.resolve_call(path, call))
+            ):
+                return True
+        return False
+
+    def renamed(self, path: str) -> set[str]:
+        """Names PATH imports or aliases that stand for a definition of another name."""
+        found = self.renames.get(path)
+        if found is None:
+            module = self.index.module_of[path]
+            summary = self.facts.summaries[path]
+            local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
+            found = set()
+            for name in local:
+                symbol = self.index.resolve(module, name)
+                if symbol is not None and symbol.name.rpartition(".")[2] != name:
+                    found.add(name)
+            self.renames[path] = found
+        return found
 
     def step(self, step_id: str) -> Step:
         return self.file(step_id.partition("#")[0]).steps[step_id]
@@ -110,6 +152,8 @@ class FlowGraph(FlagEdges):
         owner = ".".join(parts[:-1])
         found = []
         for path in self.mentioning(word):
+            if path not in self.tables and word not in self.facts.names(path).binders:
+                continue
             tables = self.file(path)
             for step in tables.steps.values():
                 if step.name != word or step.kind in ("use", "return", "call_arg"):
@@ -144,7 +188,6 @@ class FlowGraph(FlagEdges):
         scope = tables.scope_of[step_id]
         if step.kind == "cli_flag" and step_id in self.generated_owner:
             path, klass = self.index.classes[self.generated_owner[step_id]]
-            self.file(path)
             yield Edge(step_id, f"{path}#f:{klass.qualname}.{step.name}", "generated_flag", 0.9)
         elif step.kind == "cli_flag":
             yield from self.flag_fields(tables, step)
@@ -186,21 +229,26 @@ class FlowGraph(FlagEdges):
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
             return  # untyped and common: a guess would touch half the tree
         for path in self.mentioning_with(attr, classes):
+            if path not in self.tables and not any(
+                self.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+                for scope, base in self.facts.names(path).reads.get(attr, ())
+            ):
+                continue  # no read there can be of this family: its tables are not needed
             tables = self.file(path)
             for read in tables.attr_reads.get(attr, []):
-                confidence = self.slot_match(tables, read, family, attr, declared)
+                confidence = self.slot_match(path, read, family, attr, declared)
                 if confidence:
                     yield attr_edge(tables, writer, read.step, f"{read.base}.{attr}", confidence)
 
     def slot_match(
-        self, tables: FileTables, access: Read, family: set[str], attr: str, declared: bool
+        self, path: str, access: Read, family: set[str], attr: str, declared: bool
     ) -> float:
         """How sure ACCESS (a read or a write of ATTR) is on an object of FAMILY; DECLARED
         when the other side is a class-level field."""
         if access.base == "<class>":
-            owner = f"{self.index.module_of[tables.path]}.{access.scope}"
+            owner = f"{self.index.module_of[path]}.{access.scope}"
         else:
-            owner = self.resolver.ref_type(tables.path, access.scope, access.base)
+            owner = self.resolver.ref_type(path, access.scope, access.base)
         if owner is not None and family:
             if owner in family:
                 return 1.0
@@ -219,7 +267,7 @@ class FlowGraph(FlagEdges):
             if any(f.name == attr for f in definition.fields):
                 return True
             prefix = definition.qualname + "."
-            writes = self.file(path).attr_writes.get(attr, [])
+            writes = self.writes(path, attr)
             if any(w.base == "self" and w.scope.startswith(prefix) for w in writes):
                 return True
         return False
@@ -229,7 +277,6 @@ class FlowGraph(FlagEdges):
         found = []
         for klass in self.field_index.get(attr, []):
             path, definition = self.index.classes[klass]
-            self.file(path)
             found.append(f"{path}#f:{definition.qualname}.{attr}")
         return sorted(found, key=lambda s: -self.centrality(s))
 
@@ -248,8 +295,7 @@ class FlowGraph(FlagEdges):
         if found is None:
             found = set(self.field_index.get(attr, ()))
             for path in self.writing(attr):
-                tables = self.file(path)
-                for write in tables.attr_writes.get(attr, []):
+                for write in self.writes(path, attr):
                     if write.base == "<class>":
                         found.add(f"{self.index.module_of[path]}.{write.scope}")
                     else:
@@ -288,12 +334,10 @@ class FlowGraph(FlagEdges):
             result = []
             for owner, definition in chosen:
                 path, klass = self.index.classes[owner]
-                self.file(path)
                 step_id = f"{path}#f:{klass.qualname}.{definition.name}"
                 result.append((step_id, "arg_to_field", 1.0 if arg.star == 0 else GUESS))
             return result
         path, function = self.index.functions[target.function]
-        self.file(path)
         params = list(function.params)
         if target.bound and params and not function.is_static:
             params = params[1:]
@@ -342,6 +386,7 @@ class FlowGraph(FlagEdges):
             importers = set(self.mentioning(module.rpartition(".")[2])) | {path}
             within = importers if within is None else within & importers
         seen: set[str] = set()
+        callees = {*words, definition.name}
         for word in words:
             calls = set(self.calling(word))
             for caller_path in self.mentioning_with(word, classes):
@@ -350,6 +395,8 @@ class FlowGraph(FlagEdges):
                 if within is not None and caller_path not in within:
                     continue
                 seen.add(caller_path)
+                if not self.may_call(caller_path, callees, lambda t: t.function == function):
+                    continue
                 tables = self.file(caller_path)
                 for call_id, targets in tables.targets.items():
                     for target in targets:
@@ -415,9 +462,8 @@ class FlowGraph(FlagEdges):
         for path in self.mentioning_with(attr, classes):
             if path not in writers:
                 continue
-            other = self.file(path)
-            for write in other.attr_writes.get(attr, []):
-                confidence = self.slot_match(other, write, family, attr, write.base == "<class>")
+            for write in self.writes(path, attr):
+                confidence = self.slot_match(path, write, family, attr, write.base == "<class>")
                 if confidence:
                     yield attr_edge(tables, write.step, step.id, ref, confidence)
 

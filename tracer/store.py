@@ -13,6 +13,7 @@ from importlib.resources import files
 
 from tracer.facts import FileFlows, FileSummary
 from tracer.flows import extract_flows
+from tracer.names import NAMES_VERSION, FileNames, file_names
 from tracer.parse import parse
 from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import Snapshot
@@ -38,6 +39,7 @@ class Facts:
         self.cache = cache or FactCache()
         self.summaries: dict[str, FileSummary] = {}
         self.flows_by_path: dict[str, FileFlows] = {}
+        self.names_by_path: dict[str, FileNames] = {}
         self.parsed_files = 0
         self.greps: dict[str, list[str]] | None = None
         self.new_greps = False
@@ -122,6 +124,21 @@ class Facts:
             found = extract_flows(parsed, self.summaries.get(path) or summarize(parsed))
             self.cache.put("flows", key, found)
         self.flows_by_path[path] = found
+        return found
+
+    def names(self, path: str) -> FileNames:
+        """What PATH binds, writes, reads and calls by name; cached apart from its flows,
+        so that ruling a file out never loads them."""
+        found = self.names_by_path.get(path)
+        if found is not None:
+            return found
+        key = f"{self.key(path)}-{NAMES_VERSION}"
+        found = self.cache.get("names", key)
+        if not isinstance(found, FileNames):
+            summary = self.summaries.get(path) or self.summary(path)
+            found = file_names(path, summary, self.flows(path))
+            self.cache.put("names", key, found)
+        self.names_by_path[path] = found
         return found
 
     def warnings(self) -> list[str]:

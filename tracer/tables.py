@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracer.facts import MODULE_SCOPE, Arg, Assign, Call, FileFlows, FileSummary, Return, Value
+from tracer.names import FLAG_METHODS, FileNames, class_bodies, flag_dest
 from tracer.parse import SourceLines
 from tracer.resolve import CallTarget, Resolver
 from tracer.steps import Step
 
-FLAG_METHODS = frozenset({"add_argument"})
 NO_REFS: frozenset[str] = frozenset()
 # Calls whose result is their argument's value, converted or combined: the value flows on.
 VALUE_PRESERVING = frozenset(
@@ -33,6 +32,15 @@ VALUE_PRESERVING = frozenset(
         "math.prod",
     ]
 )
+
+
+class CodeLines(SourceLines):
+    """SourceLines whose one-line spans skip `dedent` (most steps are one line)."""
+
+    def span(self, line: int, end_line: int) -> str:
+        if line == end_line and 0 < line <= len(self.lines):
+            return self.lines[line - 1].strip()
+        return super().span(line, end_line)
 
 
 @dataclass
@@ -79,9 +87,15 @@ class FileTables:
 
 
 def build_tables(
-    path: str, summary: FileSummary, flows: FileFlows, resolver: Resolver, source: bytes
+    path: str,
+    summary: FileSummary,
+    flows: FileFlows,
+    names: FileNames,
+    resolver: Resolver,
+    source: bytes,
 ) -> FileTables:
-    tables = FileTables(path, calls=flows.calls, lines=SourceLines(source))
+    tables = FileTables(path, calls=flows.calls, lines=CodeLines(source))
+    tables.attr_writes = {a: [Read(*w) for w in writes] for a, writes in names.writes.items()}
     for call in flows.calls:
         tables.targets[call.id] = resolver.resolve_call(path, call)
     add_definitions(tables, summary)
@@ -107,17 +121,6 @@ def build_tables(
     for call in flows.calls:
         add_call(tables, call)
     return tables
-
-
-def class_bodies(summary: FileSummary) -> Callable[[int], bool]:
-    """A test: is a line directly in a class body (not inside one of its methods)?"""
-    spans = [(c.line, c.end_line, True) for c in summary.classes]
-    spans += [(f.line, f.end_line, False) for f in summary.functions]
-    last = max((end for _, end, _ in spans), default=0)
-    in_class = [False] * (last + 2)
-    for start, end, is_class in sorted(spans):  # inner spans start later and win
-        in_class[start : end + 1] = [is_class] * (end - start + 1)
-    return lambda line: line < len(in_class) and in_class[line]
 
 
 def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
@@ -146,12 +149,7 @@ def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
         if target.index is not None:
             tables.position[step.id] = target.index
         record_reads(tables, step, assign.scope, value, (target.path,) if changes else ())
-        if attr:
-            base, _, name = target.path.rpartition(".")
-            tables.attr_writes.setdefault(name, []).append(
-                Read(step.id, assign.scope, base, assign.line)
-            )
-        else:
+        if not attr:  # attribute writes come from the file's names
             tables.local_defs.setdefault((assign.scope, target.path), []).append(step.id)
 
 
@@ -212,9 +210,6 @@ def add_definitions(tables: FileTables, summary: FileSummary) -> None:
             )
             tables.add(step, MODULE_SCOPE)
             tables.fields[(klass.qualname, definition.name)] = step.id
-            tables.attr_writes.setdefault(definition.name, []).append(
-                Read(step.id, klass.qualname, "<class>", definition.line)
-            )
 
 
 def add_call(tables: FileTables, call: Call) -> None:
@@ -257,17 +252,11 @@ def add_call(tables: FileTables, call: Call) -> None:
 
 
 def add_flag(tables: FileTables, call: Call) -> None:
-    literals = [a.value.literal for a in call.args if a.keyword is None and a.value.literal]
-    dest = next(
-        (a.value.literal for a in call.args if a.keyword == "dest" and a.value.literal), None
-    )
+    dest = flag_dest(call)
     if dest is None:
-        names = [s for s in literals if s.startswith("--")] or literals
-        if not names:
-            # The flag's name is computed: this function generates flags from data.
-            tables.flag_generators.add(call.scope)
-            return
-        dest = names[0].lstrip("-").replace("-", "_")
+        # The flag's name is computed: this function generates flags from data.
+        tables.flag_generators.add(call.scope)
+        return
     step = Step(
         id=f"{tables.path}#c{call.id}:flag",
         kind="cli_flag",

@@ -1,0 +1,140 @@
+"""What one file binds, writes, reads and calls, by name: a small summary of its flows that
+tells a query whether the file can contribute at all before its tables are built.
+
+Every set here is a superset of what the file's tables hold (a file it lets through may still
+give nothing), except `writes`, which is exactly the tables' attribute writes. It is cached
+per file like the flows, and loads far faster (strings and tuples, no fact objects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tracer.facts import MODULE_SCOPE, Call, FileFlows, FileSummary, Value, compact_pickle
+
+NAMES_VERSION = "1"
+FLAG_METHODS = frozenset({"add_argument"})
+# An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
+Write = tuple[str, str, str, int]
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class FileNames:
+    binders: frozenset[str]  # names a parameter, field, assignment or flag of the file binds
+    callees: frozenset[str]  # the last name of every callee (`f` of `self.x.f(...)`)
+    writes: dict[str, tuple[Write, ...]]  # attribute -> its writes, in the tables' order
+    reads: dict[str, frozenset[tuple[str, str]]]  # attribute -> (scope, base) of its reads
+    flag_dests: frozenset[str]
+    flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
+
+
+def flag_dest(call: Call) -> str | None:
+    """The dest of an `add_argument` call; None when its name is computed (a generator)."""
+    dest = next(
+        (a.value.literal for a in call.args if a.keyword == "dest" and a.value.literal), None
+    )
+    if dest is not None:
+        return dest
+    literals = [a.value.literal for a in call.args if a.keyword is None and a.value.literal]
+    names = [s for s in literals if s.startswith("--")] or literals
+    return names[0].lstrip("-").replace("-", "_") if names else None
+
+
+def class_bodies(summary: FileSummary) -> Callable[[int], bool]:
+    """A test: is a line directly in a class body (not inside one of its methods)?"""
+    spans = [(c.line, c.end_line, True) for c in summary.classes]
+    spans += [(f.line, f.end_line, False) for f in summary.functions]
+    last = max((end for _, end, _ in spans), default=0)
+    in_class = [False] * (last + 2)
+    for start, end, is_class in sorted(spans):  # inner spans start later and win
+        in_class[start : end + 1] = [is_class] * (end - start + 1)
+    return lambda line: line < len(in_class) and in_class[line]
+
+
+def attribute_writes(
+    path: str, summary: FileSummary, flows: FileFlows
+) -> dict[str, tuple[Write, ...]]:
+    """Class-level fields first, then `x.ATTR (op)= ...` outside class bodies, in order."""
+    found: dict[str, list[Write]] = {}
+    for klass in summary.classes:
+        for field in klass.fields:
+            step = f"{path}#f:{klass.qualname}.{field.name}"
+            found.setdefault(field.name, []).append((step, klass.qualname, "<class>", field.line))
+    bodies = class_bodies(summary)
+    for i, assign in enumerate(flows.assigns):
+        if bodies(assign.line):
+            continue
+        for j, target in enumerate(assign.targets):
+            if "." in target.path:
+                base, _, name = target.path.rpartition(".")
+                found.setdefault(name, []).append(
+                    (f"{path}#a{i}.{j}", assign.scope, base, assign.line)
+                )
+    return {name: tuple(writes) for name, writes in found.items()}
+
+
+def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
+    binders: set[str] = set()
+    reads: dict[str, set[tuple[str, str]]] = {}
+
+    def read(scope: str, ref: str) -> None:
+        base, _, name = ref.rpartition(".")
+        if base:
+            reads.setdefault(name, set()).add((scope, base))
+
+    def read_value(scope: str, value: Value) -> None:
+        # Through every call, resolved or not: a superset of what the tables record.
+        pending = [value]
+        while pending:
+            current = pending.pop()
+            for ref in current.refs:
+                read(scope, ref)
+            for call_id in current.calls:
+                call = flows.calls[call_id]
+                receiver = call.callee.rpartition(".")[0]
+                if receiver and receiver != "super()":
+                    read(scope, receiver)
+                pending.append(call.receiver)
+                pending.extend(arg.value for arg in call.args)
+
+    for function in summary.functions:
+        outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+        for param in function.params:
+            binders.add(param.name)
+            for ref in param.default_refs:
+                read(outer, ref)
+    for klass in summary.classes:
+        binders.update(field.name for field in klass.fields)
+    for assign in flows.assigns:
+        for target in assign.targets:
+            binders.add(target.path.rpartition(".")[2])
+            read(assign.scope, target.path)  # `x.a += v` reads x.a
+        for value in (assign.value, *assign.items):
+            read_value(assign.scope, value)
+    for statement in (*flows.returns, *flows.uses):
+        read_value(statement.scope, statement.value)
+    for ret in flows.returns:
+        for value in ret.items:
+            read_value(ret.scope, value)
+    dests: set[str] = set()
+    generators: set[str] = set()
+    for call in flows.calls:
+        read_value(call.scope, Value((), (call.id,)))
+        if call.callee.rpartition(".")[2] in FLAG_METHODS:
+            dest = flag_dest(call)
+            if dest is None:
+                generators.add(call.scope)
+            else:
+                dests.add(dest)
+    binders.update(dests)
+    binders.discard("")
+    return FileNames(
+        binders=frozenset(binders),
+        callees=frozenset(c.callee.rpartition(".")[2] for c in flows.calls if c.callee),
+        writes=attribute_writes(path, summary, flows),
+        reads={name: frozenset(pairs) for name, pairs in reads.items()},
+        flag_dests=frozenset(dests),
+        flag_generators=frozenset(generators),
+    )
