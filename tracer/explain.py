@@ -144,16 +144,17 @@ class Binder:
         self.steps = spine[first:]
         self.lines = lines
         self.sinks = sinks
-        ranks = sorted({m.line.rank for m in matched}, key=rank_order)
+        # Lines without a rank tag (the launcher's) belong to every rank.
+        ranks = sorted({m.line.rank for m in matched if m.line.rank}, key=rank_order) or [""]
         self.ranks = tuple(ranks)
-        self.rank = rank if rank is not None else (ranks[0] if ranks else "")
+        self.rank = rank if rank is not None else ranks[0]
         if rank is not None and rank not in ranks:
             raise SgtraceError(
                 f"no line of rank {rank} in the log",
                 f"ranks seen: {', '.join(r or '(none)' for r in ranks) or 'none'}",
             )
         self.matched = matched
-        self.mine = [m for m in matched if m.line.rank == self.rank]
+        self.mine = [m for m in matched if m.line.rank in (self.rank, "")]
         self.bindings: dict[str, Binding] = {}
         self.notes: list[str] = []
         self.observed = self.find_observed()
@@ -188,6 +189,7 @@ class Binder:
         last: dict[str, float] = {}  # last name segment -> value, for attribute reads
         previous: float | None = None
         previous_function = ""
+        previous_name = ""
         out: list[Evaluation] = []
         # Names the steps compute: never bound from the log (their value is the step's).
         computed = {statement_target(s.code) or s.name for s in steps} | {s.name for s in steps}
@@ -195,8 +197,8 @@ class Binder:
             target = statement_target(step.code) or step.name
             if (
                 step.kind in PASS_THROUGH
-                or previous_function
-                and calls_only(step.code, previous_function)
+                or (previous_function and calls_only(step.code, previous_function))
+                or copies(step.code, previous_name)
             ):
                 value = previous
                 node = statement_value(step.code)
@@ -250,6 +252,7 @@ class Binder:
                     )
                 )
             previous = value
+            previous_name = step.name
             previous_function = step.symbol.rsplit(".", 1)[-1] if step.kind == "return" else ""
             if value is not None:
                 for name in {target, step.name}:
@@ -398,7 +401,7 @@ class Binder:
     def candidates(self, function: str, matched: list[Matched]) -> list[Observation]:
         found = []
         for line in matched:
-            if line.line.number >= self.result_line and line.line.rank == self.rank:
+            if line.line.number >= self.result_line:
                 break
             for observation in line.observations:
                 hole = observation.hole
@@ -568,9 +571,10 @@ class Binder:
         solved = solve(result_with, target, 1e-9, 1e15)
         if solved is None:
             return None
-        shown = (
-            round(solved) if abs(solved - round(solved)) < 1e-3 * max(1, abs(solved)) else solved
-        )
+        # A whole number near the solution that gives the logged result exactly, if any.
+        near = range(round(solved) - 8, round(solved) + 9)
+        exact = [n for n in near if n > 0 and result_with(n) == target]
+        shown = min(exact, key=lambda n: abs(n - solved)) if exact else solved
         old = self.bindings[name]
         self.bindings[name] = Binding(
             name,
@@ -635,6 +639,14 @@ def calls_only(code: str, function: str) -> bool:
     while node is not None and node.type == "parenthesized_expression":
         node = node.named_children[0]
     return node is not None and node.type == "call" and calls_in(node)[:1] == [function]
+
+
+def copies(code: str, name: str) -> bool:
+    """CODE copies a value named NAME (`x = config.NAME`, `self.x = NAME`)."""
+    node = statement_value(code)
+    if not name or node is None or node.type not in ("identifier", "attribute"):
+        return False
+    return node.text.decode().rsplit(".", 1)[-1] == name
 
 
 def expression_text(node: Node) -> str:
