@@ -61,12 +61,13 @@ from typing import Any
 import asyncssh
 
 from tests.sshd import SshServer, Target, setup_target, start_sshd
-from tracer.sources.archive import checked_members, decompress, transfer
+from tracer.sources.archive import receive
 from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash
-from tracer.sources.fetch import fetch_one, run_probe
+from tracer.sources.fetch import fetch_one, run_probe, start_probe
 from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
 from tracer.sources.ssh import connect, connect_kwargs
+from tracer.sources.tarstream import TarReader
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COLD_TARGET_RATIO = 0.6
@@ -503,38 +504,57 @@ class Laps:
         self.start = time.perf_counter()
 
 
-async def stream_stages(
-    spec: RemoteSpec, options: SshOptions, laps: Laps
-) -> tuple[bytes, list[str]]:
+async def stream(
+    conn: asyncssh.SSHClientConnection, spec: RemoteSpec, compressor: str, blobs: Path
+) -> list[str]:
+    """One probe-and-send command: every file of the tree, sent with COMPRESSOR, checked and
+    stored into a blob store at BLOBS (what fetch does, less the mirror)."""
+    probed = await start_probe(conn, spec)
+    paths = list(probed.probe.manifest)
+    probed.send(compressor, paths)
+    await receive(probed.process, spec, compressor, set(paths), BlobStore(blobs), None)
+    return paths
+
+
+async def stream_stages(spec: RemoteSpec, options: SshOptions, laps: Laps, work: Path) -> None:
     """The network side of one cold fetch, stage by stage, with the library's own functions;
-    then the same files uncompressed, and over AES-GCM instead of the default cipher."""
+    then the same files uncompressed, and over chacha20-poly1305 instead of AES-GCM."""
     laps.restart()
     async with await connect(spec, options) as conn:
         laps.lap("asyncssh: connect (key exchange, auth)")
-        probe = await run_probe(conn, spec)
-        laps.lap("asyncssh: probe (one exec: tools, git status, manifest)")
-        paths = list(probe.manifest)
-        archive, _ = await transfer(conn, spec, probe.root, paths, "zstd", None, len(paths))
-        laps.lap("asyncssh: transfer zstd (stream + local zstd -d)")
-        await transfer(conn, spec, probe.root, paths, "none", None, len(paths))
-        laps.lap("  option: transfer uncompressed")
-    kwargs = connect_kwargs(spec, options)
-    async with asyncssh.connect(**kwargs, encryption_algs=["aes128-gcm@openssh.com"]) as conn:
+        await run_probe(conn, spec)
+        laps.lap("asyncssh: probe alone (tools, git status, manifest)")
         laps.restart()
-        await transfer(conn, spec, probe.root, paths, "none", None, len(paths))
-        laps.lap("  option: transfer uncompressed, aes128-gcm")
-    return archive, paths
+        await stream(conn, spec, "zstd", work / "zstd")
+        laps.lap("asyncssh: probe + zstd stream, checked, stored")
+        laps.restart()
+        await stream(conn, spec, "none", work / "none")
+        laps.lap("  option: the same uncompressed")
+    kwargs = {**connect_kwargs(spec, options), "encryption_algs": ["chacha20-poly1305@openssh.com"]}
+    async with asyncssh.connect(**kwargs) as conn:
+        laps.restart()
+        await stream(conn, spec, "none", work / "chacha")
+        laps.lap("  option: the same uncompressed, chacha20-poly1305")
 
 
-def local_stages(archive: bytes, paths: list[str], blobs: Path, laps: Laps) -> None:
-    """The local side of one cold fetch on the received ARCHIVE of PATHS: decompress, tar
-    checks, hashes, blob writes; and, to compare, the same bytes written as one file."""
+def local_stages(folder: Path, blobs: Path, laps: Laps) -> None:
+    """The local side of one cold fetch, on the tar of the tree's .py files made here:
+    decompression, tar checks, hashes, one pack written."""
+    listing = subprocess.run(["bash", "-c", FIND_PY], cwd=folder, capture_output=True).stdout
+    archive = subprocess.run(
+        ["tar", "--null", "-T", "-", "-cf", "-"], cwd=folder, input=listing, capture_output=True
+    ).stdout
+    wanted = {p.decode() for p in listing.split(b"\0") if p}
     compressed = subprocess.run(["zstd", "-1", "-q", "-c"], input=archive, capture_output=True)
     laps.restart()
-    decompress(compressed.stdout, "zstd", "profile")
-    laps.lap("local: zstd -d alone (part of transfer)")
-    members = checked_members(archive, set(paths), "profile")
-    laps.lap("local: tar parse + checks (checked_members)")
+    subprocess.run(["zstd", "-d", "-q", "-c"], input=compressed.stdout, capture_output=True)
+    laps.lap("local: zstd -d alone (overlapped in the stream)")
+    members: dict[str, bytes] = {}
+    reader = TarReader(wanted, "profile", members.__setitem__)
+    for start in range(0, len(archive), 1 << 18):
+        reader.feed(archive[start : start + (1 << 18)])
+    reader.finish()
+    laps.lap("local: tar parse + checks (TarReader)")
     for data in members.values():
         content_hash(data)
     laps.lap("local: blake2b of every file")
@@ -553,8 +573,8 @@ def profile_once(server: SshServer, folder: Path, work: Path) -> dict[str, float
     assert spec is not None
     laps = Laps()
     with environment({**env, "SGTRACE_CACHE": str(work / "cache")}):
-        archive, paths = asyncio.run(stream_stages(spec, ssh_options(server), laps))
-        local_stages(archive, paths, work / "blobs" / "blobs", laps)
+        asyncio.run(stream_stages(spec, ssh_options(server), laps, work / "streams"))
+        local_stages(folder, work / "blobs", laps)
         laps.restart()
         fetch_one(spec, ssh_options(server))
         laps.lap("whole: fetch_one, cold, in-process")

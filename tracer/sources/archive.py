@@ -1,95 +1,177 @@
-"""The tar stream of a remote tree: read it off one SSH channel, decompress it, and check
-every member before any is stored in the content-addressed cache."""
+"""The tar stream of a remote tree, read off the probe's own SSH channel as it arrives:
+decompressed on the way (a local `zstd -d`/`lz4 -d` process, or zlib), every member checked
+(tracer/sources/tarstream.py) and stored into one new pack that is kept only if the whole
+archive passed."""
 
 from __future__ import annotations
 
-import gzip
-import io
-import shlex
+import asyncio
 import subprocess
-import tarfile
 import time
+import zlib
 from collections.abc import Callable
-from pathlib import PurePosixPath
+from concurrent.futures import Future, ThreadPoolExecutor
+from shutil import which
 
 import asyncssh
 
-from tracer.errors import (
-    TransferFailed,
-    UnsafeArchive,
-)
+from tracer.errors import TransferFailed, UnsafeArchive
 from tracer.sources.blobs import BlobStore
 from tracer.sources.remote import RemoteSpec
-from tracer.sources.snapshot import MAX_FILE_BYTES
+from tracer.sources.tarstream import MAX_TOTAL_BYTES, TarReader
 
-MAX_TOTAL_BYTES = 2 << 30
 Progress = Callable[[str, int, int, int], None]  # host, files, total files, bytes
+CHUNK = 1 << 18
+GZIP_RATE = 40 << 20  # bytes/s that gzip -1 compresses at on one core
+DECOMPRESSORS = {"zstd": ("zstd", "-d", "-q", "-c"), "lz4": ("lz4", "-d", "-q", "-c")}
 
 
-# -- transferring --------------------------------------------------------------------------
+# -- choosing --------------------------------------------------------------------------------
 
 
-def choose_compressor(remote_tools: set[str]) -> str:
-    if "zstd" in remote_tools and local_zstd():
-        return "zstd"
-    return "gzip" if "gzip" in remote_tools else "none"
+def choose_compressor(remote_tools: set[str], link_rate: float | None) -> str:
+    """How the remote side compresses the tar, by what pays: zstd (multi-threaded) or lz4
+    when both sides have it, as the stream is decompressed on another core while it arrives
+    (measured: no slower than no compression on loopback, 4x fewer bytes on a real link);
+    gzip, slower than many links, only on a link measured slower than it (LINK_RATE
+    bytes/s, from the probe's manifest; None: unknown); else none."""
+    for name in ("zstd", "lz4"):
+        if name in remote_tools and which(name):
+            return name
+    if "gzip" in remote_tools and (link_rate is None or link_rate < GZIP_RATE):
+        return "gzip"
+    return "none"
 
 
-def local_zstd() -> bool:
-    from shutil import which
-
-    return which("zstd") is not None
+# -- receiving -------------------------------------------------------------------------------
 
 
-async def transfer(
-    conn: asyncssh.SSHClientConnection,
-    spec: RemoteSpec,
-    root: str,
-    paths: list[str],
-    compressor: str,
-    progress: Progress | None,
-    total_files: int,
-) -> tuple[bytes, int]:
-    """The tar archive of PATHS under ROOT, streamed as one compressed channel, and the
-    bytes received. A connection lost on the way raises TransferFailed."""
-    compress = {"zstd": " | zstd -1 -q -c", "gzip": " | gzip -1 -c", "none": ""}[compressor]
-    command = f"cd {shlex.quote(root)} && tar --null -T - -cf -{compress}"
-    listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-    try:
-        process = await conn.create_process(command, encoding=None)
-        process.stdin.write(listing)
-        process.stdin.write_eof()
-        data = await read_stream(process, spec, progress, total_files)
-        await process.wait()
-    except (asyncssh.Error, OSError) as exc:
-        raise broken_transfer(spec) from exc
-    if process.exit_status is None:
-        raise broken_transfer(spec)
-    return decompress(data, compressor, spec.label), len(data)
-
-
-async def read_stream(
+async def receive(
     process: asyncssh.SSHClientProcess,
     spec: RemoteSpec,
+    compressor: str,
+    wanted: set[str],
+    blobs: BlobStore,
     progress: Progress | None,
-    total_files: int,
-) -> bytes:
-    """All of PROCESS's stdout, refused past MAX_TOTAL_BYTES."""
-    chunks: list[bytes] = []
-    received = 0
-    last = 0.0
-    while True:
-        chunk = await process.stdout.read(1 << 20)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        received += len(chunk)
-        if received > MAX_TOTAL_BYTES:
+) -> tuple[dict[str, str], int]:
+    """Store the members of the (COMPRESSOR-compressed) tar PROCESS writes, once all of
+    WANTED arrived and passed the checks; path -> content hash, and the bytes received.
+    Nothing is stored if any member fails; a connection lost raises TransferFailed."""
+    stored: dict[str, Future[str]] = {}
+    meter = Meter(spec.label, len(wanted), progress)
+    # Hashing and writing release the GIL: one worker does them while the loop decrypts.
+    with blobs.writer() as pack, ThreadPoolExecutor(1) as worker:
+
+        def store(path: str, data: bytes) -> None:
+            stored[path] = worker.submit(pack.add, data)
+
+        reader = TarReader(wanted, spec.label, store)
+        try:
+            try:
+                await unpack(process, compressor, reader, meter)
+            except TransferFailed:
+                # A stream that broke off reads as a damaged one: say which it was.
+                if process.stdout.at_eof():
+                    await process.wait()
+                    if process.exit_status is None:
+                        raise broken_transfer(spec) from None
+                raise
+            await process.wait()
+        except (asyncssh.Error, OSError) as exc:
+            raise broken_transfer(spec) from exc
+        finally:
             process.close()
-            raise UnsafeArchive(f"{spec.label} sent over 2 GiB", "nothing was written")
-        if progress is not None and time.monotonic() - last > 0.2:
-            last = time.monotonic()
-            progress(spec.label, 0, total_files, received)
+        if process.exit_status is None:
+            raise broken_transfer(spec)
+        reader.finish()
+        files = {path: digest.result() for path, digest in stored.items()}
+        pack.commit()
+    return files, meter.received
+
+
+async def unpack(
+    process: asyncssh.SSHClientProcess, compressor: str, reader: TarReader, meter: Meter
+) -> None:
+    """Every byte of PROCESS's output, decompressed, through READER."""
+    if compressor in DECOMPRESSORS:
+        await through_process(process, DECOMPRESSORS[compressor], reader, meter)
+        return
+    inflate = zlib.decompressobj(wbits=31) if compressor == "gzip" else None
+    try:
+        while chunk := await read(process, meter):
+            reader.feed(inflate.decompress(chunk) if inflate else chunk)
+    except zlib.error as exc:
+        raise not_valid("gzip", meter.label) from exc
+    if inflate is not None and not inflate.eof:
+        raise TransferFailed(f"the stream from {meter.label} is cut short", "run again")
+
+
+async def read(process: asyncssh.SSHClientProcess, meter: Meter) -> bytes:
+    chunk = await process.stdout.read(CHUNK)
+    meter.count(len(chunk))
+    return chunk
+
+
+async def through_process(
+    process: asyncssh.SSHClientProcess, command: tuple[str, ...], reader: TarReader, meter: Meter
+) -> None:
+    """The stream through a local decompressor process, whose output a thread feeds to
+    READER: decompression and tar checks run on the other core while the loop decrypts."""
+    local = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert local.stdin is not None
+    loop = asyncio.get_running_loop()
+    unpacking = loop.run_in_executor(None, feed_all, local, reader)
+    try:
+        try:
+            while not unpacking.done() and (chunk := await read(process, meter)):
+                await loop.run_in_executor(None, local.stdin.write, chunk)
+            local.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it quit: its status, or the reader's error, says why
+        await unpacking
+    finally:
+        if not unpacking.done():  # this side failed: end the thread's input
+            local.kill()
+        await asyncio.gather(unpacking, return_exceptions=True)
+        status = await loop.run_in_executor(None, local.wait)
+    if status != 0:
+        raise not_valid(command[0], meter.label)
+
+
+def feed_all(local: subprocess.Popen[bytes], reader: TarReader) -> None:
+    assert local.stdout is not None
+    try:
+        with local.stdout:
+            while data := local.stdout.read1(CHUNK):
+                reader.feed(data)
+    except BaseException:
+        local.kill()  # else the decompressor blocks, and the writes to it with it
+        raise
+
+
+def not_valid(compressor: str, label: str) -> TransferFailed:
+    return TransferFailed(f"the stream from {label} is not valid {compressor}", "run again")
+
+
+class Meter:
+    """Bytes received, refused past MAX_TOTAL_BYTES, reported to PROGRESS every 0.2 s."""
+
+    def __init__(self, label: str, files: int, progress: Progress | None) -> None:
+        self.label = label
+        self.files = files
+        self.progress = progress
+        self.received = 0
+        self.last = 0.0
+
+    def count(self, size: int) -> None:
+        self.received += size
+        if self.received > MAX_TOTAL_BYTES:
+            raise UnsafeArchive(f"{self.label} sent over 2 GiB", "nothing was written")
+        if self.progress is not None and time.monotonic() - self.last > 0.2:
+            self.last = time.monotonic()
+            self.progress(self.label, 0, self.files, self.received)
 
 
 def broken_transfer(spec: RemoteSpec) -> TransferFailed:
@@ -97,66 +179,3 @@ def broken_transfer(spec: RemoteSpec) -> TransferFailed:
         f"the connection to {spec.label} broke during the transfer",
         "run the command again: the cache is as it was, and the next run completes it",
     )
-
-
-def decompress(data: bytes, compressor: str, label: str) -> bytes:
-    """DATA as the remote compressor wrote it -> the tar archive."""
-    if compressor == "zstd":
-        done = subprocess.run(["zstd", "-d", "-q", "-c"], input=data, capture_output=True)
-        if done.returncode != 0:
-            raise TransferFailed(f"the stream from {label} is not valid zstd", "run again")
-        return done.stdout
-    if compressor == "gzip":
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise TransferFailed(f"the stream from {label} is not valid gzip", "run again") from exc
-    return data
-
-
-def store_members(archive: bytes, wanted: set[str], blobs: BlobStore, label: str) -> dict[str, str]:
-    """Check every member of ARCHIVE (only WANTED regular files, no absolute paths, no `..`,
-    no links or devices, sizes capped, none missing), then store them by content hash: one
-    bad member and nothing is stored. Returns path -> hash."""
-    return blobs.add(checked_members(archive, wanted, label))
-
-
-def checked_members(archive: bytes, wanted: set[str], label: str) -> dict[str, bytes]:
-    """Path -> bytes of every member of ARCHIVE, once each has passed store_members' checks."""
-    members: dict[str, bytes] = {}
-    total = 0
-    try:
-        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tar:
-            for member in tar:
-                name = member.name[2:] if member.name.startswith("./") else member.name
-                parts = PurePosixPath(name).parts
-                if name.startswith("/") or ".." in parts:
-                    raise UnsafeArchive(
-                        f"{label} sent a member that escapes the tree: {member.name!r}",
-                        "nothing was written; check the host",
-                    )
-                if not member.isfile():
-                    raise UnsafeArchive(
-                        f"{label} sent a link or special file: {member.name!r}",
-                        "nothing was written; check the host",
-                    )
-                if name not in wanted:
-                    raise UnsafeArchive(
-                        f"{label} sent a file that was not asked for: {member.name!r}",
-                        "nothing was written; check the host",
-                    )
-                total += member.size
-                if member.size > MAX_FILE_BYTES * 4 or total > MAX_TOTAL_BYTES:
-                    raise UnsafeArchive(f"{label} sent an oversized file", "nothing was written")
-                source = tar.extractfile(member)
-                members[name] = source.read() if source is not None else b""
-    except tarfile.TarError as exc:
-        raise TransferFailed(f"the archive from {label} is damaged ({exc})", "run again") from exc
-    missing = wanted - members.keys()
-    if missing:
-        raise TransferFailed(
-            f"{label} did not send {len(missing)} file(s), e.g. {sorted(missing)[0]} "
-            "(changed or removed during the fetch?)",
-            "run the command again",
-        )
-    return members

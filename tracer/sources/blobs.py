@@ -4,9 +4,12 @@ files (one pack per fetch: one file write instead of thousands) with an index fr
 
 from __future__ import annotations
 
+import mmap
+import os
 import pickle
-import uuid
+import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from tracer.sources.cache import content_hash, write_atomic
 
@@ -17,7 +20,8 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.index = self.load_index()
-        self.packs: dict[str, bytes] = {}
+        self.packs: dict[str, mmap.mmap | bytes] = {}
+        self.present: dict[str, bool] = {}  # pack name -> its file exists (one stat a pack)
 
     def load_index(self) -> dict[str, Location]:
         try:
@@ -28,35 +32,83 @@ class BlobStore:
 
     def has(self, digest: str) -> bool:
         location = self.index.get(digest)
-        return location is not None and (self.root / "packs" / location[0]).exists()
+        if location is None:
+            return False
+        pack = location[0]
+        if pack not in self.present:
+            self.present[pack] = (self.root / "packs" / pack).exists()
+        return self.present[pack]
 
     def read(self, digest: str) -> bytes:
         pack, offset, size = self.index[digest]
         data = self.packs.get(pack)
-        if data is None:  # a snapshot reads every file (greps): keep the pack whole
-            data = self.packs[pack] = (self.root / "packs" / pack).read_bytes()
+        if data is None:  # mapped, not read: a fetch reads one file, a grep all of them
+            with (self.root / "packs" / pack).open("rb") as file:
+                empty = os.fstat(file.fileno()).st_size == 0
+                data = b"" if empty else mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+            self.packs[pack] = data
         return data[offset : offset + size]
 
     def add(self, contents: dict[str, bytes]) -> dict[str, str]:
         """Store CONTENTS (path -> bytes); returns path -> content hash. Contents already
         stored are not written again."""
-        named = {path: content_hash(data) for path, data in contents.items()}
-        new: dict[str, bytes] = {}
-        for path, digest in named.items():
-            if not self.has(digest):
-                new.setdefault(digest, contents[path])
-        if not new:
-            return named
-        pack = f"{uuid.uuid4().hex}.pack"
-        entries: dict[str, Location] = {}
-        chunks: list[bytes] = []
-        offset = 0
-        for digest, data in new.items():
-            entries[digest] = (pack, offset, len(data))
-            chunks.append(data)
-            offset += len(data)
-        write_atomic(self.root / "packs" / pack, b"".join(chunks))
-        # Merge with what other processes may have added since this store was opened.
+        with self.writer() as pack:
+            named = {path: pack.add(data) for path, data in contents.items()}
+            pack.commit()
+        return named
+
+    def writer(self) -> PackWriter:
+        return PackWriter(self)
+
+    def merge(self, entries: dict[str, Location]) -> None:
+        """Add ENTRIES to the index, with what other processes added since it was read."""
         self.index = {**self.load_index(), **self.index, **entries}
         write_atomic(self.root / "index.pkl", pickle.dumps(self.index, pickle.HIGHEST_PROTOCOL))
-        return named
+
+
+class PackWriter:
+    """One new pack, written as contents arrive into a temporary file: `commit()` renames
+    it into place and then indexes it; leaving the `with` block without a commit deletes it,
+    so a failed fetch stores nothing."""
+
+    def __init__(self, store: BlobStore) -> None:
+        self.store = store
+        self.name = f"{os.urandom(16).hex()}.pack"
+        self.entries: dict[str, Location] = {}
+        self.offset = 0
+        self.file: BinaryIO | None = None
+        self.temporary = ""
+
+    def __enter__(self) -> PackWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:  # not committed
+            self.file.close()
+            Path(self.temporary).unlink(missing_ok=True)
+            self.file = None
+
+    def add(self, data: bytes) -> str:
+        """Queue DATA for the pack unless the store or this pack has it; its content hash."""
+        digest = content_hash(data)
+        if digest in self.entries or self.store.has(digest):
+            return digest
+        if self.file is None:
+            folder = self.store.root / "packs"
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, self.temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pack")
+            self.file = os.fdopen(fd, "wb")  # open across add() calls: closed by __exit__
+        self.file.write(data)
+        self.entries[digest] = (self.name, self.offset, len(data))
+        self.offset += len(data)
+        return digest
+
+    def commit(self) -> None:
+        """The pack in place, then the index that names it (nothing to do if nothing new)."""
+        if self.file is None:
+            return
+        self.file.close()
+        os.replace(self.temporary, self.store.root / "packs" / self.name)
+        self.file = None
+        self.store.present[self.name] = True
+        self.store.merge(self.entries)

@@ -1,6 +1,7 @@
 """Fetch a tree of Python files from a host over SSH into the content-addressed cache,
-incrementally: one connection per host, one probe command (tools, git facts and a manifest
-of sizes and mtimes), then one `tar | zstd` stream of the files that changed."""
+incrementally: one connection per host and ONE remote command, which first reports (tools,
+git facts and a manifest of sizes and mtimes), then streams the `tar` of the files the
+client asks for, compressed only when the link is slow."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from tracer.errors import (
     SgtraceError,
     TransferFailed,
 )
-from tracer.sources.archive import Progress, choose_compressor, store_members, transfer
+from tracer.sources.archive import Progress, choose_compressor, receive
 from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash, write_atomic
 from tracer.sources.remote import RemoteSpec, SshOptions, probe_script
@@ -31,6 +32,8 @@ from tracer.sources.ssh import connect, connection_error
 
 MAX_FILES = 50_000
 VERSION_LINE = re.compile(r"^__version__\s*=\s*(?:\w+\s*=\s*)*['\"]([^'\"]+)['\"]", re.M)
+PROBE_READ = 1 << 16  # small reads while the manifest streams, to time its arrival
+MIN_TIMED_BYTES = 64 << 10  # a manifest shorter than this says nothing of the link
 
 
 @dataclass
@@ -79,9 +82,16 @@ class FetchResult:
 
 
 def parse_probe(output: bytes) -> Probe:
-    head, _, manifest = output.partition(b"manifest\n")
+    """The probe's report (probe.sh: lines, the manifest's NUL records, lines), complete or
+    cut short by an error line."""
+    head, _, rest = output.partition(b"manifest\n")
+    end = probe_end(output)
+    manifest, trailer = b"", b""
+    if end is not None:
+        stop = rest.find(b"\0\0") + 1 if rest[:1] != b"\0" else 0
+        manifest, trailer = rest[:stop], rest[stop + 1 :]
     probe = Probe()
-    for line in head.decode("utf-8", "replace").splitlines():
+    for line in (head + trailer).decode("utf-8", "replace").splitlines():
         key, _, value = line.partition("\t")
         if key == "tool":
             probe.tools.add(value)
@@ -98,26 +108,66 @@ def parse_probe(output: bytes) -> Probe:
             probe.dirty.append(value)
         elif key == "error":
             probe.error = value
-    for record in manifest.split(b"\0"):
-        if not record:
-            continue
-        size, mtime, path = record.decode("utf-8", "surrogateescape").split(" ", 2)
-        if path.startswith("./"):
-            path = path[2:]
-        probe.manifest[path] = (int(size), mtime)
+    for record in manifest.decode("utf-8", "surrogateescape").split("\0"):
+        if record:
+            size, mtime, path = record.split(" ", 2)
+            probe.manifest[path[2:] if path.startswith("./") else path] = (int(size), mtime)
     return probe
 
 
-async def run_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Probe:
+def probe_end(output: bytes) -> int | None:
+    """Where the probe's report ends in OUTPUT (after its `end` line), or None if not yet."""
+    start = output.find(b"manifest\n")
+    if start < 0:
+        return None
+    start += len(b"manifest\n")
+    if len(output) <= start:
+        return None
+    terminator = start if output[start] == 0 else output.find(b"\0\0", start) + 1
+    if terminator <= 0:
+        return None
+    if output.startswith(b"end\n", terminator + 1):
+        return terminator + 5
+    found = output.find(b"\nend\n", terminator + 1)
+    return None if found < 0 else found + 5
+
+
+async def start_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Probed:
+    """Run probe.sh on the host and read its report; the command then waits for the list of
+    files to send (Probed.send)."""
     args = [spec.path or "", presets.PACKAGE, *presets.CHECKOUT_LOCATIONS]
     command = "sh -c " + shlex.quote(probe_script()) + " sgtrace-probe " + shlex.join(args)
+    output = bytearray()
+    timed: list[tuple[float, int]] = []  # (when, bytes so far) of reads inside the manifest
     try:
-        result = await conn.run(command, encoding=None, check=False)
+        process = await conn.create_process(command, encoding=None)
+        while (end := probe_end(output)) is None:
+            chunk = await process.stdout.read(PROBE_READ)
+            if not chunk:
+                break
+            output += chunk
+            if b"manifest\n" in output:
+                timed.append((time.perf_counter(), len(output)))
+        if end is None:  # the probe stopped early: an error line, or the connection dropped
+            await process.wait()
     except (asyncssh.Error, OSError) as exc:
         raise lost_connection(spec) from exc
-    if result.exit_status is None:
+    if end is None and process.exit_status is None:
         raise lost_connection(spec)
-    probe = parse_probe(result.stdout or b"")
+    probe = checked_probe(parse_probe(bytes(output)), spec)
+    return Probed(probe, process, link_rate(timed))
+
+
+def link_rate(timed: list[tuple[float, int]]) -> float | None:
+    """Bytes a second over the reads of the manifest after the first (which waited for the
+    remote `find`), or None when too few bytes came to tell."""
+    if len(timed) < 2 or timed[-1][1] - timed[0][1] < MIN_TIMED_BYTES:
+        return None
+    seconds = timed[-1][0] - timed[0][0]
+    return (timed[-1][1] - timed[0][1]) / max(seconds, 1e-6)
+
+
+def checked_probe(probe: Probe, spec: RemoteSpec) -> Probe:
     where = spec.path or "(searched)"
     if probe.error == "missing":
         raise RemotePathMissing(
@@ -143,6 +193,30 @@ async def run_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Pro
     return probe
 
 
+@dataclass
+class Probed:
+    """A probe's report, and its command still running, waiting for what to send."""
+
+    probe: Probe
+    process: asyncssh.SSHClientProcess
+    link_rate: float | None  # bytes/s the manifest came at; None: too short to tell
+
+    def send(self, compressor: str, paths: list[str]) -> None:
+        """Ask for the tar of PATHS, compressed with COMPRESSOR (none: nothing to send)."""
+        if paths:
+            listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+            self.process.stdin.write(compressor.encode() + b"\n" + listing)
+        self.process.stdin.write_eof()
+
+
+async def run_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Probe:
+    """The host's report alone, nothing sent."""
+    probed = await start_probe(conn, spec)
+    probed.send("none", [])
+    probed.process.close()
+    return probed.probe
+
+
 def lost_connection(spec: RemoteSpec) -> TransferFailed:
     return TransferFailed(f"the connection to {spec.label} was lost", "run the command again")
 
@@ -162,7 +236,8 @@ async def fetch(
 ) -> FetchResult:
     started = time.monotonic()
     async with await connect(spec, options) as conn:
-        probe = await run_probe(conn, spec)
+        probed = await start_probe(conn, spec)
+        probe = probed.probe
         mirror = mirror_path(spec, probe)
         previous = load_mirror(mirror)
         blobs = BlobStore(cache_root() / "blobs")
@@ -174,13 +249,19 @@ async def fetch(
                 files[path] = old[2]
             else:
                 needed.append(path)
-        compressor = choose_compressor(probe.tools)
+        compressor = choose_compressor(probe.tools, probed.link_rate)
         received = 0
-        if needed:
-            archive, received = await transfer(
-                conn, spec, probe.root, needed, compressor, progress, len(needed)
-            )
-            files.update(store_members(archive, set(needed), blobs, spec.label))
+        try:
+            probed.send(compressor, needed)
+            if needed:
+                fetched, received = await receive(
+                    probed.process, spec, compressor, set(needed), blobs, progress
+                )
+                files.update(fetched)
+        except (asyncssh.Error, OSError) as exc:
+            raise lost_connection(spec) from exc
+        finally:
+            probed.process.close()
     snapshot = remote_snapshot(spec, probe, files, blobs)
     entries = {p: [probe.manifest[p][0], probe.manifest[p][1], files[p]] for p in files}
     # What was fetched, for later commands (audit): written last, so a broken run leaves none.

@@ -1,11 +1,15 @@
-# sgtrace probe: ONE remote command telling the client what to fetch.
+# sgtrace probe and send: ONE remote command per fetch. It tells the client what the tree
+# holds, then sends what the client asks for.
 # Arguments: PATH (empty: find the package), PACKAGE, then usual checkout locations.
-# Output: "key<TAB>value" lines, then "manifest" and NUL-separated "size mtime path" records.
+# Output: "key<TAB>value" lines; "manifest", NUL-terminated "size mtime path" records and
+# one more NUL; "dirty<TAB>line" lines (git status); "end". Then it reads from stdin a
+# compressor name (none, zstd, lz4, gzip) on one line and the NUL-separated paths to send,
+# and writes their tar, so compressed (nothing read: nothing to send).
 want=$1
 package=$2
 shift 2
 say() { printf '%s\t%s\n' "$1" "$2"; }
-for tool in tar zstd gzip git find; do
+for tool in tar zstd lz4 gzip git find; do
     command -v "$tool" >/dev/null 2>&1 && say tool "$tool"
 done
 
@@ -71,20 +75,54 @@ fi
 say root "$root"
 say top "$top"
 command -v tar >/dev/null 2>&1 || { say error "notar"; exit 0; }
+toplevel=""
 if command -v git >/dev/null 2>&1 && toplevel=$(git -C "$root" rev-parse --show-toplevel 2>/dev/null); then
     printf 'git\t%s\t%s\n' "$toplevel" "$(git -C "$root" rev-parse HEAD 2>/dev/null)"
-    git -C "$root" status --porcelain -- "$top" 2>/dev/null | while IFS= read -r line; do
+fi
+cd "$root" || exit 0
+manifest() {
+    find "$top" \( -name __pycache__ -o \( -name '.?*' ! -name . \) \) -prune -o -type f \
+        \( -name '*.py' -o -path '*.dist-info/RECORD' -o -path '*.dist-info/METADATA' \) \
+        -printf '%s %T@ %p\0'
+    if [ "$top" != . ]; then
+        for info in "$top"-*.dist-info; do
+            [ -d "$info" ] && find "$info" -type f \( -name RECORD -o -name METADATA \) \
+                -printf '%s %T@ %p\0'
+        done
+    fi
+}
+dirty() {
+    [ -n "$toplevel" ] || return 0
+    git status --porcelain -- "$top" 2>/dev/null | while IFS= read -r line; do
         say dirty "$line"
     done
+}
+# git status and find both stat every file: run them side by side when a scratch folder
+# can be had, and send the manifest in one burst (the client times it to size the link).
+if scratch=$(mktemp -d 2>/dev/null); then
+    trap 'rm -rf "$scratch"' EXIT
+    trap 'exit 1' HUP INT TERM PIPE
+    dirty >"$scratch/dirty" &
+    manifest >"$scratch/manifest"
+    wait
+    echo manifest
+    cat "$scratch/manifest"
+    printf '\000'
+    cat "$scratch/dirty"
+    rm -rf "$scratch"
+else
+    echo manifest
+    manifest
+    printf '\000'
+    dirty
 fi
-echo manifest
-cd "$root" || exit 0
-find "$top" \( -name __pycache__ -o \( -name '.?*' ! -name . \) \) -prune -o -type f \
-    \( -name '*.py' -o -path '*.dist-info/RECORD' -o -path '*.dist-info/METADATA' \) \
-    -printf '%s %T@ %p\0'
-if [ "$top" != . ]; then
-    for info in "$top"-*.dist-info; do
-        [ -d "$info" ] && find "$info" -type f \( -name RECORD -o -name METADATA \) -printf '%s %T@ %p\0'
-    done
-fi
+echo end
+
+IFS= read -r compressor || exit 0
+case $compressor in
+    none) exec tar --null -T - -cf - ;;
+    zstd) tar --null -T - -cf - | zstd -1 -T0 -q -c ;;
+    lz4) tar --null -T - -cf - | lz4 -1 -q -c ;;
+    gzip) tar --null -T - -cf - | gzip -1 -c ;;
+esac
 exit 0
