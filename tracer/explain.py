@@ -441,7 +441,8 @@ class Binder:
         for path in self.session.facts.mentioning(f"def {function}("):
             text = self.session.snapshot.read(path).decode("utf-8", "replace")
             start = text.find(f"def {function}(")
-            end = re.compile(r"^\S", re.M).search(text, start + 1)
+            body = text.find(":\n", start)  # past the signature, which may span lines
+            end = re.compile(r"^\S", re.M).search(text, max(body, start) + 2)
             return text[start : end.start() if end else len(text)]
         return ""
 

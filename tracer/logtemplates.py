@@ -243,6 +243,10 @@ class MessageReader:
                 spec = text(child)[1:]
             elif child.type == "type_conversion":
                 conversion = text(child)
+        if expression.type == "conditional_expression" and not documented and not conversion:
+            choices = self.conditional_expression(expression)
+            if choices is not None:
+                return choices  # one of two literals: matched as either
         parts: list[Part] = []
         if documented:
             # {x=} prints "x=" then the repr of x (unless a spec or conversion says otherwise)
