@@ -134,9 +134,11 @@ class Writer:
     def item(self, text: str, depth: int = 0) -> None:
         self.lines.append(("  " * depth + "- " if self.markdown else "  " * (depth + 1)) + text)
 
-    def block(self, lines: list[str], language: str = "") -> None:
+    def block(self, lines: list[str], language: str = "", depth: int = 0) -> None:
+        """LINES verbatim, under the list item of DEPTH just written."""
         if self.markdown:
-            self.lines += [f"```{language}", *lines, "```"]
+            pad = "  " * (depth + 1)  # inside the item, so the list goes on after it
+            self.lines += [pad + line for line in [f"```{language}", *lines, "```"]]
         else:
             self.lines += ["        " + line for line in lines]
 
@@ -147,24 +149,24 @@ class Writer:
 def write_changes(out: Writer, label: str, changes: StepChanges) -> None:
     for step in changes.removed:
         out.item(f"{label} removed: {out.code(where(step))}", 1)
-        out.block(code_lines(step, "-"), "diff")
+        out.block(code_lines(step, "-"), "diff", 1)
     for step in changes.added:
         out.item(f"{label} added: {out.code(where(step))}", 1)
-        out.block(code_lines(step, "+"), "diff")
+        out.block(code_lines(step, "+"), "diff", 1)
     for old, new in changes.changed:
         moved = f" (was line {old.line})" if old.line != new.line else ""
         out.item(f"{label} code changed: {out.code(where(new))}{moved}", 1)
-        out.block(code_lines(old, "-") + code_lines(new, "+"), "diff")
+        out.block(code_lines(old, "-") + code_lines(new, "+"), "diff", 1)
 
 
 def write_param(out: Writer, diff: ParamDiff, numbers: dict[Hunk, int]) -> None:
     ref = len(diff.reference.spine) if diff.reference else 0
     tgt = len(diff.target.spine) if diff.target else 0
-    sizes = f"spine of {ref} step(s)" if ref == tgt else f"spine of {ref} -> {tgt} steps"
+    sizes = f"spine of {counted(ref)}" if ref == tgt else f"spine of {ref} -> {counted(tgt)}"
     if diff.reference is None:
-        sizes = f"bound only in the target, spine of {tgt} step(s)"
+        sizes = f"bound only in the target, spine of {counted(tgt)}"
     elif diff.target is None:
-        sizes = f"bound only in the reference, spine of {ref} step(s)"
+        sizes = f"bound only in the reference, spine of {counted(ref)}"
     if not diff.changed:
         out.item(f"{out.code(diff.param)}: unchanged ({sizes})")
         return
@@ -173,6 +175,10 @@ def write_param(out: Writer, diff: ParamDiff, numbers: dict[Hunk, int]) -> None:
     write_changes(out, "step", diff.steps)
     if diff.hunks:
         out.item("touched by hunk " + ", ".join(f"#{numbers[h]}" for h in diff.hunks), 1)
+
+
+def counted(steps: int) -> str:
+    return "1 step" if steps == 1 else f"{steps} steps"
 
 
 def write_audit(out: Writer, audit: Audit) -> None:

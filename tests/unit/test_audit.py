@@ -276,6 +276,11 @@ def test_porcelain_lines() -> None:
         ),
         added=("sglang/new.py", "sglang/newpkg/", "sglang/staged.py", "sglang/new_name.py"),
     )
+    # A repository inside the package: its paths start lower than the snapshot's.
+    inner = TreeChanges(changed=("srt/a.py", "notes.txt"), added=("new/",))
+    assert under_root(inner, "/site/sglang", "/site") == TreeChanges(
+        changed=("sglang/srt/a.py",), added=("sglang/new/",)
+    )
 
 
 def test_overlay_puts_back_and_drops(tmp_path: Path) -> None:
@@ -382,7 +387,12 @@ def test_text_and_markdown_reports(versions) -> None:
     assert table[0] == "| target | reference | files mod/add/rm | chains changed | status |"
     assert table[2].endswith("| 2/0/0 | mem_fraction_static | CHANGED |")
     assert table[4] == "| gpu-9 | - | - | - | ERROR: cannot connect |"
-    assert "```diff\n@@ -12,7 +12,7 @@\n     def profile(self, total: int) -> int:\n" in markdown
+    assert (
+        "  ```diff\n  @@ -12,7 +12,7 @@\n       def profile(self, total: int) -> int:\n" in markdown
+    )
+    assert (
+        "    ```diff\n    - rest = available - total * (1 - self.mem_fraction_static)\n" in markdown
+    )
 
 
 # -- the command ---------------------------------------------------------------------------

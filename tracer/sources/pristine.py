@@ -97,18 +97,17 @@ def parse_porcelain(lines: list[str]) -> TreeChanges:
 
 def under_root(changes: TreeChanges, toplevel: str, root: str) -> TreeChanges:
     """CHANGES (relative to the repository's TOPLEVEL) as paths relative to ROOT; paths
-    outside ROOT are dropped, and only Python files are kept."""
-    prefix = posixpath.relpath(root, toplevel)
+    outside ROOT are dropped, and only Python files (and folders) are kept."""
 
     def inside(paths: tuple[str, ...], folders: bool) -> tuple[str, ...]:
         kept = []
         for path in paths:
-            if prefix != ".":
-                if not path.startswith(prefix + "/"):
-                    continue
-                path = path[len(prefix) + 1 :]
-            if path.endswith(".py") or (folders and path.endswith("/")):
-                kept.append(path)
+            moved = posixpath.relpath(posixpath.join(toplevel, path), root)
+            moved += "/" if path.endswith("/") else ""
+            if moved.startswith("../"):
+                continue
+            if moved.endswith(".py") or (folders and moved.endswith("/")):
+                kept.append(moved)
         return tuple(kept)
 
     return TreeChanges(inside(changes.changed, False), inside(changes.added, True))
@@ -372,8 +371,10 @@ def fetch_committed(
         probe = result.probe
         if not probe.git_commit:
             continue
-        prefix = posixpath.relpath(probe.root, probe.git_toplevel)
-        names = {(p if prefix == "." else f"{prefix}/{p}"): p for p in git_changes(result).changed}
+        names = {
+            posixpath.relpath(posixpath.join(probe.root, p), probe.git_toplevel): p
+            for p in git_changes(result).changed
+        }
         if names:
             asks[n] = (result, names)
     if not asks:
