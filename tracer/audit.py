@@ -232,10 +232,11 @@ def audit(
     sinks: Iterable[str] = (),
     required: Sequence[str] = (),
     how: str = "",
-    reference_label: str = "",
+    labels: tuple[str, str] | None = None,
 ) -> Audit:
     """Compare TARGET with REFERENCE: files, hunks, and the chain of each of PARAMS bound in
-    either tree (names of REQUIRED bound in neither are an error; the others are skipped)."""
+    either tree (names of REQUIRED bound in neither are an error; the others are skipped).
+    LABELS name (reference, target) in the report, else their snapshots' labels do."""
     sinks = tuple(sinks)
     files = file_changes(reference.snapshot, target.snapshot)
     hunks: list[Hunk] = []
@@ -258,8 +259,8 @@ def audit(
     tagged = {h: replace(h, params=tuple(d.param for d in diffs if h in d.hunks)) for h in hunks}
     diffs = [replace(d, hunks=tuple(tagged[h] for h in d.hunks)) for d in diffs]
     return Audit(
-        target=target.snapshot.label,
-        reference=reference_label or reference.snapshot.label,
+        target=labels[1] if labels else target.snapshot.label,
+        reference=labels[0] if labels else reference.snapshot.label,
         how=how,
         files=files,
         hunks=tuple(tagged[h] for h in hunks),

@@ -8,7 +8,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -342,24 +341,23 @@ def run_audit(args: argparse.Namespace) -> int:
             if isinstance(pair, SgtraceError):
                 raise pair
             reference = indexed(pair.reference)
+            # A clean tree is its own reference: indexed and traced once.
             same = pair.reference.files == pair.target.files
-            target = reference if same else indexed(pair.target)
             audits.append(
                 audit(
                     reference,
-                    target,
+                    reference if same else indexed(pair.target),
                     presets.PARAMETERS,
                     sinks=args.to or presets.SINKS,
                     required=args.param,
                     how=pair.how,
-                    reference_label=pair.reference.label,
+                    labels=(pair.reference.label, pair.target.label),
                 )
             )
-            if same:  # the target's own label, though its session is the reference's
-                audits[-1] = replace(audits[-1], target=pair.target.label)
         except SgtraceError as error:
             print(f"sgtrace: error: {text}: {error}", file=sys.stderr)
             failures.append((text, str(error)))
+    report_warnings(args, [w for s in sessions.values() for w in s.warnings()])
     if args.format == "json":
         report = report_json(audits, failures) + "\n"
     elif audits:
@@ -373,6 +371,19 @@ def run_audit(args: argparse.Namespace) -> int:
     if failures:
         return 2
     return 1 if any(a.changed for a in audits) else 0
+
+
+def report_warnings(args: argparse.Namespace, warnings: list[str]) -> None:
+    """Indexing warnings: each with --warnings, else how many (nothing with --quiet)."""
+    if args.warnings:
+        for warning in dict.fromkeys(warnings):
+            print(f"warning: {warning}", file=sys.stderr)
+    elif warnings and not args.quiet:
+        print(
+            f"sgtrace: {len(set(warnings))} file(s) had problems and were indexed in part "
+            "(--warnings lists them)",
+            file=sys.stderr,
+        )
 
 
 def run_fetch(args: argparse.Namespace) -> int:

@@ -178,10 +178,10 @@ def test_shifted_lines_change_no_chain(versions) -> None:
 
 def test_same_session_is_traced_once_and_unchanged(versions) -> None:
     reference, _ = versions({})
-    report = audit(reference, reference, PARAMS, sinks=SINKS, reference_label="HEAD")
+    report = audit(reference, reference, PARAMS, sinks=SINKS, labels=("HEAD", "work tree"))
     assert report.files == report.hunks == ()
     assert [p.reference is p.target for p in report.params] == [True, True]
-    assert report.reference == "HEAD" and not report.changed
+    assert (report.reference, report.target, report.changed) == ("HEAD", "work tree", False)
 
 
 def test_removed_file_and_new_parameter(versions) -> None:
@@ -411,6 +411,11 @@ def test_cli_exit_codes_and_output_file(
     same = sgtrace("audit", ref, "--against", ref, "--quiet")
     assert same.code == 0, same.err
     assert same.out.startswith(f"{ref} against {ref}: no traced chain changed\n")
+    bad = sgtrace("audit", tgt, "--against", "pypi:sglang", "--quiet").error_line()
+    assert bad == (
+        "sgtrace: error: 'pypi:sglang' is not a PyPI source: write pypi:NAME==VERSION, "
+        "e.g. pypi:sglang==0.5.9"
+    )
     line = sgtrace("audit", tgt, "--quiet").error_line()
     assert line == (
         f"sgtrace: error: {tgt}: {tgt} is not a remote checkout or install, so its reference "
