@@ -266,3 +266,24 @@ def test_no_reference_for_a_plain_folder(
         "checkout nor a pip install with a RECORD: name the reference: --against "
         "pypi:sglang==VERSION (or a folder, or host:/path)"
     )
+
+
+def test_odd_file_names_come_back_from_the_commit(
+    client: SshServer,
+    sgtrace: Callable[..., Run],
+    target_checkout: Callable[..., Target],
+    tmp_path: Path,
+) -> None:
+    """Names with spaces, quotes and a `;` reach `git archive` quoted, and come back."""
+    target = target_checkout(VERSION, dest=tmp_path / "sglang")
+    odd = 'sglang/srt/odd name "q";touch x.py'
+    (target.package_root / odd).write_text("LIMIT = 1\n")
+    git(target, "add", "-A")
+    git(target, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "odd")
+    (target.package_root / odd).write_text("LIMIT = 2\n")
+    run = sgtrace("audit", f"{client.alias}:{target.package_root}", "--format", "json")
+    assert run.code == 0, run.err
+    [one] = report(run)["audits"]
+    assert one["files"] == {"modified": [odd], "added": [], "removed": []}
+    assert [h["diff"] for h in one["hunks"]] == ["@@ -1 +1 @@\n-LIMIT = 1\n+LIMIT = 2"]
+    assert not (target.package_root / "x.py").exists()

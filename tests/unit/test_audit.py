@@ -4,7 +4,9 @@ chain; the reference's paths from `git status --porcelain` and from a RECORD; th
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 import textwrap
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from tests.integration.fetching import in_process
 from tracer.audit import Audit, FileChange, Hunk, audit, file_hunks, step_key
 from tracer.audit_report import report_json, report_text
-from tracer.errors import NameNotFound
+from tracer.errors import NameNotFound, TransferFailed
 from tracer.session import Session, open_session
 from tracer.sources.cache import FactCache
 from tracer.sources.pristine import (
@@ -24,6 +26,7 @@ from tracer.sources.pristine import (
     record_changes,
     record_digest,
     record_hashes,
+    tar_files,
     under_root,
 )
 from tracer.sources.snapshot import local_snapshot
@@ -281,6 +284,36 @@ def test_porcelain_lines() -> None:
     assert under_root(inner, "/site/sglang", "/site") == TreeChanges(
         changed=("sglang/srt/a.py",), added=("sglang/new/",)
     )
+
+
+def tar_of(*members: tarfile.TarInfo) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as archive:
+        for member in members:
+            archive.addfile(member, io.BytesIO(b"x" * member.size) if member.isfile() else None)
+    return out.getvalue()
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, size: int = 1) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.size = kind, size if kind == tarfile.REGTYPE else 0
+    if kind == tarfile.SYMTYPE:
+        info.linkname = "/etc/passwd"
+    return info
+
+
+def test_committed_files_are_read_from_the_tar_and_nothing_else() -> None:
+    wanted = {"python/sglang/a.py"}
+    folder = member("python/sglang", tarfile.DIRTYPE)
+    assert tar_files(tar_of(folder, member("python/sglang/a.py")), wanted, "box") == {
+        "python/sglang/a.py": b"x"
+    }
+    with pytest.raises(TransferFailed, match="box sent 'python/sglang/b.py', not asked for"):
+        tar_files(tar_of(member("python/sglang/b.py")), wanted, "box")
+    with pytest.raises(TransferFailed, match="not asked for"):
+        tar_files(tar_of(member("python/sglang/a.py", tarfile.SYMTYPE)), wanted, "box")
+    with pytest.raises(TransferFailed, match="are not a tar"):
+        tar_files(b"garbage" * 100, wanted, "box")
 
 
 def test_overlay_puts_back_and_drops(tmp_path: Path) -> None:
