@@ -449,6 +449,11 @@ def test_cli_exit_codes_and_output_file(
         "sgtrace: error: 'pypi:sglang' is not a PyPI source: write pypi:NAME==VERSION, "
         "e.g. pypi:sglang==0.5.9"
     )
+    missing = sgtrace("audit", str(tmp_path / "nowhere"), "--quiet").error_line()
+    assert missing.endswith(
+        f"{tmp_path / 'nowhere'} does not exist: give a folder of Python "
+        "files, a .py file, or pypi:NAME==VERSION"
+    )
     line = sgtrace("audit", tgt, "--quiet").error_line()
     assert line == (
         f"sgtrace: error: {tgt}: {tgt} is not a remote checkout or install, so its reference "

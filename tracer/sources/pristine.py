@@ -334,12 +334,12 @@ def pair_for(
     if isinstance(committed, SgtraceError):
         raise committed
     if fetched is None:
+        target = open_source(text)  # a path that does not exist says so first
         if reference is None:
             raise NoReference(
                 f"{text} is not a remote checkout or install, so its reference is not known",
                 "name it: --against pypi:sglang==VERSION (or a folder)",
             )
-        target = open_source(text)
         return Pair(aligned(target, reference), reference, f"--against {against}")
     if reference is not None:
         return Pair(aligned(fetched.snapshot, reference), reference, f"--against {against}")
