@@ -36,8 +36,12 @@ under 0.5 s. They are judged on the CLI rows, since a user waits for the whole c
 rsync too is timed as a process); the in-process rows show in parentheses how the fetch
 itself fares. `--profile` times the pieces of one cold fetch instead (median of --repeat):
 Python start-up and imports, the ssh connection, the probe, remote tar | zstd alone, the
-stream over OpenSSH and over asyncssh, local decompression, tar checks, hashes and blob
-writes; and, as options, the stream uncompressed and over AES-GCM.
+stream over OpenSSH and over asyncssh (probe, stream, checks and pack in one command), local
+decompression, tar checks, hashes and blob writes; and, as options, the stream uncompressed
+and over chacha20-poly1305 instead of AES-GCM.
+
+New interpreters (the CLI and start-up rows) cache their bytecode under the client home,
+as an installed package has it, even where PYTHONDONTWRITEBYTECODE is set.
 """
 
 from __future__ import annotations
@@ -234,7 +238,7 @@ def fetch_cli(server: SshServer, folder: Path, cache: Path) -> tuple[Measured, d
     """`sgtrace fetch ALIAS:FOLDER --ssh-config CFG --json` as its own process, cache CACHE."""
     command = [sys.executable, "-m", "tracer.cli", "fetch", f"{server.alias}:{folder}"]
     command += ["--ssh-config", str(server.ssh_config), "--json"]
-    seconds, out = run_timed(command, {**server.client_env(), "SGTRACE_CACHE": str(cache)})
+    seconds, out = run_timed(command, {**python_env(server), "SGTRACE_CACHE": str(cache)})
     facts = json.loads(out.splitlines()[-1])
     return Measured(seconds, facts["fetched_bytes"], facts["fetched_files"]), facts
 
@@ -273,10 +277,18 @@ def fetch_in_process(
     return Measured(seconds, result.fetched_bytes, result.fetched_files), facts
 
 
+def python_env(server: SshServer) -> dict[str, str]:
+    """The client's environment for a new interpreter, its bytecode cached (in the server's
+    client home) as an installed package has it, even where PYTHONDONTWRITEBYTECODE is set."""
+    env = {**server.client_env(), "PYTHONPYCACHEPREFIX": str(server.client_home / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def python_startup(server: SshServer) -> Measured:
     """A new interpreter that imports what `sgtrace fetch` imports, then stops: the fixed
     cost of the CLI rows."""
-    seconds, _ = run_timed([sys.executable, "-c", FETCH_IMPORTS], server.client_env())
+    seconds, _ = run_timed([sys.executable, "-c", FETCH_IMPORTS], python_env(server))
     return Measured(seconds, 0, 0)
 
 
@@ -565,7 +577,7 @@ def local_stages(folder: Path, blobs: Path, laps: Laps) -> None:
 
 def profile_once(server: SshServer, folder: Path, work: Path) -> dict[str, float]:
     """Every stage once, with fresh blob folders under WORK."""
-    env = server.client_env()
+    env = python_env(server)
     seconds = {
         label: time_shell(command, env) for label, command in shell_stages(server, folder).items()
     }

@@ -9,6 +9,8 @@ want=$1
 package=$2
 shift 2
 say() { printf '%s\t%s\n' "$1" "$2"; }
+newline='
+'
 for tool in tar zstd lz4 gzip git find; do
     command -v "$tool" >/dev/null 2>&1 && say tool "$tool"
 done
@@ -76,8 +78,14 @@ say root "$root"
 say top "$top"
 command -v tar >/dev/null 2>&1 || { say error "notar"; exit 0; }
 toplevel=""
-if command -v git >/dev/null 2>&1 && toplevel=$(git -C "$root" rev-parse --show-toplevel 2>/dev/null); then
-    printf 'git\t%s\t%s\n' "$toplevel" "$(git -C "$root" rev-parse HEAD 2>/dev/null)"
+if command -v git >/dev/null 2>&1; then
+    # One git for both facts; a repository without commits has no HEAD to name.
+    if facts=$(git -C "$root" rev-parse --show-toplevel HEAD 2>/dev/null); then
+        toplevel=${facts%%"$newline"*}
+        printf 'git\t%s\t%s\n' "$toplevel" "${facts#*"$newline"}"
+    elif toplevel=$(git -C "$root" rev-parse --show-toplevel 2>/dev/null); then
+        printf 'git\t%s\t\n' "$toplevel"
+    fi
 fi
 cd "$root" || exit 0
 manifest() {
@@ -93,7 +101,8 @@ manifest() {
 }
 dirty() {
     [ -n "$toplevel" ] || return 0
-    git status --porcelain -- "$top" 2>/dev/null | while IFS= read -r line; do
+    # A look, not a write: git status may rewrite the index otherwise (older gits ignore it).
+    GIT_OPTIONAL_LOCKS=0 git status --porcelain -- "$top" 2>/dev/null | while IFS= read -r line; do
         say dirty "$line"
     done
 }
@@ -103,13 +112,10 @@ if scratch=$(mktemp -d 2>/dev/null); then
     trap 'rm -rf "$scratch"' EXIT
     trap 'exit 1' HUP INT TERM PIPE
     dirty >"$scratch/dirty" &
-    manifest >"$scratch/manifest"
+    { manifest; printf '\000'; } >"$scratch/manifest"
     wait
     echo manifest
-    cat "$scratch/manifest"
-    printf '\000'
-    cat "$scratch/dirty"
-    rm -rf "$scratch"
+    cat "$scratch/manifest" "$scratch/dirty"
 else
     echo manifest
     manifest

@@ -7,8 +7,6 @@ import asyncio
 import re
 from pathlib import Path
 
-import asyncssh
-
 from tracer.errors import (
     AuthFailed,
     ConnectionTimeout,
@@ -19,6 +17,7 @@ from tracer.errors import (
 )
 from tracer.sources.cache import write_atomic
 from tracer.sources.remote import RemoteSpec, SshOptions
+from tracer.sources.sshlib import asyncssh
 
 # AES-GCM first, then asyncssh's defaults: AES runs in hardware, and asyncssh decrypts it
 # in one call a packet (chacha20-poly1305, its first choice, takes several): the bench's
