@@ -415,6 +415,22 @@ def test_text_and_markdown_reports(versions) -> None:
     assert "spine step code changed: formula pkg/runner.py:15 Runner.profile\n" in text
     assert "touched by hunk #2" in text
     assert "#1 pkg/other.py: reference lines 2, target lines 2 (+1 -1)" in text
+    two = report_text([report], [("gpu-9", "cannot connect")]).split("\nSummary\n", 1)[1]
+    target, reference = report.target, report.reference
+    assert two.splitlines() == [
+        "  " + "  ".join(
+            ["target".ljust(len(target)), "reference".ljust(len(reference)), "files mod/add/rm",
+             "chains changed     ", "status"]
+        ),
+        "  " + "  ".join(
+            [target, reference, "2/0/0           ",
+             "mem_fraction_static", "CHANGED"]
+        ),
+        "  " + "  ".join(
+            ["gpu-9".ljust(len(target)), "-".ljust(len(reference)), "-               ",
+             "-                  ", "ERROR: cannot connect"]
+        ),
+    ]  # fmt: skip
     markdown = report_text([report, report], [("gpu-9", "cannot connect")], markdown=True)
     table = markdown.split("## Summary\n\n", 1)[1].splitlines()
     assert table[0] == "| target | reference | files mod/add/rm | chains changed | status |"
