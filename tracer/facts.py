@@ -8,6 +8,7 @@ A *reference* is a dotted access path read by an expression: `x`, `self.server_a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 MODULE_SCOPE = "<module>"
@@ -210,7 +211,10 @@ class Use:
 @compact_pickle
 @dataclass(frozen=True, slots=True)
 class FileFlows:
-    calls: tuple[Call, ...]
-    assigns: tuple[Assign, ...]
-    returns: tuple[Return, ...]
-    uses: tuple[Use, ...]
+    """Sequences indexed by position (a call's id is its index); tuples when extracted,
+    `tracer.rows.Rows` when read from the cache."""
+
+    calls: Sequence[Call]
+    assigns: Sequence[Assign]
+    returns: Sequence[Return]
+    uses: Sequence[Use]

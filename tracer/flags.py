@@ -70,11 +70,11 @@ class FlagEdges:
             if path not in naming:
                 continue
             words = names | {"__init__"}
-            if not self.may_call(path, words, lambda t: t.function is None and t.klass in heirs):
-                continue
-            caller = self.file(path)
-            for call_id, targets in caller.targets.items():
-                for target in targets:
+            found = self.calls_to(path, words, lambda t: t.function is None and t.klass in heirs)
+            caller = self.file(path) if found else None
+            for call_id in found:
+                assert caller is not None
+                for target in caller.targets[call_id]:
                     if target.function is not None or target.klass not in heirs:
                         continue
                     siblings = caller.calls[call_id].args

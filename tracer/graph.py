@@ -13,6 +13,7 @@ from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
 from tracer.resolve import DYNAMIC, GUESS, OPAQUE, CallTarget, Resolver
+from tracer.rows import CALLEE, rows_of
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -33,6 +34,7 @@ class FlowGraph(FlagEdges):
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.owners: dict[str, set[str]] = {}
         self.renames: dict[str, set[str]] = {}
+        self.callees: dict[str, dict[str, list[int]]] = {}  # path -> callee's last name -> ids
         self.generated: dict[frozenset[str], dict[str, list[tuple[str, str]]]] = {}
         self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
         self.field_index: dict[str, list[str]] = {}
@@ -55,28 +57,30 @@ class FlowGraph(FlagEdges):
 
     def writes(self, path: str, attr: str) -> list[Read]:
         """The writes of ATTR in PATH (fields, `x.ATTR = ...`), without building its tables."""
-        tables = self.tables.get(path)
-        if tables is not None:
-            return tables.attr_writes.get(attr, [])
         return [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
 
-    def may_call(self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]) -> bool:
-        """Does a call in PATH resolve to a WANTED target? Only calls whose callee's last name
-        is one of WORDS (or a local name for a definition named otherwise) can, and only
-        those are resolved; a file already built answers yes (its tables say)."""
-        if path in self.tables:
-            return True
+    def calls_to(
+        self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
+    ) -> list[int]:
+        """Ids of the calls in PATH that resolve to a WANTED target, in order. Only calls whose
+        callee's last name is one of WORDS (or a local name for a definition named otherwise)
+        can, and only those are resolved."""
         callees = self.facts.names(path).callees
         renamed = self.renamed(path)
         if callees.isdisjoint(words) and callees.isdisjoint(renamed):
-            return False
-        for call in self.facts.flows(path).calls:
-            last = call.callee.rpartition(".")[2]
-            if (last in words or last in renamed) and any(
-                map(wanted, self.resolver.resolve_call(path, call))
-            ):
-                return True
-        return False
+            return []
+        by_callee = self.callees.get(path)
+        if by_callee is None:
+            by_callee = self.callees[path] = {}
+            for call_id, row in enumerate(rows_of(self.facts.flows(path).calls)):
+                by_callee.setdefault(row[CALLEE].rpartition(".")[2], []).append(call_id)
+        candidates = sorted(i for word in words | renamed for i in by_callee.get(word, ()))
+        calls = self.facts.flows(path).calls
+        return [
+            call_id
+            for call_id in candidates
+            if any(map(wanted, self.resolver.resolve_call(path, calls[call_id])))
+        ]
 
     def renamed(self, path: str) -> set[str]:
         """Names PATH imports or aliases that stand for a definition of another name."""
@@ -155,7 +159,7 @@ class FlowGraph(FlagEdges):
             if path not in self.tables and word not in self.facts.names(path).binders:
                 continue
             tables = self.file(path)
-            for step in tables.steps.values():
+            for step in tables.binding_steps(word):
                 if step.name != word or step.kind in ("use", "return", "call_arg"):
                     continue
                 if owner and not self.owned_by(tables, step, owner):
@@ -212,9 +216,8 @@ class FlowGraph(FlagEdges):
             if not after or tables.steps[reader].line >= step.line:
                 yield Edge(step.id, reader, "local", 1.0)
         # Closures and globals: functions inside that read the name without binding it.
-        prefix = "" if scope == MODULE_SCOPE else scope + "."
-        for (inner, local), readers in tables.local_reads.items():
-            if inner == scope or local != name or not inner.startswith(prefix):
+        for (inner, local), readers in tables.inner_reads(scope):
+            if inner == scope or local != name:
                 continue
             if (inner, name) not in tables.local_defs:
                 for reader in readers:
@@ -395,11 +398,12 @@ class FlowGraph(FlagEdges):
                 if within is not None and caller_path not in within:
                     continue
                 seen.add(caller_path)
-                if not self.may_call(caller_path, callees, lambda t: t.function == function):
+                found = self.calls_to(caller_path, callees, lambda t: t.function == function)
+                if not found:
                     continue
                 tables = self.file(caller_path)
-                for call_id, targets in tables.targets.items():
-                    for target in targets:
+                for call_id in found:
+                    for target in tables.targets[call_id]:
                         if target.function == function:
                             yield tables, call_id, target
 

@@ -118,6 +118,7 @@ class Index:
             for function in summary.functions:
                 self.functions[f"{module}.{function.qualname}"] = (path, function)
         self.mro_cache: dict[str, list[str]] = {}
+        self.resolved: dict[tuple[str, str], Symbol | None] = {}
 
     # -- names -----------------------------------------------------------------------------
 
@@ -138,6 +139,11 @@ class Index:
     ) -> Symbol | None:
         """What DOTTED means inside MODULE's namespace: local definitions, aliases, imports
         (relative, aliased, re-exported through `__init__`), then members of what it found."""
+        if not _seen:  # a question from outside: its answer depends on the index alone
+            key = (module, dotted)
+            if key not in self.resolved:
+                self.resolved[key] = self.resolve(module, dotted, frozenset({""}))
+            return self.resolved[key]
         head, _, rest = dotted.partition(".")
         symbol = self.resolve_head(module, head, _seen)
         if symbol is None:

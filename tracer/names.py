@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tracer.facts import MODULE_SCOPE, Call, FileFlows, FileSummary, Value, compact_pickle
 
-NAMES_VERSION = "1"
+NAMES_VERSION = "3"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[str, str, str, int]
@@ -28,6 +28,46 @@ class FileNames:
     reads: dict[str, frozenset[tuple[str, str]]]  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
+    whole: bool  # a value crosses units (a lambda in a class body): build the file whole
+
+
+def unit_of(scope: str, classes: frozenset[str]) -> str:
+    """The part of a file the tables of SCOPE are built with: its top-level function, or its
+    method of a top-level class (CLASSES), with all that is nested in it; a top-level class
+    alone (its fields); or the module's own code and lambdas."""
+    if scope == MODULE_SCOPE:
+        return MODULE_SCOPE
+    head, _, rest = scope.partition(".")
+    if head.startswith("<lambda"):
+        return MODULE_SCOPE
+    if head in classes and rest:
+        return f"{head}.{rest.partition('.')[0]}"
+    return head
+
+
+def top_classes(summary: FileSummary) -> frozenset[str]:
+    return frozenset(c.qualname for c in summary.classes if "." not in c.qualname)
+
+
+def crosses_units(summary: FileSummary, flows: FileFlows) -> bool:
+    """Does a statement or call take the result of a call that lies in another unit?"""
+    classes = top_classes(summary)
+    calls = flows.calls
+    holders: list[tuple[str, tuple[Value, ...]]] = []
+    for assign in flows.assigns:
+        holders.append((assign.scope, (assign.value, *assign.items)))
+    for ret in flows.returns:
+        holders.append((ret.scope, (ret.value, *ret.items)))
+    for use in flows.uses:
+        holders.append((use.scope, (use.value,)))
+    for call in calls:
+        holders.append((call.scope, (call.receiver, *(arg.value for arg in call.args))))
+    for scope, read in holders:
+        unit = unit_of(scope, classes)
+        for value in read:
+            if any(unit_of(calls[c].scope, classes) != unit for c in value.calls):
+                return True
+    return False
 
 
 def flag_dest(call: Call) -> str | None:
@@ -137,4 +177,5 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
         reads={name: frozenset(pairs) for name, pairs in reads.items()},
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
+        whole=crosses_units(summary, flows),
     )

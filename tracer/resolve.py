@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef
 from tracer.index import Index
+from tracer.rows import SCOPE, TARGETS, Row, rows_of, where
 from tracer.store import Facts
 from tracer.values import call_of_ref
 
@@ -37,6 +38,7 @@ class Resolver:
         self.returned: dict[str, str | None] = {}
         self.self_writes_by_path: dict[str, dict[str, list[Assign]]] = {}
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
+        self.assign_scopes: dict[str, dict[str, list[int]]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
         for full, (_, function) in index.functions.items():
             if function.class_qualname is not None:
@@ -77,12 +79,21 @@ class Resolver:
         table = self.assigns_by_scope.get(key)
         if table is None:
             table = {}
-            for assign in self.facts.flows(path).assigns:
-                if assign.scope == scope:
-                    for target in assign.targets:
-                        table.setdefault(target.path, []).append(assign)
+            assigns = self.facts.flows(path).assigns
+            for index in self.scopes_of(path).get(scope, ()):
+                for target in assigns[index].targets:
+                    table.setdefault(target.path, []).append(assigns[index])
             self.assigns_by_scope[key] = table
         return table
+
+    def scopes_of(self, path: str) -> dict[str, list[int]]:
+        """The indices of PATH's assignments, by scope (read from rows: no fact is made)."""
+        found = self.assign_scopes.get(path)
+        if found is None:
+            found = self.assign_scopes[path] = {}
+            for index, row in enumerate(rows_of(self.facts.flows(path).assigns)):
+                found.setdefault(row[SCOPE], []).append(index)
+        return found
 
     # -- types -----------------------------------------------------------------------------
 
@@ -168,9 +179,8 @@ class Resolver:
             return self.returned[function_name]
         self.returned[function_name] = None  # recursion ends here
         classes = set()
-        for ret in self.facts.flows(path).returns:
-            if ret.scope != function.qualname:
-                continue
+        returns = self.facts.flows(path).returns
+        for _, ret in where(returns, lambda row: row[SCOPE] == function.qualname):
             if len(ret.value.calls) != 1 or ret.value.refs:
                 return None
             call = self.facts.flows(path).calls[ret.value.calls[0]]
@@ -185,7 +195,8 @@ class Resolver:
         table = self.self_writes_by_path.get(path)
         if table is None:
             table = {}
-            for assign in self.facts.flows(path).assigns:
+            assigns = self.facts.flows(path).assigns
+            for _, assign in where(assigns, lambda row: any(writes_self(t) for t in row[TARGETS])):
                 for target in assign.targets:
                     if target.path.startswith("self.") and target.path.count(".") == 1:
                         table.setdefault(target.path[5:], []).append(assign)
@@ -330,3 +341,8 @@ class Resolver:
             return []
         confidence = GUESS if len(candidates) == 1 else GUESS / 2
         return [CallTarget(full, None, confidence, True) for full in candidates]
+
+
+def writes_self(target: Row) -> bool:
+    """Is a target row (path, index) a `self.ATTR`?"""
+    return target[0].startswith("self.") and target[0].count(".") == 1

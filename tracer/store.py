@@ -15,6 +15,7 @@ from tracer.facts import FileFlows, FileSummary
 from tracer.flows import extract_flows
 from tracer.names import NAMES_VERSION, FileNames, file_names
 from tracer.parse import parse
+from tracer.rows import decode_flows, encode_flows
 from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import Snapshot
 from tracer.symbols import summarize
@@ -117,13 +118,14 @@ class Facts:
         if found is not None:
             return found
         key = self.key(path)
-        found = self.cache.get("flows", key)
-        if found is None:
+        rows = self.cache.get("flowrows", key)
+        if not isinstance(rows, tuple):
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
-            found = extract_flows(parsed, self.summaries.get(path) or summarize(parsed))
-            self.cache.put("flows", key, found)
-        self.flows_by_path[path] = found
+            extracted = extract_flows(parsed, self.summaries.get(path) or summarize(parsed))
+            rows = encode_flows(extracted)
+            self.cache.put("flowrows", key, rows)
+        found = self.flows_by_path[path] = decode_flows(rows)
         return found
 
     def names(self, path: str) -> FileNames:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracer.facts import MODULE_SCOPE, Arg, Assign, Call, FileFlows, FileSummary, Return, Value
-from tracer.names import FLAG_METHODS, FileNames, class_bodies, flag_dest
+from tracer.names import FLAG_METHODS, FileNames, class_bodies, flag_dest, top_classes, unit_of
 from tracer.parse import SourceLines
 from tracer.resolve import CallTarget, Resolver
+from tracer.rows import CALL_SCOPE, CALLEE, SCOPE, TARGETS, rows_of
 from tracer.steps import Step
 
 NO_REFS: frozenset[str] = frozenset()
@@ -53,37 +56,284 @@ class Read:
     line: int
 
 
-@dataclass
-class FileTables:
-    path: str
-    steps: dict[str, Step] = field(default_factory=dict)
-    # What each step reads: plain refs, and the resolved calls whose results it takes.
-    refs: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # Refs a step reads only as arguments of calls we cannot see into (`f(gpu_id)`).
-    opaque: dict[str, frozenset[str]] = field(default_factory=dict)
-    results: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    scope_of: dict[str, str] = field(default_factory=dict)
-    bound: dict[str, str] = field(default_factory=dict)  # assignment step -> target path
-    # Tuple positions: of a target in `a, b = ...`, of a value in `return a, b`.
-    position: dict[str, int] = field(default_factory=dict)
-    local_defs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    local_reads: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    attr_writes: dict[str, list[Read]] = field(default_factory=dict)
-    attr_reads: dict[str, list[Read]] = field(default_factory=dict)
-    returns: dict[str, list[str]] = field(default_factory=dict)
-    params: dict[tuple[str, str], str] = field(default_factory=dict)
-    fields: dict[tuple[str, str], str] = field(default_factory=dict)  # (class qualname, name)
-    consumers: dict[int, list[str]] = field(default_factory=dict)
-    call_args: dict[int, list[tuple[Arg, str]]] = field(default_factory=dict)
-    targets: dict[int, list[CallTarget]] = field(default_factory=dict)
-    flags: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
-    flag_generators: set[str] = field(default_factory=set)  # scopes that build flags by name
-    calls: tuple[Call, ...] = ()
-    lines: SourceLines = field(default_factory=lambda: SourceLines(b""))
+Rank = tuple[int, ...]  # a step's place in the order a whole-file build makes steps in
+ALL = object()  # a demand for every unit of the file
 
-    def add(self, step: Step, scope: str) -> None:
-        self.steps[step.id] = step
-        self.scope_of[step.id] = scope
+
+class Demanded(dict):  # type: ignore[type-arg]
+    """A table of one file filled unit by unit: reading a key first builds the units it
+    depends on (DEMAND); iterating the whole table builds every unit."""
+
+    __slots__ = ("demand",)
+
+    def __init__(self, demand: Callable[[object], None]) -> None:
+        super().__init__()
+        self.demand = demand
+
+    def __getitem__(self, key: object) -> Any:
+        self.demand(key)
+        return super().__getitem__(key)
+
+    def get(self, key: object, default: Any = None) -> Any:
+        self.demand(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.demand(key)
+        return super().__contains__(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        self.demand(ALL)
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self.demand(ALL)
+        return super().__len__()
+
+    def keys(self) -> Any:
+        self.demand(ALL)
+        return super().keys()
+
+    def values(self) -> Any:
+        self.demand(ALL)
+        return super().values()
+
+    def items(self) -> Any:
+        self.demand(ALL)
+        return super().items()
+
+
+class FileTables:
+    """One file's steps and lookup tables, built one unit at a time (a top-level function or
+    class with everything inside it, or the module's own code) as queries read them. Lists
+    that several units fill are kept in the order a whole-file build gives, so what a query
+    finds does not depend on which units it happened to build first."""
+
+    def __init__(
+        self,
+        path: str,
+        summary: FileSummary,
+        flows: FileFlows,
+        names: FileNames,
+        resolver: Resolver,
+        source: bytes,
+    ) -> None:
+        self.path = path
+        self.summary = summary
+        self.flows = flows
+        self.names = names
+        self.resolver = resolver
+        self.calls: Sequence[Call] = flows.calls
+        self.lines = CodeLines(source)
+        by_step, by_scope, by_call = self.by_step, self.by_scope, self.by_call
+        self.steps: dict[str, Step] = Demanded(by_step)
+        self.scope_of: dict[str, str] = Demanded(by_step)
+        # What each step reads: plain refs, and the resolved calls whose results it takes.
+        self.refs: dict[str, tuple[str, ...]] = Demanded(by_step)
+        # Refs a step reads only as arguments of calls we cannot see into (`f(gpu_id)`).
+        self.opaque: dict[str, frozenset[str]] = Demanded(by_step)
+        self.results: dict[str, tuple[int, ...]] = Demanded(by_step)
+        self.bound: dict[str, str] = Demanded(by_step)  # assignment step -> target path
+        # Tuple positions: of a target in `a, b = ...`, of a value in `return a, b`.
+        self.position: dict[str, int] = Demanded(by_step)
+        self.local_defs: dict[tuple[str, str], list[str]] = Demanded(by_scope)
+        self.local_reads: dict[tuple[str, str], list[str]] = Demanded(self.by_local_read)
+        self.attr_reads: dict[str, list[Read]] = Demanded(self.by_attr_read)
+        self.returns: dict[str, list[str]] = Demanded(self.by_function)
+        self.consumers: dict[int, list[str]] = Demanded(by_call)
+        self.call_args: dict[int, list[tuple[Arg, str]]] = Demanded(by_call)
+        self.targets: dict[int, list[CallTarget]] = Demanded(by_call)
+        self.flags: dict[str, list[tuple[str, tuple[str, ...]]]] = Demanded(self.by_flag)
+        self.attr_writes = {a: [Read(*w) for w in writes] for a, writes in names.writes.items()}
+        self.flag_generators = set(names.flag_generators)  # scopes that build flags by name
+        self.rank: dict[str, Rank] = {}
+        self.added = 0  # steps added from outside (generated flags), ranked after the rest
+        self.building = False
+        self.built: set[str] = set()
+        self.touched: list[list[Any]] = []  # lists a unit appended to, to re-sort
+        self.whole = names.whole
+        self.classes = top_classes(summary)
+        self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
+        self.units = self.unit_index()
+        self.in_class_body: Callable[[int], bool] | None = None
+
+    # -- units -------------------------------------------------------------------------------
+
+    def unit_of(self, scope: str) -> str:
+        return WHOLE if self.whole else unit_of(scope, self.classes)
+
+    def unit_index(self) -> dict[str, UnitIndex]:
+        units: dict[str, UnitIndex] = {}
+
+        def unit(scope: str) -> UnitIndex:
+            name = self.unit_of(scope)
+            found = units.get(name)
+            if found is None:
+                found = units[name] = UnitIndex()
+            return found
+
+        for i, function in enumerate(self.summary.functions):
+            unit(function.qualname).functions.append(i)
+        for i, klass in enumerate(self.summary.classes):
+            unit(klass.qualname).classes.append(i)
+        for i, row in enumerate(rows_of(self.flows.assigns)):
+            unit(row[SCOPE]).assigns.append(i)
+        for i, row in enumerate(rows_of(self.flows.returns)):
+            unit(row[SCOPE]).returns.append(i)
+        for i, row in enumerate(rows_of(self.flows.uses)):
+            unit(row[SCOPE]).uses.append(i)
+        for i, row in enumerate(rows_of(self.calls)):
+            unit(row[CALL_SCOPE]).calls.append(i)
+        return units
+
+    def ensure(self, unit: str) -> None:
+        if unit in self.built or self.building:
+            return
+        self.built.add(unit)
+        found = self.units.get(unit)
+        if found is not None:
+            self.building = True
+            try:
+                build_unit(self, found)
+            finally:
+                self.building = False
+        if len(self.built) > 1:
+            for touched in self.touched:
+                touched.sort(key=self.rank_of)
+        self.touched = []
+
+    def ensure_all(self) -> None:
+        for unit in list(self.units):
+            self.ensure(unit)
+
+    def rank_of(self, item: Any) -> Rank:
+        step = item if isinstance(item, str) else item[0] if isinstance(item, tuple) else item.step
+        return self.rank[step]
+
+    def append(self, table: dict[Any, list[Any]], key: Any, item: Any) -> None:
+        """Append ITEM to TABLE[KEY], a list that other units may fill too."""
+        found = dict.get(table, key)
+        if found is None:
+            found = table[key] = []
+        found.append(item)
+        self.touched.append(found)
+
+    def add(self, step: Step, scope: str, rank: Rank | None = None) -> None:
+        if rank is None:
+            self.added += 1
+            rank = (6, self.added)
+        dict.__setitem__(self.steps, step.id, step)
+        dict.__setitem__(self.scope_of, step.id, scope)
+        self.rank[step.id] = rank
+
+    # -- demands: the units a key depends on -------------------------------------------------
+
+    def by_step(self, step_id: object) -> None:
+        if step_id is ALL:
+            self.ensure_all()
+        elif isinstance(step_id, str) and step_id.startswith(self.path + "#"):
+            self.ensure(self.step_unit(step_id[len(self.path) + 1 :]))
+
+    def step_unit(self, tag: str) -> str:
+        """The unit of the step whose id ends in TAG (`p:f.x`, `a3.0`, `c12.1`, ...)."""
+        kind, rest = tag[:1], tag[1:]
+        if kind in ("p", "f"):
+            return self.unit_of(rest[1:].rpartition(".")[0])
+        number = int(rest.partition(".")[0].partition(":")[0] or -1)
+        facts = {"a": self.flows.assigns, "r": self.flows.returns, "u": self.flows.uses}
+        if kind == "c" and 0 <= number < len(self.calls):
+            return self.unit_of(rows_of(self.calls)[number][CALL_SCOPE])
+        if kind in facts and 0 <= number < len(facts[kind]):
+            return self.unit_of(rows_of(facts[kind])[number][SCOPE])
+        return WHOLE  # not a step of this file: nothing to build
+
+    def by_scope(self, key: object) -> None:
+        if key is ALL:
+            self.ensure_all()
+        elif isinstance(key, tuple):
+            self.ensure(self.unit_of(key[0]))
+
+    def by_local_read(self, key: object) -> None:
+        # The module and a class body hold the default values of functions of other units.
+        if key is ALL or (isinstance(key, tuple) and key[0] in self.shared):
+            self.ensure_all()
+        else:
+            self.by_scope(key)
+
+    def by_function(self, qualname: object) -> None:
+        if qualname is ALL:
+            self.ensure_all()
+        elif isinstance(qualname, str):
+            self.ensure(self.unit_of(qualname))
+
+    def by_call(self, call_id: object) -> None:
+        if call_id is ALL:
+            self.ensure_all()
+        elif isinstance(call_id, int) and 0 <= call_id < len(self.calls):
+            self.ensure(self.unit_of(rows_of(self.calls)[call_id][CALL_SCOPE]))
+
+    def by_attr_read(self, attr: object) -> None:
+        if attr is ALL or not isinstance(attr, str):
+            self.ensure_all()
+            return
+        for scope in {scope for scope, _ in self.names.reads.get(attr, ())}:
+            self.ensure(self.unit_of(scope))
+        # A default value is read in the scope around its function, built with the function.
+        for function in self.summary.functions:
+            refs = (r for p in function.params for r in p.default_refs)
+            if any(r.rpartition(".")[2] == attr and "." in r for r in refs):
+                self.ensure(self.unit_of(function.qualname))
+
+    def by_flag(self, dest: object) -> None:
+        for row in rows_of(self.calls):
+            if row[CALLEE].rpartition(".")[2] in FLAG_METHODS:
+                self.ensure(self.unit_of(row[CALL_SCOPE]))
+
+    # -- queries over several units ----------------------------------------------------------
+
+    def binding_steps(self, word: str) -> list[Step]:
+        """Steps that bind WORD (parameters, fields, assignments, flags, generated flags),
+        in the order a whole-file build makes them; only the units that may are built."""
+        for function in self.summary.functions:
+            if any(p.name == word for p in function.params):
+                self.ensure(self.unit_of(function.qualname))
+        for klass in self.summary.classes:
+            if any(f.name == word for f in klass.fields):
+                self.ensure(self.unit_of(klass.qualname))
+        for row in rows_of(self.flows.assigns):
+            if any(t[0].rpartition(".")[2] == word for t in row[TARGETS]):
+                self.ensure(self.unit_of(row[SCOPE]))
+        if word in self.names.flag_dests:
+            self.by_flag(word)
+        found = [s for s in dict.values(self.steps) if s.name == word]
+        return sorted(found, key=lambda s: self.rank[s.id])
+
+    def inner_reads(self, scope: str) -> list[tuple[tuple[str, str], list[str]]]:
+        """Reads of names in the functions nested in SCOPE (every function, for the module),
+        by (scope, name), in the order a whole-file build first makes them."""
+        if scope == MODULE_SCOPE:
+            self.ensure_all()
+            found = list(dict.items(self.local_reads))
+            return sorted(found, key=lambda item: self.rank[item[1][0]])
+        self.ensure(self.unit_of(scope))
+        prefix = scope + "."
+        return [item for item in dict.items(self.local_reads) if item[0][0].startswith(prefix)]
+
+
+WHOLE = "*"  # the one unit of a file whose units cannot be built apart
+
+
+@dataclass
+class UnitIndex:
+    """What one unit holds: indices into the summary's functions and classes and into the
+    flows' assignments, returns, uses and calls."""
+
+    functions: list[int] = field(default_factory=list)
+    classes: list[int] = field(default_factory=list)
+    assigns: list[int] = field(default_factory=list)
+    returns: list[int] = field(default_factory=list)
+    uses: list[int] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
 
 
 def build_tables(
@@ -94,18 +344,29 @@ def build_tables(
     resolver: Resolver,
     source: bytes,
 ) -> FileTables:
-    tables = FileTables(path, calls=flows.calls, lines=CodeLines(source))
-    tables.attr_writes = {a: [Read(*w) for w in writes] for a, writes in names.writes.items()}
-    for call in flows.calls:
-        tables.targets[call.id] = resolver.resolve_call(path, call)
-    add_definitions(tables, summary)
-    bodies = class_bodies(summary)
-    for i, assign in enumerate(flows.assigns):
-        if not bodies(assign.line):  # class-level assignments are fields already
+    """PATH's tables, empty until read: each read builds the units it needs."""
+    return FileTables(path, summary, flows, names, resolver, source)
+
+
+def build_unit(tables: FileTables, unit: UnitIndex) -> None:
+    """The steps of one unit, made in the order (and with the ids) of a whole-file build."""
+    path, flows = tables.path, tables.flows
+    for call_id in unit.calls:
+        dict.__setitem__(
+            tables.targets, call_id, tables.resolver.resolve_call(path, flows.calls[call_id])
+        )
+    add_definitions(tables, unit)
+    if unit.assigns and tables.in_class_body is None:
+        tables.in_class_body = class_bodies(tables.summary)
+    for i in unit.assigns:
+        assign = flows.assigns[i]
+        assert tables.in_class_body is not None
+        if not tables.in_class_body(assign.line):  # class-level assignments are fields already
             add_assign(tables, i, assign)
-    for i, ret in enumerate(flows.returns):
-        add_return(tables, i, ret)
-    for i, use in enumerate(flows.uses):
+    for i in unit.returns:
+        add_return(tables, i, flows.returns[i])
+    for i in unit.uses:
+        use = flows.uses[i]
         step = Step(
             f"{path}#u{i}",
             "use",
@@ -116,11 +377,10 @@ def build_tables(
             tables.lines.span(use.line, use.end_line),
             "",
         )
-        tables.add(step, use.scope)
+        tables.add(step, use.scope, (4, i))
         record_reads(tables, step, use.scope, use.value)
-    for call in flows.calls:
-        add_call(tables, call)
-    return tables
+    for call_id in unit.calls:
+        add_call(tables, flows.calls[call_id])
 
 
 def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
@@ -144,7 +404,7 @@ def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
             code=tables.lines.span(assign.line, assign.end_line),
             name=target.path.rpartition(".")[2],
         )
-        tables.add(step, assign.scope)
+        tables.add(step, assign.scope, (2, index, j))
         tables.bound[step.id] = target.path
         if target.index is not None:
             tables.position[step.id] = target.index
@@ -169,17 +429,18 @@ def add_return(tables: FileTables, index: int, ret: Return) -> None:
             tables.lines.span(ret.line, ret.end_line),
             "return",
         )
-        tables.add(step, ret.scope)
+        tables.add(step, ret.scope, (3, index, -1 if position is None else position))
         tables.returns.setdefault(ret.scope, []).append(step.id)
         if position is not None:
             tables.position[step.id] = position
         record_reads(tables, step, ret.scope, value)
 
 
-def add_definitions(tables: FileTables, summary: FileSummary) -> None:
+def add_definitions(tables: FileTables, unit: UnitIndex) -> None:
     path = tables.path
-    for function in summary.functions:
-        for param in function.params:
+    for i in unit.functions:
+        function = tables.summary.functions[i]
+        for j, param in enumerate(function.params):
             step = Step(
                 id=f"{path}#p:{function.qualname}.{param.name}",
                 kind="param",
@@ -190,14 +451,14 @@ def add_definitions(tables: FileTables, summary: FileSummary) -> None:
                 code=param.code,
                 name=param.name,
             )
-            tables.add(step, function.qualname)
-            tables.params[(function.qualname, param.name)] = step.id
+            tables.add(step, function.qualname, (0, i, j))
             tables.local_defs.setdefault((function.qualname, param.name), []).append(step.id)
             if param.default_refs:  # evaluated where the function is defined
                 outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
                 record_reads(tables, step, outer, Value(param.default_refs, ()))
-    for klass in summary.classes:
-        for definition in klass.fields:
+    for i in unit.classes:
+        klass = tables.summary.classes[i]
+        for j, definition in enumerate(klass.fields):
             step = Step(
                 id=f"{path}#f:{klass.qualname}.{definition.name}",
                 kind="field",
@@ -208,8 +469,7 @@ def add_definitions(tables: FileTables, summary: FileSummary) -> None:
                 code=definition.code,
                 name=definition.name,
             )
-            tables.add(step, MODULE_SCOPE)
-            tables.fields[(klass.qualname, definition.name)] = step.id
+            tables.add(step, MODULE_SCOPE, (1, i, j))
 
 
 def add_call(tables: FileTables, call: Call) -> None:
@@ -220,7 +480,7 @@ def add_call(tables: FileTables, call: Call) -> None:
     if method in FLAG_METHODS:
         add_flag(tables, call)
         return
-    if tables.targets[call.id]:
+    if dict.get(tables.targets, call.id):
         for i, arg in enumerate(call.args):
             step = Step(
                 id=f"{path}#c{call.id}.{i}",
@@ -232,7 +492,7 @@ def add_call(tables: FileTables, call: Call) -> None:
                 code=tables.lines.span(arg.line, arg.end_line),
                 name=arg.keyword or "",
             )
-            tables.add(step, call.scope)
+            tables.add(step, call.scope, (5, call.id, i))
             tables.call_args.setdefault(call.id, []).append((arg, step.id))
             record_reads(tables, step, call.scope, arg.value)
     elif call.discarded:
@@ -246,7 +506,7 @@ def add_call(tables: FileTables, call: Call) -> None:
             tables.lines.span(call.line, call.end_line),
             "",
         )
-        tables.add(step, call.scope)
+        tables.add(step, call.scope, (5, call.id, -1))
         for arg in call.args:
             record_reads(tables, step, call.scope, arg.value)
 
@@ -267,9 +527,9 @@ def add_flag(tables: FileTables, call: Call) -> None:
         code=tables.lines.span(call.line, call.end_line),
         name=dest,
     )
-    tables.add(step, call.scope)
+    tables.add(step, call.scope, (5, call.id, -1))
     default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
-    tables.flags.setdefault(dest, []).append((step.id, default))
+    tables.append(tables.flags, dest, (step.id, default))
 
 
 def record_reads(
@@ -289,7 +549,7 @@ def record_reads(
         for ref in current.refs:
             refs[ref] = refs.get(ref, True) and opaque
         for call_id in current.calls:
-            if tables.targets.get(call_id):
+            if dict.get(tables.targets, call_id):
                 results.append(call_id)
                 tables.consumers.setdefault(call_id, []).append(step.id)
                 continue
@@ -318,6 +578,6 @@ def index_reads(
     for ref in refs:
         base, _, name = ref.rpartition(".")
         if base:
-            tables.attr_reads.setdefault(name, []).append(Read(step.id, scope, base, step.line))
+            tables.append(tables.attr_reads, name, Read(step.id, scope, base, step.line))
         else:
-            tables.local_reads.setdefault((scope, ref), []).append(step.id)
+            tables.append(tables.local_reads, (scope, ref), step.id)

@@ -1,0 +1,127 @@
+"""A file's flows as rows of plain tuples, the form they are cached in: unpickling tuples of
+strings and ints is several times faster than rebuilding thousands of frozen fact objects,
+and a query reads few of them. `Rows` turns a row into its fact the first time it is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields, is_dataclass
+from typing import Any, TypeVar, overload
+
+from tracer.facts import Arg, Assign, Call, FileFlows, Return, Target, Use, Value
+from tracer.values import NOTHING
+
+T = TypeVar("T")
+Row = tuple[Any, ...]
+
+
+class Rows(Sequence[T]):
+    """A read-only sequence of facts made from ROWS on first access, one at a time."""
+
+    __slots__ = ("made", "make", "rows")
+
+    def __init__(self, rows: tuple[Row, ...], make: Callable[[Row], T]) -> None:
+        self.rows = rows
+        self.make = make
+        self.made: list[T | None] = [None] * len(rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.rows)))]
+        made = self.made[index]
+        if made is None:
+            made = self.made[index] = self.make(self.rows[index])
+        return made
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self.__getitem__, range(len(self.rows)))
+
+
+def encode(fact: Any) -> Any:
+    """A fact (or a tuple of facts) as nested tuples of its field values, in field order."""
+    if isinstance(fact, tuple):
+        return tuple(encode(item) for item in fact)
+    if is_dataclass(fact):
+        return tuple(encode(getattr(fact, f.name)) for f in fields(fact))
+    return fact
+
+
+def encode_flows(flows: FileFlows) -> tuple[tuple[Row, ...], ...]:
+    return tuple(encode(tuple(getattr(flows, f.name))) for f in fields(flows))
+
+
+EMPTY_VALUE = encode(NOTHING)
+
+
+def value(row: Row) -> Value:
+    return NOTHING if row == EMPTY_VALUE else Value(*row)
+
+
+def values(rows: tuple[Row, ...]) -> tuple[Value, ...]:
+    return tuple(map(value, rows))
+
+
+def arg(row: Row) -> Arg:
+    keyword, position, star, read, line, end_line = row
+    return Arg(keyword, position, star, value(read), line, end_line)
+
+
+def call(row: Row) -> Call:
+    id_, scope, callee, receiver, args, discarded, line, end_line = row
+    return Call(
+        id_, scope, callee, value(receiver), tuple(map(arg, args)), discarded, line, end_line
+    )
+
+
+def assign(row: Row) -> Assign:
+    scope, targets, read, items, op, annotation, line, end_line = row
+    found = tuple(Target(*target) for target in targets)
+    return Assign(scope, found, value(read), values(items), op, annotation, line, end_line)
+
+
+def return_(row: Row) -> Return:
+    scope, read, items, line, end_line = row
+    return Return(scope, value(read), values(items), line, end_line)
+
+
+def use(row: Row) -> Use:
+    scope, read, line, end_line = row
+    return Use(scope, value(read), line, end_line)
+
+
+def decode_flows(encoded: tuple[tuple[Row, ...], ...]) -> FileFlows:
+    """Flows over the rows ENCODED holds; each fact is made when first read."""
+    calls, assigns, returns, uses = encoded
+    return FileFlows(
+        calls=Rows(calls, call),
+        assigns=Rows(assigns, assign),
+        returns=Rows(returns, return_),
+        uses=Rows(uses, use),
+    )
+
+
+def rows_of(facts: Sequence[Any]) -> tuple[Row, ...]:
+    """The rows of FACTS: those it was made from, else encoded now."""
+    return facts.rows if isinstance(facts, Rows) else tuple(map(encode, facts))
+
+
+def where(facts: Sequence[T], test: Callable[[Row], bool]) -> Iterator[tuple[int, T]]:
+    """(index, fact) of the FACTS whose row passes TEST; only those facts are made."""
+    for index, row in enumerate(rows_of(facts)):
+        if test(row):
+            yield index, facts[index]
+
+
+# Row fields the filters read (positions follow the dataclasses' field order).
+SCOPE = 0  # of an Assign, a Return, a Use
+TARGETS = 1  # of an Assign: ((path, index), ...)
+CALL_SCOPE = 1  # of a Call
+CALLEE = 2  # of a Call
