@@ -125,20 +125,23 @@ async def through_process(
     )
     assert local.stdin is not None
     loop = asyncio.get_running_loop()
-    unpacking = loop.run_in_executor(None, feed_all, local, reader)
-    try:
+    # Threads of its own: with many hosts at once, the loop's shared pool could fill with
+    # readers waiting on decompressors that wait on writes queued behind them.
+    with ThreadPoolExecutor(2) as threads:
+        unpacking = loop.run_in_executor(threads, feed_all, local, reader)
         try:
-            while not unpacking.done() and (chunk := await read(process, meter)):
-                await loop.run_in_executor(None, local.stdin.write, chunk)
-            local.stdin.close()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # it quit: its status, or the reader's error, says why
-        await unpacking
-    finally:
-        if not unpacking.done():  # this side failed: end the thread's input
-            local.kill()
-        await asyncio.gather(unpacking, return_exceptions=True)
-        status = await loop.run_in_executor(None, local.wait)
+            try:
+                while not unpacking.done() and (chunk := await read(process, meter)):
+                    await loop.run_in_executor(threads, local.stdin.write, chunk)
+                local.stdin.close()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # it quit: its status, or the reader's error, says why
+            await unpacking
+        finally:
+            if not unpacking.done():  # this side failed: end the thread's input
+                local.kill()
+            await asyncio.gather(unpacking, return_exceptions=True)
+            status = await loop.run_in_executor(threads, local.wait)
     if status != 0:
         raise not_valid(command[0], meter.label)
 

@@ -140,7 +140,8 @@ async def start_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> P
     output = bytearray()
     timed: list[tuple[float, int]] = []  # (when, bytes so far) after each read
     try:
-        process = await conn.create_process(command, encoding=None)
+        # stderr discarded: unread, it would hold the channel's window and stall the stream.
+        process = await conn.create_process(command, encoding=None, stderr=asyncssh.DEVNULL)
         while (end := probe_end(output)) is None:
             chunk = await process.stdout.read(PROBE_READ)
             if not chunk:
