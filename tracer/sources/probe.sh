@@ -2,9 +2,10 @@
 # holds, then sends what the client asks for.
 # Arguments: PATH (empty: find the package), PACKAGE, then usual checkout locations.
 # Output: "key<TAB>value" lines; "manifest", NUL-terminated "size mtime path" records and
-# one more NUL; "dirty<TAB>line" lines (git status); "end". Then it reads from stdin a
-# compressor name (none, zstd, lz4, gzip) on one line and the NUL-separated paths to send,
-# and writes their tar, so compressed (nothing read: nothing to send).
+# one more NUL; the git lines ("git<TAB>toplevel<TAB>commit", "dirty<TAB>status line");
+# "end". Then it reads from stdin a compressor name (none, zstd, lz4, gzip) on one line and
+# the NUL-separated paths to send, and writes their tar, so compressed (nothing read:
+# nothing to send).
 want=$1
 package=$2
 shift 2
@@ -77,16 +78,6 @@ fi
 say root "$root"
 say top "$top"
 command -v tar >/dev/null 2>&1 || { say error "notar"; exit 0; }
-toplevel=""
-if command -v git >/dev/null 2>&1; then
-    # One git for both facts; a repository without commits has no HEAD to name.
-    if facts=$(git -C "$root" rev-parse --show-toplevel HEAD 2>/dev/null); then
-        toplevel=${facts%%"$newline"*}
-        printf 'git\t%s\t%s\n' "$toplevel" "${facts#*"$newline"}"
-    elif toplevel=$(git -C "$root" rev-parse --show-toplevel 2>/dev/null); then
-        printf 'git\t%s\t\n' "$toplevel"
-    fi
-fi
 cd "$root" || exit 0
 manifest() {
     find "$top" \( -name __pycache__ -o \( -name '.?*' ! -name . \) \) -prune -o -type f \
@@ -99,28 +90,36 @@ manifest() {
         done
     fi
 }
-dirty() {
-    [ -n "$toplevel" ] || return 0
+git_facts() {
+    command -v git >/dev/null 2>&1 || return 0
+    # One git for both facts; a repository without commits has no HEAD to name.
+    if facts=$(git rev-parse --show-toplevel HEAD 2>/dev/null); then
+        printf 'git\t%s\t%s\n' "${facts%%"$newline"*}" "${facts#*"$newline"}"
+    elif toplevel=$(git rev-parse --show-toplevel 2>/dev/null); then
+        printf 'git\t%s\t\n' "$toplevel"
+    else
+        return 0
+    fi
     # A look, not a write: git status may rewrite the index otherwise (older gits ignore it).
     GIT_OPTIONAL_LOCKS=0 git status --porcelain -- "$top" 2>/dev/null | while IFS= read -r line; do
         say dirty "$line"
     done
 }
-# git status and find both stat every file: run them side by side when a scratch folder
-# can be had, and send the manifest in one burst (the client times it to size the link).
+# git and find both stat every file: run them side by side when a scratch folder can be
+# had, and send the manifest in one burst (the client times it to size the link).
 if scratch=$(mktemp -d 2>/dev/null); then
     trap 'rm -rf "$scratch"' EXIT
     trap 'exit 1' HUP INT TERM PIPE
-    dirty >"$scratch/dirty" &
+    git_facts >"$scratch/git" &
     { manifest; printf '\000'; } >"$scratch/manifest"
     wait
     echo manifest
-    cat "$scratch/manifest" "$scratch/dirty"
+    cat "$scratch/manifest" "$scratch/git"
 else
     echo manifest
     manifest
     printf '\000'
-    dirty
+    git_facts
 fi
 echo end
 
