@@ -1,6 +1,11 @@
-"""A chain as a picture: Graphviz DOT, GraphML, networkx JSON and Mermaid text, one cluster
-per file, the spine bold, guessed steps dashed. Pure functions; only `render_with_graphviz`
-runs a program."""
+"""Graphs as pictures: Graphviz DOT, GraphML, networkx JSON and Mermaid text, one cluster per
+file, what matters bold, guesses dashed. Pure functions; only `render_with_graphviz` runs a
+program.
+
+Every writer takes a drawing graph: a networkx MultiDiGraph whose nodes carry `file` (their
+cluster), `label` (lines joined by newlines) and `bold`, whose edges carry `label`, `bold` and
+`dashed`, and whose graph carries `title`; any other scalar attribute is kept as it is. The
+chain is one such graph (`chain_graph`); tracer/export_scopes.py builds the others."""
 
 from __future__ import annotations
 
@@ -20,11 +25,15 @@ CODE_WIDTH = 60  # the first code line is cut here so a node stays readable
 
 
 def chain_graph(chain: Chain, source: str = "") -> nx.MultiDiGraph:
-    """The chain as a networkx graph keyed by step id: every attribute a scalar, so each
-    writer (GraphML included) takes it as it is."""
+    """The chain as a drawing graph keyed by step id, in chain order (spine first): every
+    attribute a scalar but the graph's `spine`, so each writer takes it as it is."""
     spine_index = {step_id: i for i, step_id in enumerate(chain.spine)}
     graph = nx.MultiDiGraph(
-        source=source, param=chain.param, direction=chain.direction, spine=list(chain.spine)
+        source=source,
+        param=chain.param,
+        direction=chain.direction,
+        spine=list(chain.spine),
+        title=chain.param,
     )
     for step in chain.steps:
         graph.add_node(
@@ -38,8 +47,11 @@ def chain_graph(chain: Chain, source: str = "") -> nx.MultiDiGraph:
             code=step.code,
             on_spine=step.id in spine_index,
             spine_index=spine_index.get(step.id, -1),
+            label="\n".join(node_lines(step)),
+            bold=step.id in spine_index,
         )
     for edge in chain.edges:
+        bold = on_spine(chain, edge, spine_index)
         graph.add_edge(
             edge.src,
             edge.dst,
@@ -47,8 +59,11 @@ def chain_graph(chain: Chain, source: str = "") -> nx.MultiDiGraph:
             kind=edge.kind,
             confidence=edge.confidence,
             reason=EDGE_REASONS.get(edge.kind, edge.kind),
-            on_spine=on_spine(chain, edge, spine_index),
+            on_spine=bold,
             guessed=edge.confidence < 1.0,
+            label=edge_label(edge),
+            bold=bold,
+            dashed=edge.confidence < 1.0,
         )
     return graph
 
@@ -57,35 +72,6 @@ def on_spine(chain: Chain, edge: Edge, spine_index: dict[str, int]) -> bool:
     """EDGE joins two consecutive steps of the spine."""
     i = spine_index.get(edge.src)
     return i is not None and i + 1 < len(chain.spine) and chain.spine[i + 1] == edge.dst
-
-
-def chain_to_json(chain: Chain, source: str) -> str:
-    """networkx node-link data (edges under "edges"): `nx.node_link_graph(data, edges="edges")`
-    reads it back."""
-    data = nx.node_link_data(chain_graph(chain, source), edges="edges")
-    return json.dumps(data, indent=2)
-
-
-def chain_to_graphml(chain: Chain) -> str:
-    """GraphML that `nx.read_graphml` reads back; node ids n0, n1... in chain order, the step
-    id kept as the `step_id` attribute."""
-    graph = chain_graph(chain)
-    del graph.graph["spine"]  # GraphML holds no lists: the on_spine/spine_index attributes say it
-    graph.graph["spine_length"] = len(chain.spine)
-    ids = node_ids(chain)
-    nx.set_node_attributes(graph, {step_id: step_id for step_id in ids}, "step_id")
-    return "\n".join(nx.generate_graphml(nx.relabel_nodes(graph, ids))) + "\n"
-
-
-def node_ids(chain: Chain) -> dict[str, str]:
-    return {step.id: f"n{i}" for i, step in enumerate(chain.steps)}
-
-
-def by_file(chain: Chain) -> dict[str, list[Step]]:
-    files: dict[str, list[Step]] = defaultdict(list)
-    for step in chain.steps:
-        files[step.file].append(step)
-    return dict(sorted(files.items()))
 
 
 def first_code_line(step: Step) -> str:
@@ -102,6 +88,60 @@ def edge_label(edge: Edge) -> str:
     return f"{reason} (guess {edge.confidence:.1f})" if edge.confidence < 1.0 else reason
 
 
+# The chain's own writers, kept for callers that hold a Chain.
+
+
+def chain_to_json(chain: Chain, source: str) -> str:
+    return graph_to_json(chain_graph(chain, source))
+
+
+def chain_to_graphml(chain: Chain) -> str:
+    return graph_to_graphml(chain_graph(chain), "step_id")
+
+
+def chain_to_dot(chain: Chain) -> str:
+    return graph_to_dot(chain_graph(chain))
+
+
+def chain_to_mermaid(chain: Chain) -> str:
+    return graph_to_mermaid(chain_graph(chain))
+
+
+# Any drawing graph -------------------------------------------------------------------------
+
+
+def graph_to_json(graph: nx.MultiDiGraph) -> str:
+    """networkx node-link data (edges under "edges"): `nx.node_link_graph(data, edges="edges")`
+    reads it back."""
+    return json.dumps(nx.node_link_data(graph, edges="edges"), indent=2)
+
+
+def graph_to_graphml(graph: nx.MultiDiGraph, id_attribute: str) -> str:
+    """GraphML that `nx.read_graphml` reads back: node ids n0, n1... in graph order, the
+    original id kept in ID_ATTRIBUTE; a list-valued graph attribute (GraphML holds none)
+    becomes its length, `KEY_length`."""
+    graph = graph.copy()
+    for key, value in list(graph.graph.items()):
+        if isinstance(value, list | tuple):
+            del graph.graph[key]
+            graph.graph[f"{key}_length"] = len(value)
+    ids = node_ids(graph)
+    nx.set_node_attributes(graph, {node: node for node in ids}, id_attribute)
+    return "\n".join(nx.generate_graphml(nx.relabel_nodes(graph, ids))) + "\n"
+
+
+def node_ids(graph: nx.MultiDiGraph) -> dict[str, str]:
+    return {node: f"n{i}" for i, node in enumerate(graph)}
+
+
+def by_file(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
+    """Nodes by their `file`, files sorted, nodes in graph order."""
+    files: dict[str, list[str]] = defaultdict(list)
+    for node, data in graph.nodes(data=True):
+        files[data["file"]].append(node)
+    return dict(sorted(files.items()))
+
+
 # DOT -------------------------------------------------------------------------------------
 
 
@@ -116,33 +156,33 @@ def dot_label(lines: list[str]) -> str:
     return '"' + "".join(quoted) + '"'
 
 
-def chain_to_dot(chain: Chain) -> str:
-    """Graphviz DOT: a cluster per file, the spine bold (penwidth 3), guesses dashed."""
-    ids = node_ids(chain)
-    spine = set(chain.spine)
-    spine_index = {step_id: i for i, step_id in enumerate(chain.spine)}
+def graph_to_dot(graph: nx.MultiDiGraph) -> str:
+    """Graphviz DOT: a cluster per file, bold nodes and edges penwidth 3, dashed ones dashed."""
+    ids = node_ids(graph)
     lines = [
         "digraph chain {",
-        f"  label={dot_string(chain.param)};",
+        f"  label={dot_string(graph.graph.get('title', ''))};",
         '  labelloc="t";',
         "  rankdir=TB;",
         '  node [shape=box, fontname="monospace", fontsize=10];',
         '  edge [fontname="sans-serif", fontsize=9];',
     ]
-    for number, (file, steps) in enumerate(by_file(chain).items()):
+    for number, (file, nodes) in enumerate(by_file(graph).items()):
         lines.append(f"  subgraph cluster_{number} {{")
         lines.append(f"    label={dot_string(file)};")
         lines.append('    style="rounded";')
-        for step in steps:
-            width = ", penwidth=3" if step.id in spine else ""
-            lines.append(f"    {ids[step.id]} [label={dot_label(node_lines(step))}{width}];")
+        for node in nodes:
+            data = graph.nodes[node]
+            width = ", penwidth=3" if data["bold"] else ""
+            label = dot_label(data["label"].split("\n"))
+            lines.append(f"    {ids[node]} [label={label}{width}];")
         lines.append("  }")
-    for edge in chain.edges:
-        style = ["penwidth=3"] if on_spine(chain, edge, spine_index) else []
-        if edge.confidence < 1.0:
+    for src, dst, data in graph.edges(data=True):
+        style = ["penwidth=3"] if data["bold"] else []
+        if data["dashed"]:
             style.append("style=dashed")
-        style.append(f"label={dot_string(edge_label(edge))}")
-        lines.append(f"  {ids[edge.src]} -> {ids[edge.dst]} [{', '.join(style)}];")
+        style.append(f"label={dot_string(data['label'])}")
+        lines.append(f"  {ids[src]} -> {ids[dst]} [{', '.join(style)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -178,29 +218,28 @@ def mermaid_text(text: str) -> str:
     return "".join(codes.get(char, char) for char in text.replace("\n", " "))
 
 
-def chain_to_mermaid(chain: Chain) -> str:
-    """`flowchart TD`: a subgraph per file, ids n0, n1..., the spine thick (`==>`), guesses
-    dotted (`-.->`)."""
-    ids = node_ids(chain)
-    spine = set(chain.spine)
-    spine_index = {step_id: i for i, step_id in enumerate(chain.spine)}
+def graph_to_mermaid(graph: nx.MultiDiGraph) -> str:
+    """`flowchart TD`: a subgraph per file, ids n0, n1..., bold edges thick (`==>`), dashed
+    ones dotted (`-.->`), bold nodes in class `bold`."""
+    ids = node_ids(graph)
     lines = ["flowchart TD"]
-    for number, (file, steps) in enumerate(by_file(chain).items()):
+    for number, (file, nodes) in enumerate(by_file(graph).items()):
         lines.append(f'  subgraph f{number} ["{mermaid_text(file)}"]')
-        for step in steps:
-            label = "<br/>".join(mermaid_text(line) for line in node_lines(step))
-            lines.append(f'    {ids[step.id]}["{label}"]')
+        for node in nodes:
+            text = graph.nodes[node]["label"].split("\n")
+            label = "<br/>".join(mermaid_text(line) for line in text)
+            lines.append(f'    {ids[node]}["{label}"]')
         lines.append("  end")
-    for edge in chain.edges:
-        if on_spine(chain, edge, spine_index):
+    for src, dst, data in graph.edges(data=True):
+        if data["bold"]:
             arrow = "==>"
-        elif edge.confidence < 1.0:
+        elif data["dashed"]:
             arrow = "-.->"
         else:
             arrow = "-->"
-        label = mermaid_text(edge_label(edge))
-        lines.append(f'  {ids[edge.src]} {arrow}|"{label}"| {ids[edge.dst]}')
-    if spine:
-        lines.append("  classDef spine stroke-width:3px")
-        lines.append("  class " + ",".join(ids[s] for s in chain.spine) + " spine")
+        lines.append(f'  {ids[src]} {arrow}|"{mermaid_text(data["label"])}"| {ids[dst]}')
+    bold = [ids[node] for node, data in graph.nodes(data=True) if data["bold"]]
+    if bold:
+        lines.append("  classDef bold stroke-width:3px")
+        lines.append("  class " + ",".join(bold) + " bold")
     return "\n".join(lines) + "\n"
