@@ -26,6 +26,9 @@ class Terminal:
 
     def __init__(self, socket: Path) -> None:
         self.socket = socket
+        # The command's exit status, written by the shell that runs it: tmux's own
+        # pane_dead_status was seen empty on a dead pane under load.
+        self.status = socket.with_name("status")
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -42,6 +45,7 @@ class Terminal:
         options = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
         # COLUMNS and LINES, when set (pytest's process has them), would override the pane's size.
         command = ["env", "-u", "COLUMNS", "-u", "LINES", *command]
+        command = ["sh", "-c", '"$@"; echo $? > "$0"', str(self.status), *command]
         self.tmux(
             "new-session", "-d", "-s", "walk", "-x", str(width), "-y", str(height), *options,
             shlex.join(command),
@@ -67,14 +71,11 @@ class Terminal:
         raise AssertionError(f"{texts} not shown within {TIMEOUT} s; the {size} screen:\n{screen}")
 
     def exit_status(self) -> str:
-        """How the command in the window ended (once it has): its status, or the signal."""
+        """How the command in the window ended (once it has): its exit status (128+N: signal N)."""
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
-            if self.pane("pane_dead") == "1":
-                status = self.pane("pane_dead_status")
-                signal = self.pane("pane_dead_signal")
-                if status or signal:
-                    return status or f"signal {signal}"
+            if self.status.exists() and self.status.read_text().endswith("\n"):
+                return self.status.read_text().strip()
             time.sleep(0.2)
         dead = self.pane("pane_dead")
         raise AssertionError(f"not ended after {TIMEOUT} s (dead: {dead!r}):\n{self.screen()}")
