@@ -19,11 +19,14 @@ from tracer.trace import (
     DEFAULT_BRANCH_DEPTH,
     DEFAULT_DEPTH,
     ONE_WAY_BRANCH_DEPTH,
+    Chain,
     spine_only,
     trace,
 )
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from tracer.session import Session
     from tracer.sources.fetch import FetchResult
     from tracer.sources.snapshot import Snapshot
@@ -94,9 +97,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exporting.add_argument(
         "--scope",
-        choices=("chain", "spine"),
+        choices=("chain", "spine", "calls", "file"),
         default="chain",
-        help="what to draw: the chain (default) or its spine alone (calls, file: not yet)",
+        help="what to draw: the chain (default), its spine alone, the call graph around it "
+        "(the functions its steps live in, their callers and callees), or a whole file's "
+        "dataflow graph (the file where the spine first binds NAME, or --file)",
+    )
+    exporting.add_argument(
+        "--depth",
+        type=int,
+        default=1,
+        help="--scope calls: levels of callers and of callees drawn (default 1)",
+    )
+    exporting.add_argument(
+        "--file",
+        metavar="PATH",
+        help="--scope file: this file (relative to the source root) instead of NAME's",
+    )
+    exporting.add_argument(
+        "--max-nodes",
+        type=int,
+        default=150,
+        help="--scope calls, file: draw at most this many nodes, those nearest the chain "
+        "(default 150)",
     )
     add_common(exporting)
 
@@ -264,29 +287,56 @@ def run_export(args: argparse.Namespace) -> int:
         raise SgtraceError(
             f"{args.format} is binary", f"write it to a file: -o chain.{args.format}"
         )
+    if args.depth < 1 or args.max_nodes < 1:
+        raise SgtraceError("--depth and --max-nodes count from 1", "give a positive number")
     session = session_for(args)
     chain = trace(
         session.graph, args.name, direction=args.direction, sinks=args.to or presets.SINKS
     )
-    if args.scope == "spine":
-        chain = spine_only(chain)
-    writers = {
-        "dot": export.chain_to_dot,
-        "graphml": export.chain_to_graphml,
-        "mermaid": export.chain_to_mermaid,
-    }
+    graph = export_graph(args, session, chain)
     if args.format == "json":
-        data = (export.chain_to_json(chain, args.source) + "\n").encode()
+        data = (export.graph_to_json(graph) + "\n").encode()
+    elif args.format == "graphml":
+        data = export.graph_to_graphml(graph, "node_id" if args.scope == "calls" else "step_id")
+        data = data.encode()
+    elif args.format == "mermaid":
+        data = export.graph_to_mermaid(graph).encode()
     elif binary:
-        data = export.render_with_graphviz(export.chain_to_dot(chain), args.format)
+        data = export.render_with_graphviz(export.graph_to_dot(graph), args.format)
     else:
-        data = writers[args.format](chain).encode()
+        data = export.graph_to_dot(graph).encode()
     if args.output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
         write_atomic(args.output, data)
     return 0
+
+
+def export_graph(args: argparse.Namespace, session: Session, chain: Chain) -> nx.MultiDiGraph:
+    """The drawing graph --scope asks for; what the node cap leaves out is said on stderr."""
+    from tracer import export, export_scopes
+
+    if args.scope in ("chain", "spine"):
+        return export.chain_graph(
+            chain if args.scope == "chain" else spine_only(chain), args.source
+        )
+    if args.scope == "calls":
+        drawing = export_scopes.calls_around(session, chain, args.depth, args.max_nodes)
+        what = "functions"
+    else:
+        path = args.file or export_scopes.chain_file(chain)
+        drawing = export_scopes.file_graph(session, chain, path, args.max_nodes)
+        what = f"steps of {path}"
+    drawing.graph.graph["source"] = args.source
+    if drawing.left_out and not args.quiet:
+        total = drawing.graph.number_of_nodes() + drawing.left_out
+        print(
+            f"sgtrace: drawing {drawing.graph.number_of_nodes()} of {total} {what}, those "
+            f"nearest the chain (--max-nodes {total} draws them all)",
+            file=sys.stderr,
+        )
+    return drawing.graph
 
 
 def add_audit_parser(commands: argparse._SubParsersAction) -> None:

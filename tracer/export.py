@@ -219,8 +219,8 @@ def mermaid_text(text: str) -> str:
 
 
 def graph_to_mermaid(graph: nx.MultiDiGraph) -> str:
-    """`flowchart TD`: a subgraph per file, ids n0, n1..., bold edges thick (`==>`), dashed
-    ones dotted (`-.->`), bold nodes in class `bold`."""
+    """`flowchart TD`: a subgraph per file, ids n0, n1..., dashed edges dotted (`-.->`), other
+    bold ones thick (`==>`), bold nodes in class `bold`."""
     ids = node_ids(graph)
     lines = ["flowchart TD"]
     for number, (file, nodes) in enumerate(by_file(graph).items()):
@@ -231,10 +231,10 @@ def graph_to_mermaid(graph: nx.MultiDiGraph) -> str:
             lines.append(f'    {ids[node]}["{label}"]')
         lines.append("  end")
     for src, dst, data in graph.edges(data=True):
-        if data["bold"]:
+        if data["dashed"]:
+            arrow = "-.->"  # a guess stays visible on the spine too: Mermaid has no thick dots
+        elif data["bold"]:
             arrow = "==>"
-        elif data["dashed"]:
-            arrow = "-.->"
         else:
             arrow = "-->"
         lines.append(f'  {ids[src]} {arrow}|"{mermaid_text(data["label"])}"| {ids[dst]}')

@@ -19,8 +19,13 @@ from tracer.export import (
     chain_to_graphml,
     chain_to_json,
     chain_to_mermaid,
+    graph_to_dot,
+    graph_to_graphml,
+    graph_to_json,
+    graph_to_mermaid,
     render_with_graphviz,
 )
+from tracer.export_scopes import calls_around, chain_file, file_graph
 from tracer.trace import Chain
 
 SNIPPET = {
@@ -179,3 +184,262 @@ def test_missing_graphviz_is_one_line_with_the_fix(write_tree, tmp_path, monkeyp
     assert lines[-1].startswith("sgtrace: error: svg needs the Graphviz `dot` program")
     assert lines[-1].endswith("install Graphviz: apt-get install graphviz")
     assert not out.exists()
+
+
+# -- the call graph around the chain and a whole file's graph ------------------------------
+
+CALLS_SNIPPET = {
+    "pkg/__init__.py": "",
+    "pkg/runner.py": """
+        from pkg.log import note
+
+
+        class Runner:
+            def __init__(self, fraction: float):
+                self.fraction = fraction
+
+            def size(self, total):
+                rest = total * (1 - self.fraction)
+                self.tokens = int(rest)
+                self.report()
+
+            def report(self):
+                note("sized")
+    """,
+    "pkg/log.py": """
+        def note(text):
+            print(text)
+    """,
+    "pkg/worker.py": SNIPPET["pkg/worker.py"],
+    "pkg/other.py": """
+        def use(cfg):
+            share = cfg.fraction * 2
+            cfg.size(share)
+            return share
+    """,
+    "pkg/main.py": """
+        from pkg.worker import start
+
+
+        def main():
+            runner = start(0.5)
+            runner.size(100)
+    """,
+    "pkg/cli.py": """
+        from pkg.main import main
+
+
+        def run():
+            main()
+
+
+        run()
+    """,
+}
+ON_CHAIN = {"pkg.main.main", "pkg.worker.start", "pkg.runner.Runner.__init__"}
+ON_CHAIN |= {"pkg.runner.Runner.size", "pkg.other.use"}
+# (caller, callee, call lines, confidence) one level each way from the chain's functions.
+CALLS = [
+    ("pkg.cli.run", "pkg.main.main", 5, 1.0),
+    ("pkg.main.main", "pkg.runner.Runner.size", 6, 1.0),
+    ("pkg.main.main", "pkg.worker.start", 5, 1.0),
+    ("pkg.other.use", "pkg.runner.Runner.size", 3, 0.5),
+    ("pkg.runner.Runner.size", "pkg.runner.Runner.report", 11, 1.0),
+    ("pkg.worker.start", "pkg.runner.Runner.__init__", 4, 1.0),
+]
+
+
+@pytest.fixture
+def calls_session(snippet_session):
+    return snippet_session(CALLS_SNIPPET)
+
+
+@pytest.fixture
+def calls_chain(calls_session) -> Chain:
+    return trace(calls_session.graph, "Runner.fraction", sinks=["tokens"])
+
+
+def call_edges(graph: nx.MultiDiGraph, name_of=lambda node: node) -> list[tuple]:
+    return sorted(
+        (name_of(src), name_of(dst), int(data["label"].split()[1]), data["confidence"])
+        for src, dst, data in graph.edges(data=True)
+    )
+
+
+def test_calls_scope_draws_callers_and_callees_around_the_chain(calls_session, calls_chain):
+    drawing = calls_around(calls_session, calls_chain)
+    graph = drawing.graph
+    assert drawing.left_out == 0
+    assert {n for n, d in graph.nodes(data=True) if d["bold"]} == ON_CHAIN
+    assert set(graph) == ON_CHAIN | {"pkg.cli.run", "pkg.runner.Runner.report"}
+    assert call_edges(graph) == CALLS
+    guessed = [(s, d) for s, d, data in graph.edges(data=True) if data["dashed"]]
+    assert guessed == [("pkg.other.use", "pkg.runner.Runner.size")]
+    assert graph.edges["pkg.other.use", "pkg.runner.Runner.size", "call"]["label"] == (
+        "line 3 (guess 0.5)"
+    )
+    assert graph.nodes["pkg.runner.Runner.size"]["file"] == "pkg/runner.py"
+    assert graph.nodes["pkg.runner.Runner.size"]["label"] == "Runner.size:8"
+
+
+def test_calls_scope_depth_two_reaches_module_code_and_a_callee_of_a_callee(
+    calls_session, calls_chain
+):
+    graph = calls_around(calls_session, calls_chain, depth=2).graph
+    assert set(graph) - ON_CHAIN == {
+        "pkg.cli.run",
+        "pkg.cli",  # the module's own code calls run()
+        "pkg.runner.Runner.report",
+        "pkg.log.note",
+    }
+    assert graph.nodes["pkg.cli"]["level"] == graph.nodes["pkg.log.note"]["level"] == 2
+    assert ("pkg.cli", "pkg.cli.run", 8, 1.0) in call_edges(graph)
+    assert ("pkg.runner.Runner.report", "pkg.log.note", 14, 1.0) in call_edges(graph)
+
+
+def test_calls_scope_cap_keeps_the_chain_first(calls_session, calls_chain):
+    drawing = calls_around(calls_session, calls_chain, max_nodes=4)
+    assert drawing.left_out == 3
+    assert set(drawing.graph) < ON_CHAIN
+
+
+@needs_dot
+def test_calls_scope_in_every_format(calls_session, calls_chain):
+    graph = calls_around(calls_session, calls_chain).graph
+    dot = graph_to_dot(graph)
+    done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    # One cluster per file: cli, main, other, runner, worker.
+    assert done.stdout.decode().count('class="cluster"') == 5
+    assert dot.count("style=dashed") == 1
+    back = nx.read_graphml(io.StringIO(graph_to_graphml(graph, "node_id")))
+    assert call_edges(back, lambda n: back.nodes[n]["node_id"]) == CALLS
+    assert {d["node_id"] for _, d in back.nodes(data=True) if d["on_chain"]} == ON_CHAIN
+    data = json.loads(graph_to_json(graph))
+    assert call_edges(nx.node_link_graph(data, edges="edges")) == CALLS
+    lines = graph_to_mermaid(graph).splitlines()
+    edges = [re.fullmatch(r"\s+(n\d+) (==>|-->|-\.->)\|\"[^\"]*\"\| (n\d+)", x) for x in lines[1:]]
+    edges = [m for m in edges if m]
+    assert len(edges) == len(CALLS)
+    assert sorted(m[2] for m in edges) == ["-->", "-->", "-.->", "==>", "==>", "==>"]
+
+
+def test_file_scope_is_the_file_that_binds_the_name(calls_session, calls_chain):
+    assert chain_file(calls_chain) == "pkg/runner.py"
+    drawing = file_graph(calls_session, calls_chain, "pkg/runner.py")
+    graph = drawing.graph
+    assert drawing.left_out == 0
+    assert {d["file"] for _, d in graph.nodes(data=True)} == {"pkg/runner.py"}
+    tables = calls_session.graph.file("pkg/runner.py")
+    assert set(graph) == set(tables.steps)
+    lines = [(d["line"], d["kind"]) for _, d in graph.nodes(data=True)]
+    assert lines == sorted(lines)
+    bold = sorted((d["line"], d["kind"]) for _, d in graph.nodes(data=True) if d["bold"])
+    # The chain's steps in this file: the spine from the parameter to self.tokens, and total.
+    assert bold == [
+        (5, "param"),
+        (6, "attr_write"),
+        (8, "param"),
+        (9, "formula"),
+        (10, "attr_write"),
+    ]
+    edges = sorted(
+        (graph.nodes[s]["line"], graph.nodes[d]["line"], data["kind"])
+        for s, d, data in graph.edges(data=True)
+    )
+    assert edges == [(5, 6, "local"), (6, 9, "attr"), (8, 9, "local"), (9, 10, "local")]
+
+
+def test_file_scope_cap_keeps_the_chain_and_its_neighbours(calls_session, calls_chain):
+    drawing = file_graph(calls_session, calls_chain, "pkg/runner.py", max_nodes=3)
+    graph = drawing.graph
+    assert drawing.left_out == len(calls_session.graph.file("pkg/runner.py").steps) - 3
+    assert all(d["bold"] for _, d in graph.nodes(data=True))
+    # The first chain steps by line: the parameter, self.fraction, and total.
+    assert sorted(d["line"] for _, d in graph.nodes(data=True)) == [5, 6, 8]
+
+
+def test_cli_scopes_write_every_format(write_tree, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    tree = write_tree(CALLS_SNIPPET)
+    formats = ["dot", "graphml", "json", "mermaid"]
+    formats += ["svg", "png"] if shutil.which("dot") else []
+    for scope in ("calls", "file"):
+        for fmt in formats:
+            out = tmp_path / "out" / f"{scope}.{fmt}"
+            args = ["export", str(tree), "Runner.fraction", "-f", fmt, "-o", str(out)]
+            assert main([*args, "--to", "tokens", "--scope", scope, "--quiet"]) == 0
+            assert out.stat().st_size > 0
+    calls = nx.read_graphml(tmp_path / "out" / "calls.graphml")
+    assert {d["node_id"] for _, d in calls.nodes(data=True)} == ON_CHAIN | {
+        "pkg.cli.run",
+        "pkg.runner.Runner.report",
+    }
+    whole = nx.read_graphml(tmp_path / "out" / "file.graphml")
+    assert {d["file"] for _, d in whole.nodes(data=True)} == {"pkg/runner.py"}
+    args = ["export", str(tree), "Runner.fraction", "-f", "json", "--to", "tokens"]
+    assert main([*args, "--scope", "file", "--file", "pkg/main.py", "--max-nodes", "2"]) == 0
+    out, err = capsys.readouterr()
+    graph = nx.node_link_graph(json.loads(out), edges="edges")
+    assert {d["file"] for _, d in graph.nodes(data=True)} == {"pkg/main.py"}
+    assert graph.number_of_nodes() == 2
+    assert err == (
+        "sgtrace: drawing 2 of 3 steps of pkg/main.py, those nearest the chain "
+        "(--max-nodes 3 draws them all)\n"
+    )
+    assert main([*args, "--scope", "file", "--file", "pkg/nope.py"]) == 2
+    assert capsys.readouterr().err == (
+        "sgtrace: error: 'pkg/nope.py' is not a Python file of the source: give a path "
+        "relative to the source root; the chain's files: pkg/main.py, pkg/other.py, "
+        "pkg/runner.py\n"
+    )
+
+
+def test_calls_and_file_scopes_on_sglang_0_5_9(release):
+    session = release("0.5.9")
+    chain = trace(session.graph, "mem_fraction_static", sinks=["max_total_num_tokens"])
+    calls = calls_around(session, chain).graph
+    worker = "sglang.srt.managers.tp_worker.TpModelWorker"
+    runner = "sglang.srt.model_executor.model_runner.ModelRunner"
+    mixin = "sglang.srt.model_executor.model_runner_kv_cache_mixin.ModelRunnerKVCacheMixin"
+    spine_functions = [
+        "sglang.srt.server_args.ServerArgs",  # the field lives in the class body
+        "sglang.srt.server_args.ServerArgs.add_cli_args",
+        f"{worker}._init_model_runner",
+        f"{runner}.__init__",
+        f"{mixin}.profile_max_num_token",
+        f"{mixin}.init_memory_pool",
+    ]
+    assert all(calls.nodes[name]["bold"] for name in spine_functions)
+    assert not calls.nodes[f"{worker}.__init__"]["bold"]  # a caller, one level up
+    labels = {(s, d): data["label"] for s, d, data in calls.edges(data=True)}
+    assert labels[(f"{worker}.__init__", f"{worker}._init_model_runner")] == "line 247"
+    assert labels[(f"{worker}._init_model_runner", f"{runner}.__init__")] == "line 330"
+    assert labels[(f"{runner}.initialize", f"{mixin}.init_memory_pool")] == "line 590"
+    assert labels[(f"{mixin}.init_memory_pool", f"{mixin}.profile_max_num_token")] == "line 342"
+    back = nx.read_graphml(io.StringIO(graph_to_graphml(calls, "node_id")))
+    assert back.number_of_nodes() == calls.number_of_nodes()
+    assert back.number_of_edges() == calls.number_of_edges()
+
+    path = chain_file(chain)
+    assert path == "sglang/srt/server_args.py"
+    drawing = file_graph(session, chain, path)
+    whole = drawing.graph
+    assert whole.number_of_nodes() == 150
+    assert drawing.left_out == len(session.graph.file(path).steps) - 150 > 1000
+    spine = [s for s in chain.spine if s in whole]
+    assert [(whole.nodes[s]["kind"], whole.nodes[s]["line"]) for s in spine] == [
+        ("cli_flag", 3138),
+        ("field", 324),
+    ]
+    assert whole.edges[spine[0], spine[1], "flag_to_field"]["bold"]
+    assert all(whole.nodes[s]["bold"] for s in spine)
+    mermaid = graph_to_mermaid(whole).splitlines()
+    assert [line for line in mermaid if "subgraph" in line] == [f'  subgraph f0 ["{path}"]']
+    if shutil.which("dot"):
+        for graph in (calls, whole):
+            dot = graph_to_dot(graph)
+            done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True)
+            assert done.returncode == 0, done.stderr.decode()
+            files = {d["file"] for _, d in graph.nodes(data=True)}
+            assert done.stdout.decode().count('class="cluster"') == len(files)
