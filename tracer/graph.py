@@ -4,11 +4,15 @@ expanded forward (who reads this value) or backward (where does this value come 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
 
 import networkx as nx
 
+import tracer.index as index_module
 from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
@@ -37,10 +41,24 @@ class FlowGraph(FlagEdges):
         self.callees: dict[str, dict[str, list[int]]] = {}  # path -> callee's last name -> ids
         self.generated: dict[frozenset[str], dict[str, list[tuple[str, str]]]] = {}
         self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
+        self.derived_key = f"{facts.snapshot_key}-{code_key()}"
+        found = facts.cache.get("derived", self.derived_key)
+        self.derived = set(found) if isinstance(found, dict) else set()
+        if isinstance(found, dict):
+            index.restore(found)
         self.field_index: dict[str, list[str]] = {}
         for full, (_, klass) in index.classes.items():
             for definition in klass.fields:
                 self.field_index.setdefault(definition.name, []).append(full)
+
+    def flush(self) -> None:
+        """Keep what this session learnt that the next one can reuse: the greps, and the
+        index's derived tables."""
+        derived = self.index.derived()
+        if derived.keys() - self.derived:
+            self.facts.cache.put("derived", self.derived_key, derived)
+            self.derived = set(derived)
+        self.facts.flush()
 
     # -- files and steps ---------------------------------------------------------------------
 
@@ -491,6 +509,12 @@ class FlowGraph(FlagEdges):
                 for dst, kind, confidence in self.bindings(target, arg, siblings):
                     if dst == step.id:
                         yield Edge(arg_step, step.id, kind, confidence * target.confidence)
+
+
+@cache
+def code_key() -> str:
+    """Changes with the code that derives the index's tables (tracer/index.py)."""
+    return hashlib.blake2b(Path(index_module.__file__).read_bytes(), digest_size=8).hexdigest()
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

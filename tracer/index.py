@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from tracer.facts import (
     RECORD_BASES,
@@ -17,6 +18,8 @@ from tracer.facts import (
     FunctionDef,
 )
 
+# Tables computed on first use from the summaries alone; kept with the snapshot's facts.
+DERIVED = ("importers", "subclasses")
 BUILTINS = frozenset(
     [
         "abs",
@@ -257,6 +260,16 @@ class Index:
         order = [name for i, name in enumerate(result) if last[name] == i]
         self.mro_cache[class_name] = order
         return order
+
+    def derived(self) -> dict[str, Any]:
+        """The tables computed so far from the summaries alone, to be kept beside them."""
+        return {name: self.__dict__[name] for name in DERIVED if name in self.__dict__}
+
+    def restore(self, derived: Mapping[str, Any]) -> None:
+        """Take back tables `derived` gave for this same set of summaries."""
+        for name in DERIVED:
+            if name in derived:
+                self.__dict__[name] = derived[name]
 
     @cached_property
     def importers(self) -> dict[str, int]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tracer.facts import MODULE_SCOPE, Call, FileFlows, FileSummary, Value, compact_pickle
 
-NAMES_VERSION = "3"
+NAMES_VERSION = "4"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[str, str, str, int]
@@ -29,6 +29,7 @@ class FileNames:
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
+    self_attrs: frozenset[str]  # ATTR of every `self.ATTR = ...` (the resolver types them)
 
 
 def unit_of(scope: str, classes: frozenset[str]) -> str:
@@ -178,4 +179,10 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
         whole=crosses_units(summary, flows),
+        self_attrs=frozenset(
+            t.path[5:]
+            for a in flows.assigns
+            for t in a.targets
+            if t.path.startswith("self.") and t.path.count(".") == 1
+        ),
     )

@@ -222,6 +222,8 @@ class Resolver:
             if found:
                 break
             qual = definition.qualname + "."
+            if not self.facts.has_flows(path) and attr not in self.facts.names(path).self_attrs:
+                continue  # no `self.ATTR = ...` in that file: its flows are not needed
             for assign in self.self_writes(path).get(attr, []):
                 if assign.scope.startswith(qual):
                     found = self.assigned_type(path, assign.scope, assign)

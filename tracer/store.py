@@ -15,7 +15,7 @@ from tracer.facts import FileFlows, FileSummary
 from tracer.flows import extract_flows
 from tracer.names import NAMES_VERSION, FileNames, file_names
 from tracer.parse import parse
-from tracer.rows import decode_flows, encode_flows
+from tracer.rows import ROWS_VERSION, decode_flows, encode_flows
 from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import Snapshot
 from tracer.symbols import summarize
@@ -118,15 +118,19 @@ class Facts:
         if found is not None:
             return found
         key = self.key(path)
-        rows = self.cache.get("flowrows", key)
+        rows = self.cache.get("flowrows", f"{key}-{ROWS_VERSION}")
         if not isinstance(rows, tuple):
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
             extracted = extract_flows(parsed, self.summaries.get(path) or summarize(parsed))
             rows = encode_flows(extracted)
-            self.cache.put("flowrows", key, rows)
+            self.cache.put("flowrows", f"{key}-{ROWS_VERSION}", rows)
         found = self.flows_by_path[path] = decode_flows(rows)
         return found
+
+    def has_flows(self, path: str) -> bool:
+        """Are PATH's flows in memory already?"""
+        return path in self.flows_by_path
 
     def names(self, path: str) -> FileNames:
         """What PATH binds, writes, reads and calls by name; cached apart from its flows,

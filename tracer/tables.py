@@ -153,6 +153,7 @@ class FileTables:
         self.touched: list[list[Any]] = []  # lists a unit appended to, to re-sort
         self.whole = names.whole
         self.classes = top_classes(summary)
+        self.unit_names: dict[str, str] = {}  # scope -> its unit
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.units = self.unit_index()
         self.in_class_body: Callable[[int], bool] | None = None
@@ -160,16 +161,24 @@ class FileTables:
     # -- units -------------------------------------------------------------------------------
 
     def unit_of(self, scope: str) -> str:
-        return WHOLE if self.whole else unit_of(scope, self.classes)
+        found = self.unit_names.get(scope)
+        if found is None:
+            found = WHOLE if self.whole else unit_of(scope, self.classes)
+            self.unit_names[scope] = found
+        return found
 
     def unit_index(self) -> dict[str, UnitIndex]:
         units: dict[str, UnitIndex] = {}
+        by_scope: dict[str, UnitIndex] = {}
 
         def unit(scope: str) -> UnitIndex:
-            name = self.unit_of(scope)
-            found = units.get(name)
+            found = by_scope.get(scope)
             if found is None:
-                found = units[name] = UnitIndex()
+                name = self.unit_of(scope)
+                found = units.get(name)
+                if found is None:
+                    found = units[name] = UnitIndex()
+                by_scope[scope] = found
             return found
 
         for i, function in enumerate(self.summary.functions):

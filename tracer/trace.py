@@ -75,7 +75,7 @@ def trace(
         reached.update(walk(graph, around, True, branch_depth, edges))
     if direction != "forward":
         reached.update(walk(graph, around, False, branch_depth, edges))
-    graph.facts.flush()
+    graph.flush()
     kept = [e for e in edges.values() if e.src in reached and e.dst in reached]
     order = {step_id: i for i, step_id in enumerate(spine)}
     steps = sorted(
