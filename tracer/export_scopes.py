@@ -64,25 +64,7 @@ def calls_around(
     for step in chain.steps:
         caller = caller_of(session, step.file, step.symbol)
         chain_callers.setdefault(caller.name, caller)
-    level = {name: 0 for name in chain_callers}
-    known = dict(chain_callers)
-    calls: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    for upward in (False, True):
-        frontier = list(chain_callers)
-        for distance in range(1, depth + 1):
-            found: list[str] = []
-            for name in frontier:
-                pairs = (
-                    callers_of(session, known[name]) if upward else callees_of(session, known[name])
-                )
-                for other, line, confidence in pairs:
-                    edge = (other.name, name) if upward else (name, other.name)
-                    calls.setdefault(edge, []).append((line, confidence))
-                    if other.name not in known:
-                        known[other.name] = other
-                        level[other.name] = distance
-                        found.append(other.name)
-            frontier = found
+    known, level, calls = reach(session, chain_callers, depth)
     kept = sorted(known, key=lambda name: (level[name], name))[:max_nodes]
     kept_set = set(kept)
     graph = nx.MultiDiGraph(param=chain.param, scope="calls", depth=depth)
@@ -121,6 +103,31 @@ def calls_around(
             dashed=confidence < GUESS_BELOW,
         )
     return Drawing(graph, len(known) - len(kept))
+
+
+def reach(
+    session: Session, start: dict[str, Caller], depth: int
+) -> tuple[dict[str, Caller], dict[str, int], dict[tuple[str, str], list[tuple[int, float]]]]:
+    """From START, DEPTH levels of callers upward and of callees downward: every caller
+    reached, its level (0 for START), and the call sites (line, confidence) of each edge."""
+    known = dict(start)
+    level = {name: 0 for name in start}
+    calls: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for upward in (False, True):
+        frontier = list(start)
+        for distance in range(1, depth + 1):
+            found: list[str] = []
+            for name in frontier:
+                near = callers_of if upward else callees_of
+                for other, line, confidence in near(session, known[name]):
+                    edge = (other.name, name) if upward else (name, other.name)
+                    calls.setdefault(edge, []).append((line, confidence))
+                    if other.name not in known:
+                        known[other.name] = other
+                        level[other.name] = distance
+                        found.append(other.name)
+            frontier = found
+    return known, level, calls
 
 
 def caller_of(session: Session, path: str, symbol: str) -> Caller:
