@@ -155,9 +155,21 @@ def call(node: Node, lookup: Lookup) -> Evaluated:
     args = [a for a in node.child_by_field_name("arguments").named_children]
     if any(a.type in ("keyword_argument", "list_splat", "dictionary_splat") for a in args):
         raise Unbound(text(node))
-    values = [evaluate(a, lookup) for a in args]
-    result = builtin(*(v.value for v in values))
-    return Evaluated(float(result), f"{function}({', '.join(v.shown for v in values)})")
+    values: list[Evaluated | None] = []
+    for arg in args:
+        try:
+            values.append(evaluate(arg, lookup))
+        except Unbound:
+            if function not in ("min", "max"):
+                raise
+            values.append(None)  # a bound the log does not show is taken as absent
+    known = [v for v in values if v is not None]
+    if not known:
+        raise Unbound(text(node))
+    numbers = [v.value for v in known]
+    result = numbers[0] if len(numbers) == 1 and function in ("min", "max") else builtin(*numbers)
+    shown = ", ".join(v.shown if v else f"{text(a)}?" for v, a in zip(values, args, strict=True))
+    return Evaluated(float(result), f"{function}({shown})")
 
 
 def conditional(node: Node, lookup: Lookup) -> Evaluated:

@@ -153,12 +153,15 @@ class Binder:
                 f"no line of rank {rank} in the log",
                 f"ranks seen: {', '.join(r or '(none)' for r in ranks) or 'none'}",
             )
-        self.matched = matched
-        self.mine = [m for m in matched if m.line.rank in (self.rank, "")]
-        self.bindings: dict[str, Binding] = {}
         self.notes: list[str] = []
+        self.matched, begin = last_start(matched, self.rank, self.notes)
+        self.lines = [line for line in lines if line.number >= begin]
+        self.mine = [m for m in self.matched if m.line.rank in (self.rank, "")]
+        self.bindings: dict[str, Binding] = {}
         self.observed = self.find_observed()
-        self.result_line = min((o.line.number for o in self.observed), default=10**12)
+        self.result_line = min(
+            [o.line.number for o in self.observed] + self.after_formula(), default=10**12
+        )
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -451,18 +454,22 @@ class Binder:
         the command line, then the default in the code."""
         field_name = step.name
         klass = step.symbol.split(".")[0]
-        for line in reversed(self.lines):
-            found = re.search(
-                rf"\b{re.escape(klass)}\(.*?\b{field_name}=(?P<v>[^,)]+)", line.message
-            )
-            if found:
-                value = to_float(found["v"])
-                if value is not None:
+        # The field's own class first; then any settings object printed with that field
+        # (the value often reaches the field from another settings class).
+        for owner in (re.escape(klass), r"[A-Z]\w*"):
+            for line in reversed(self.lines):
+                found = re.search(
+                    rf"\b(?P<c>{owner})\((?:[^()]|\([^()]*\))*?\b{field_name}=(?P<v>[^,)]+)",
+                    line.message,
+                )
+                value = to_float(found["v"]) if found else None
+                if found and value is not None:
+                    printed = found["c"]
                     return Binding(
                         name,
                         value,
                         "logged-args",
-                        f"{klass}.{field_name} as the log prints {klass}(...) "
+                        f"{printed}.{field_name} as the log prints {printed}(...) "
                         f"(log line {line.number})",
                     )
         flags = (
@@ -515,6 +522,19 @@ class Binder:
                     break
         return found
 
+    def after_formula(self) -> list[int]:
+        """Log lines printed, in a function of the spine, below the spine's step there: the
+        formula has run by then (the pool is built after it is sized)."""
+        below = {}
+        for step in self.steps:
+            below.setdefault(step.symbol, (step.file, step.line))
+        return [
+            m.line.number
+            for m in self.mine
+            if (m.template.file, m.template.symbol) in {(f, s) for s, (f, _) in below.items()}
+            and m.template.line > below[m.template.symbol][1]
+        ]
+
     def carriers(self) -> set[tuple[str, str]]:
         """(function, name) of the places the result is copied to, a few steps onwards."""
         start = self.steps[-1].id
@@ -558,11 +578,13 @@ class Binder:
     # -- solving for what the log does not print ---------------------------------------------
 
     def solve_missing(self, evaluations: list[Evaluation]) -> list[Evaluation] | None:
-        unbound = [b.name for b in self.bindings.values() if b.value is None]
+        # The value that stops the evaluation first; with the logged result, one is solvable.
+        first = next((e for e in evaluations if e.value is None), None)
+        unbound = self.bindings.get(first.missing) if first is not None else None
         target = self.observed[0].value if self.observed else None
-        if len(unbound) != 1 or target is None:
+        if unbound is None or unbound.value is not None or target is None:
             return None
-        name = unbound[0]
+        name = unbound.name
 
         def result_with(value: float) -> float:
             values = self.evaluate_all(self.steps, {name: value}, record=False)
@@ -632,6 +654,31 @@ class Binder:
                 )
         del current
         return out
+
+
+def last_start(matched: list[Matched], rank: str, notes: list[str]) -> tuple[list[Matched], int]:
+    """The lines of the last server start, when the log holds several: a start begins where
+    the first line the server printed (for RANK, or without a rank) is printed again."""
+    mine = [m for m in matched if m.line.rank in (rank, "")]
+    if not mine:
+        return matched, 0
+    starts = [m.line.number for m in mine if m.template == mine[0].template]
+    if len(starts) < 2:
+        return matched, 0
+    begin = starts[-1]
+    notes.append(
+        f"the log holds {len(starts)} server starts; the last one (from log line {begin}) "
+        "is explained"
+    )
+    kept: list[Matched] = []
+    for other in {m.line.rank for m in matched} - {rank, ""}:
+        lines = [m for m in matched if m.line.rank == other]
+        theirs = [m.line.number for m in lines if m.template == lines[0].template]
+        # Ranks interleave: another rank's start may be printed just before this one's.
+        since = max([n for n in theirs if n <= begin] or theirs[-1:] or [begin])
+        kept.extend(m for m in lines if m.line.number >= since)
+    kept.extend(m for m in mine if m.line.number >= begin)
+    return sorted(kept, key=lambda m: m.line.number), begin
 
 
 def calls_only(code: str, function: str) -> bool:

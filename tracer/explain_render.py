@@ -141,7 +141,7 @@ def reserve_line(e: Explanation) -> str:
 
 
 def notes(e: Explanation) -> list[str]:
-    out: list[str] = []
+    out: list[str] = list(e.notes)
     first = e.evaluations[0].step
     for binding in e.bindings.values():
         if binding.how not in ("measured", "derived") or binding.observation is None:

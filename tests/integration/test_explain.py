@@ -185,3 +185,22 @@ def test_cli_json_and_bad_input(
     assert "the log is empty" in capsys.readouterr().err
     code = main(["explain", "pypi:sglang==0.4.6", "--log", str(log), "--set", "x"])
     assert code == 2 and "--set 'x' is not NAME=NUMBER" in capsys.readouterr().err
+
+
+def test_the_last_of_several_server_starts(release: Callable[[str], Session]) -> None:
+    session = release("0.5.9")
+
+    def start(before: float, after: float, tokens: int) -> list[tuple[str, str, list[object]]]:
+        return [
+            ("", "server_args=ServerArgs(model_path='m', mem_fraction_static=0.88, tp_size=1)", []),
+            ("TP0", "Load weight begin. avail mem=", [before]),
+            ("TP0", "Load weight end.{}avail mem=", [12.5, "Llama", "bf16", after, before - after]),
+            ("TP0", "KV Cache is allocated. #tokens: {}, K size: ", [tokens, 5.21, 5.21]),
+            ("TP0", "Memory pool end. avail mem=", [11.05]),
+        ]
+
+    log = build_log(session, start(90.0, 20.0, 150000) + start(94.02, 21.71, 170860))
+    e = explain(session, log, "mem_fraction_static", SINKS)
+    assert first_formula(e)[1] == "21.71 - 94.02 * (1 - 0.88)"
+    assert e.result == 170860
+    assert "the log holds 2 server starts; the last one (from log line 6) is explained" in e.notes
