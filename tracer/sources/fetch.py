@@ -197,7 +197,7 @@ def checked_probe(probe: Probe, spec: RemoteSpec) -> Probe:
     return probe
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Probed:
     """A probe's report, and its command still running, waiting for what to send."""
 
