@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
         "name", nargs="?", help="the parameter to trace (without one, / asks for it)"
     )
     walking.add_argument("--direction", choices=("forward", "backward", "both"), default="both")
+    walking.add_argument(
+        "--log", metavar="FILE", help="a server log: its values shown beside the formula's steps"
+    )
     add_common(walking)
 
     exporting = commands.add_parser("export", help="the chain as a graph: DOT, GraphML, SVG...")
@@ -269,7 +272,14 @@ def run_callgraph(args: argparse.Namespace) -> int:
 def run_walk(args: argparse.Namespace) -> int:
     from tui.app import WalkApp  # Textual loads only for the walk: the engine never needs it
 
-    app = WalkApp(args.source, args.name, args.direction, ssh_options(args))
+    log_text = None
+    if args.log == "-":
+        raise SgtraceError("the walk reads its keys from the terminal", "give the log as a file")
+    if args.log is not None:
+        from tracer.explain_cli import read_log_text
+
+        log_text = read_log_text(args, None)
+    app = WalkApp(args.source, args.name, args.direction, ssh_options(args), log_text=log_text)
     app.run()
     # A trace still running in a worker thread cannot be interrupted: leave without waiting
     # for it (the cache is written atomically, so nothing is left half done).

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -15,9 +17,11 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from tracer.arith import number
 from tracer.errors import SgtraceError
 from tracer.session import Session
 from tracer.steps import Step
+from tui.logvalues import values_by_step
 from tui.outline import Link, Outline
 from tui.walker import EXPORT_FORMATS, ExportFormat, Walker
 from tui.widgets.chain_tree import ChainTree
@@ -27,6 +31,9 @@ from tui.widgets.help_screen import HelpScreen
 from tui.widgets.progress_panel import ProgressPanel
 from tui.widgets.search_screen import SearchScreen
 from tui.widgets.source_view import SourceView
+
+if TYPE_CHECKING:
+    from tracer.explain import Explanation
 
 PROGRESS_STEPS = 100  # progress updates over a whole indexing run
 
@@ -60,8 +67,11 @@ class WalkApp(App[None]):
         direction: str = "both",
         ssh_options: object | None = None,
         session: Session | None = None,
+        log_text: str | None = None,
     ) -> None:
         super().__init__()
+        self.log_text = log_text
+        self.log_values: dict[str, Text] = {}
         self.walker = Walker(source, session)
         self.start_name = name
         self.direction = direction
@@ -117,6 +127,14 @@ class WalkApp(App[None]):
                 f"tracing {name}",
                 lambda: self.walker.trace(name, direction),
             )
+        if self.log_text is not None:
+            self.from_worker(self.progress.start, "open", "binding the log to the formula")
+            try:
+                self.bind_log(self.walker.explain(self.log_text))
+            except SgtraceError as error:
+                self.from_worker(
+                    self.notify, str(error), title="explain", severity="error", timeout=10
+                )
         self.from_worker(self.progress.start, "open", "reading the names in the index")
         self.walker.names()
         self.from_worker(self.progress.stop, "open")
@@ -155,6 +173,22 @@ class WalkApp(App[None]):
                 f"{type(error).__name__}: {error}", title="internal error", severity="error"
             )
 
+    def bind_log(self, explanation: Explanation) -> None:
+        values = values_by_step(explanation)
+
+        def show() -> None:
+            self.log_values = values
+            if self.step_id is not None:
+                self.show_step(self.step_id)
+            result = explanation.result
+            self.notify(
+                f"log bound: {explanation.matched_lines} of {explanation.log_lines} lines read; "
+                f"the formula gives {'?' if result is None else number(result)}",
+                title="explain",
+            )
+
+        self.from_worker(show)
+
     # -- showing chains and steps ------------------------------------------------------------
 
     @property
@@ -189,7 +223,7 @@ class WalkApp(App[None]):
         self.step_id = step_id
         view = self.view
         step = view.step(step_id)
-        self.query_one(Details).show_step(view, step_id)
+        self.query_one(Details).show_step(view, step_id, self.log_values.get(step_id))
         marks = {s.line: view.kind_of(s.id) for s in view.in_file(step.file) if s.id != step_id}
         lines = self.walker.cached_lines(step.file)
         if lines is None:

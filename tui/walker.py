@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.syntax import Syntax
@@ -23,6 +24,9 @@ from tracer.session import Session, open_session
 from tracer.steps import Step
 from tracer.trace import trace
 from tui.outline import Outline, outline, recentre_names
+
+if TYPE_CHECKING:  # the explain view loads only when a log is given
+    from tracer.explain import Explanation
 
 SYNTAX_THEME = "monokai"
 MAX_MATCHES = 200
@@ -189,6 +193,15 @@ class Walker:
             more = prefixed(self._last_parts, folded, limit - len(found))
             found += [self._qualified[i] for i in more]
         return list(dict.fromkeys(found))
+
+    def explain(self, log_text: str) -> Explanation:
+        """The formula of the explained parameter bound to LOG_TEXT (see `sgtrace explain`)."""
+        from tracer.explain import explain
+
+        with self.lock:
+            found = explain(self.graph_session(), log_text, presets.EXPLAIN_PARAMETER, self.sinks)
+        settle()
+        return found
 
     def export(self, view: Outline, form: ExportFormat, path: Path) -> Path:
         path.write_text(form.write(view))

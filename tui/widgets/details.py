@@ -41,10 +41,11 @@ class Details(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="step-heading")
         yield Static(id="step-code")
+        yield Static(id="step-values")
         yield Static(id="step-confidence")
         yield EdgeList(id="edges")
 
-    def show_step(self, view: Outline, step_id: str) -> None:
+    def show_step(self, view: Outline, step_id: str, values: Text | None = None) -> None:
         step = view.step(step_id)
         kind = view.kind_of(step_id)
         look = look_of(kind)
@@ -60,6 +61,9 @@ class Details(Vertical):
             heading.append(f"  spine step {number} of {len(view.chain.spine)}", style="bold")
         self.query_one("#step-heading", Static).update(heading)
         self.query_one("#step-code", Static).update(numbered(step.code, step.line))
+        shown = self.query_one("#step-values", Static)
+        shown.update(values or "")
+        shown.display = values is not None
         confidence = view.confidence(step_id)
         sure = Text(f"confidence {confidence:.1f}", style="bold")
         if confidence < 1.0:
