@@ -1,7 +1,7 @@
 """Fetch a tree of Python files from a host over SSH into the content-addressed cache,
 incrementally: one connection per host and ONE remote command, which first reports (tools,
 git facts and a manifest of sizes and mtimes), then streams the `tar` of the files the
-client asks for, compressed only when the link is slow."""
+client asks for (those whose size or mtime changed), compressed by what pays."""
 
 from __future__ import annotations
 
