@@ -165,6 +165,20 @@ def test_real_log_two_ranks_interleaved(release: Callable[[str], Session]) -> No
     assert [o.value for o in e.observed][:1] == [1443316]
 
 
+def test_real_log_l40s_matches_the_logged_tokens(release: Callable[[str], Session]) -> None:
+    # tests/data/logs/sglang-main-2025-11-llama31-8b-l40s-tp1.log: a main build of November
+    # 2025, read with 0.5.6; its server_args line (mem_fraction_static=0.851) is from the
+    # second run of the same PR on the same machine (see the file's header).
+    session = release("0.5.6")
+    log = (LOGS / "sglang-main-2025-11-llama31-8b-l40s-tp1.log").read_text()
+    e = explain(session, log, "mem_fraction_static", SINKS)
+    assert bound(e)["total_gpu_memory"] == (44.0, "measured")
+    assert bound(e)["available_gpu_memory"] == (28.91, "measured")
+    assert bound(e)["self.mem_fraction_static"] == (0.851, "logged-args")
+    assert first_formula(e)[1:] == ("28.91 - 44 * (1 - 0.851)", pytest.approx(22.354))
+    assert e.result == 183133 == e.observed[0].value
+
+
 # -- the command ---------------------------------------------------------------------------
 
 
