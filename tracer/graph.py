@@ -106,7 +106,9 @@ class FlowGraph(FlagEdges):
         if found is None:
             module = self.index.module_of[path]
             summary = self.facts.summaries[path]
+            callees = self.facts.names(path).callees  # only a called name matters here
             local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
+            local = [name for name in local if name in callees]
             found = set()
             for name in local:
                 symbol = self.index.resolve(module, name)

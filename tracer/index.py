@@ -122,6 +122,7 @@ class Index:
                 self.functions[f"{module}.{function.qualname}"] = (path, function)
         self.mro_cache: dict[str, list[str]] = {}
         self.resolved: dict[tuple[str, str], Symbol | None] = {}
+        self.descendants_cache: dict[str, list[str]] = {}
 
     # -- names -----------------------------------------------------------------------------
 
@@ -296,6 +297,9 @@ class Index:
         return children
 
     def descendants(self, class_name: str) -> list[str]:
+        known = self.descendants_cache.get(class_name)
+        if known is not None:
+            return list(known)
         found: list[str] = []
         stack = [class_name]
         while stack:
@@ -303,7 +307,8 @@ class Index:
                 if child not in found and child != class_name:
                     found.append(child)
                     stack.append(child)
-        return found
+        self.descendants_cache[class_name] = found
+        return list(found)
 
     def family(self, class_name: str) -> list[str]:
         """Classes whose instances may be `self` where CLASS_NAME's code runs, and whose

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tracer.facts import MODULE_SCOPE, Call, FileFlows, FileSummary, Value, compact_pickle
+from tracer.rows import share
 
-NAMES_VERSION = "4"
+NAMES_VERSION = "5"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[str, str, str, int]
@@ -171,11 +173,12 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
                 dests.add(dest)
     binders.update(dests)
     binders.discard("")
+    seen: dict[Any, Any] = {}  # equal strings and tuples pickled (and loaded) once
     return FileNames(
         binders=frozenset(binders),
         callees=frozenset(c.callee.rpartition(".")[2] for c in flows.calls if c.callee),
-        writes=attribute_writes(path, summary, flows),
-        reads={name: frozenset(pairs) for name, pairs in reads.items()},
+        writes=share(attribute_writes(path, summary, flows), seen),
+        reads={name: frozenset(share(tuple(pairs), seen)) for name, pairs in reads.items()},
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
         whole=crosses_units(summary, flows),

@@ -70,6 +70,8 @@ def share(item: Any, seen: dict[Any, Any]) -> Any:
     if isinstance(item, tuple):
         item = tuple(share(part, seen) for part in item)
         return seen.setdefault((item, tuple(map(type, item))), item)
+    if isinstance(item, dict):
+        return {share(key, seen): share(value, seen) for key, value in item.items()}
     return item
 
 

@@ -154,6 +154,7 @@ class FileTables:
         self.whole = names.whole
         self.classes = top_classes(summary)
         self.unit_names: dict[str, str] = {}  # scope -> its unit
+        self.defaults: dict[str, set[str]] | None = None
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.units = self.unit_index()
         self.in_class_body: Callable[[int], bool] | None = None
@@ -169,30 +170,26 @@ class FileTables:
 
     def unit_index(self) -> dict[str, UnitIndex]:
         units: dict[str, UnitIndex] = {}
-        by_scope: dict[str, UnitIndex] = {}
-
-        def unit(scope: str) -> UnitIndex:
-            found = by_scope.get(scope)
-            if found is None:
-                name = self.unit_of(scope)
-                found = units.get(name)
-                if found is None:
-                    found = units[name] = UnitIndex()
-                by_scope[scope] = found
-            return found
-
-        for i, function in enumerate(self.summary.functions):
-            unit(function.qualname).functions.append(i)
-        for i, klass in enumerate(self.summary.classes):
-            unit(klass.qualname).classes.append(i)
-        for i, row in enumerate(rows_of(self.flows.assigns)):
-            unit(row[SCOPE]).assigns.append(i)
-        for i, row in enumerate(rows_of(self.flows.returns)):
-            unit(row[SCOPE]).returns.append(i)
-        for i, row in enumerate(rows_of(self.flows.uses)):
-            unit(row[SCOPE]).uses.append(i)
-        for i, row in enumerate(rows_of(self.calls)):
-            unit(row[CALL_SCOPE]).calls.append(i)
+        kinds = (
+            ("functions", [f.qualname for f in self.summary.functions]),
+            ("classes", [c.qualname for c in self.summary.classes]),
+            ("assigns", [row[SCOPE] for row in rows_of(self.flows.assigns)]),
+            ("returns", [row[SCOPE] for row in rows_of(self.flows.returns)]),
+            ("uses", [row[SCOPE] for row in rows_of(self.flows.uses)]),
+            ("calls", [row[CALL_SCOPE] for row in rows_of(self.calls)]),
+        )
+        for kind, scopes in kinds:
+            by_scope: dict[str, list[int]] = {}
+            for i, scope in enumerate(scopes):
+                by_scope.setdefault(scope, []).append(i)
+            for scope, indices in by_scope.items():
+                unit = units.get(self.unit_of(scope))
+                if unit is None:
+                    unit = units[self.unit_of(scope)] = UnitIndex()
+                getattr(unit, kind).extend(indices)
+        for unit in units.values():  # scopes interleave: keep each kind in file order
+            for kind, _ in kinds:
+                getattr(unit, kind).sort()
         return units
 
     def ensure(self, unit: str) -> None:
@@ -288,10 +285,20 @@ class FileTables:
         for scope in {scope for scope, _ in self.names.reads.get(attr, ())}:
             self.ensure(self.unit_of(scope))
         # A default value is read in the scope around its function, built with the function.
-        for function in self.summary.functions:
-            refs = (r for p in function.params for r in p.default_refs)
-            if any(r.rpartition(".")[2] == attr and "." in r for r in refs):
-                self.ensure(self.unit_of(function.qualname))
+        for unit in self.default_readers().get(attr, ()):
+            self.ensure(unit)
+
+    def default_readers(self) -> dict[str, set[str]]:
+        """Attribute -> the units of the functions whose default values read it."""
+        if self.defaults is None:
+            self.defaults = {}
+            for function in self.summary.functions:
+                for param in function.params:
+                    for ref in param.default_refs:
+                        if "." in ref:
+                            units = self.defaults.setdefault(ref.rpartition(".")[2], set())
+                            units.add(self.unit_of(function.qualname))
+        return self.defaults
 
     def by_flag(self, dest: object) -> None:
         for row in rows_of(self.calls):

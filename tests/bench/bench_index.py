@@ -260,8 +260,10 @@ def table_text(results: Results, table: dict[str, dict[str, Any]]) -> str:
     trace = results.info["trace"][0]
     lines.append(
         f"first trace: {trace['first_steps']} steps, spine of {trace['first_spine']}; it built "
-        f"the tables of {trace['files_reached_first']} files, both queries "
-        f"{trace['files_reached_both']}; {trace['files_grepped']} files read for greps"
+        f"{trace.get('units_built_first', '?')} units (functions, class bodies, module code) "
+        f"in {trace['files_reached_first']} files and read the flows of "
+        f"{trace.get('flows_loaded_first', '?')}; both queries reached "
+        f"{trace['files_reached_both']} files; {trace['files_grepped']} files read for greps"
     )
     lines += [f"WARNING: {warning}" for warning in results.warnings()]
     return "\n".join(lines)

@@ -96,6 +96,8 @@ def trace_queries(session: Session, recorder: Recorder) -> dict[str, Any]:
     with recorder.row("trace_first"):
         first = trace(session.graph, FIRST_NAME, sinks=SINKS)
     reached_by_first = len(session.graph.tables)
+    units_by_first = sum(len(tables.built) for tables in session.graph.tables.values())
+    flows_by_first = len(session.facts.flows_by_path)
     with recorder.row("trace_second"):
         trace(session.graph, SECOND_NAME, direction="backward", sinks=SINKS)
     with recorder.row("trace_again"):
@@ -105,6 +107,8 @@ def trace_queries(session: Session, recorder: Recorder) -> dict[str, Any]:
         "first_spine": len(first.spine),
         "again_same": again == first,
         "files_reached_first": reached_by_first,
+        "units_built_first": units_by_first,
+        "flows_loaded_first": flows_by_first,
         "files_reached_both": len(session.graph.tables),
         "files_parsed": session.facts.parsed_files,
         "files_grepped": len(session.facts.snapshot.contents),
