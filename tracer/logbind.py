@@ -205,7 +205,13 @@ class LogBindings:
 
     def across_ranks(self, chosen: Observation, function: str) -> list[tuple[str, float]]:
         """The same logged measurement on every rank (the Nth of its template on each)."""
-        mine = [o for o in self.candidates(function, self.mine) if o.template == chosen.template]
+        mine = [
+            o
+            for o in self.candidates(function, self.mine)
+            if o.template == chosen.template
+            and o.hole.expr == chosen.hole.expr
+            and bool(o.derived) == bool(chosen.derived)
+        ]
         nth = mine.index(chosen) if chosen in mine else 0
         out: list[tuple[str, float]] = []
         for rank in self.ranks:
