@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from shutil import which
 
 from tracer.errors import TransferFailed, UnsafeArchive
-from tracer.sources.blobs import BlobStore
+from tracer.sources.blobs import BlobStore, PackWriter
 from tracer.sources.remote import RemoteSpec
 from tracer.sources.sshlib import asyncssh
 from tracer.sources.tarstream import MAX_TOTAL_BYTES, TarReader
@@ -60,15 +60,10 @@ async def receive(
     """Store the members of the (COMPRESSOR-compressed) tar PROCESS writes, once all of
     WANTED arrived and passed the checks; path -> content hash, and the bytes received.
     Nothing is stored if any member fails; a connection lost raises TransferFailed."""
-    stored: dict[str, Future[str]] = {}
     meter = Meter(spec.label, len(wanted), progress)
-    # Hashing and writing release the GIL: one worker does them while the loop decrypts.
     with blobs.writer() as pack, ThreadPoolExecutor(1) as worker:
-
-        def store(path: str, data: bytes) -> None:
-            stored[path] = worker.submit(pack.add, data)
-
-        reader = TarReader(wanted, spec.label, store)
+        batches = Batches(pack, worker)
+        reader = TarReader(wanted, spec.label, batches.add)
         try:
             try:
                 await unpack(process, compressor, reader, meter)
@@ -87,9 +82,43 @@ async def receive(
         if process.exit_status is None:
             raise broken_transfer(spec)
         reader.finish()
-        files = {path: digest.result() for path, digest in stored.items()}
+        files = batches.digests()
         pack.commit()
     return files, meter.received
+
+
+class Batches:
+    """Members handed to one worker thread about a megabyte at a time, which hashes them and
+    writes them to the pack (both release the GIL) while the loop decrypts; a batch, not a
+    member, per hand-over: a future for each of 4,700 files costs more than the hashing."""
+
+    SIZE = 1 << 20
+
+    def __init__(self, pack: PackWriter, worker: ThreadPoolExecutor) -> None:
+        self.pack = pack
+        self.worker = worker
+        self.batch: list[tuple[str, bytes]] = []
+        self.size = 0
+        self.done: list[Future[dict[str, str]]] = []
+
+    def add(self, path: str, data: bytes) -> None:
+        self.batch.append((path, data))
+        self.size += len(data)
+        if self.size >= self.SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.batch:
+            self.done.append(self.worker.submit(self.store, self.batch))
+            self.batch, self.size = [], 0
+
+    def store(self, batch: list[tuple[str, bytes]]) -> dict[str, str]:
+        return {path: self.pack.add(data) for path, data in batch}
+
+    def digests(self) -> dict[str, str]:
+        """Path -> content hash of every member added, once all are stored."""
+        self.flush()
+        return {path: digest for future in self.done for path, digest in future.result().items()}
 
 
 async def unpack(
