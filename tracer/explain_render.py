@@ -5,6 +5,7 @@ from __future__ import annotations
 from tracer.arith import Unbound, evaluate, number, statement_value
 from tracer.explain import Binding, Evaluation, Explanation
 from tracer.logmatch import Observation
+from tracer.logtemplates import Hole
 
 UNIT_LITERALS = ("1 << 30", "1<<30", "2**30", "2 ** 30", "1024**3", "1024 ** 3")
 
@@ -92,12 +93,9 @@ def binding_lines(binding: Binding) -> list[str]:
 
 
 def other_sizes(observation: Observation) -> list[float]:
-    """The line's other fractional values (`K size: 5.21 GB, V size: 5.21 GB`)."""
-    return [
-        o
-        for o in line_values(observation)
-        if o is not None and observation.raw and "." in str(o) and o != observation.value
-    ]
+    """The line's other computed fractional values (`K size: 5.21 GB, V size: 5.21 GB`), not
+    the measurements it also prints (`avail mem=...`)."""
+    return [v for v in line_values(observation) if v is not None and v != observation.value]
 
 
 def line_values(observation: Observation) -> list[float | None]:
@@ -108,12 +106,14 @@ def line_values(observation: Observation) -> list[float | None]:
     if found is None:
         return out
     for index, part in enumerate(template.parts):
-        if hasattr(part, "spec") and part.spec.endswith("f"):  # type: ignore[union-attr]
-            raw = found[f"h{index}"]
-            try:
-                out.append(float(raw))
-            except ValueError:
-                out.append(None)
+        if not isinstance(part, Hole) or not part.spec.endswith("f"):
+            continue
+        if part.simple and part.measured_by:
+            continue  # a measurement, not a size of what was built
+        try:
+            out.append(float(found[f"h{index}"]))
+        except ValueError:
+            out.append(None)
     return out
 
 

@@ -24,6 +24,7 @@ PASS_THROUGH = frozenset({"call_arg", "param", "field", "attr_read", "sink", "us
 MAX_BACK = 14  # steps walked back from a formula variable to where its value is measured
 FORWARD_DEPTH = 6  # steps walked on from the result to the lines that print it
 FORWARD_STEPS = 400
+TRUSTED = 0.8  # the confidence of an edge a value is followed back along
 FLAG_VALUE = r"(?:=|\s+)['\"]?(?P<v>[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)"
 
 
@@ -84,7 +85,7 @@ class LogBindings:
         frontier = [
             e.src
             for e in self.graph.edges(at.id, forward=False)
-            if self.graph.step(e.src).name == tail
+            if e.confidence >= TRUSTED and self.graph.step(e.src).name == tail
         ]
         seen: set[str] = set()
         for _ in range(MAX_BACK):
@@ -106,7 +107,8 @@ class LogBindings:
     def value_sources(self, step: Step) -> list[str]:
         """The steps STEP's value is copied from: through parameters, arguments, plain copies
         and returns; a computed value stops the walk (it is not this variable any more)."""
-        edges = self.graph.edges(step.id, forward=False)
+        # A guessed (name-only) edge may lead to any value of that name: not followed.
+        edges = [e for e in self.graph.edges(step.id, forward=False) if e.confidence >= TRUSTED]
         if step.kind in PASS_THROUGH:
             return [e.src for e in edges]
         node = statement_value(step.code)
@@ -117,8 +119,6 @@ class LogBindings:
         if node.type == "call":
             return [e.src for e in edges if e.kind == "return_to_result"]
         if node.type in ("identifier", "attribute"):
-            return [e.src for e in edges]
-        if step.kind == "return":
             return [e.src for e in edges]
         return []
 
