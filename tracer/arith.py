@@ -184,7 +184,9 @@ def conditional(node: Node, lookup: Lookup) -> Evaluated:
 def number(value: float) -> str:
     """A value as a person reads it: integers without a fraction, others to 4 significant
     decimals at most (values bound from a log keep their printed digits)."""
-    if value == int(value) and abs(value) < 1e15:
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return f"{value:g}"
+    if value == int(value):
         return str(int(value))
     return f"{value:.4f}".rstrip("0").rstrip(".")
 

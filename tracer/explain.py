@@ -4,7 +4,7 @@ what the server's log shows (or to what the log implies), evaluated step by step
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -33,6 +33,10 @@ class NoFormula(SgtraceError):
 
 
 class EmptyLog(SgtraceError):
+    pass
+
+
+class LogNotFromSource(SgtraceError):
     pass
 
 
@@ -100,11 +104,45 @@ def explain(
     finder = TemplateFinder(session.facts)
     matched = match_lines(finder, lines)
     session.facts.flush()
+    if not matched:
+        raise LogNotFromSource(
+            f"none of the {len(lines)} lines of the log was printed by a logging call of "
+            f"{session.snapshot.label}",
+            "give the log of a server running this source (the same release or checkout)",
+        )
     binder = Binder(session, spine, first, lines, matched, sinks, rank, given or {})
     result = binder.run(param, tokens)
     result.log_lines = len(lines)
     result.matched_lines = len(matched)
+    unused = unused_given(given or {}, result)
+    if unused:
+        raise SgtraceError(
+            f"--set {', '.join(sorted(unused))}: not a value the formula reads",
+            "its values: " + ", ".join(b.name for b in result.bindings.values()),
+        )
+    result.notes.extend(unmatched_note(lines, matched))
     return result
+
+
+def unused_given(given: dict[str, float], result: Explanation) -> set[str]:
+    names = {n for b in result.bindings.values() for n in (b.name, b.name.rsplit(".", 1)[-1])}
+    return set(given) - names
+
+
+def unmatched_note(lines: list[LogLine], matched: list[Matched]) -> list[str]:
+    """Lines in the server's own format that no logging call of the source prints: a log
+    from another build loses values that way."""
+    printed = {m.line.number for m in matched}
+    stamped = [line for line in lines if line.time or line.ranks]
+    missed = [line for line in stamped if line.number not in printed]
+    if not missed or len(missed) == len(stamped):
+        return []
+    first = missed[0]
+    return [
+        f"{len(missed)} of the log's {len(stamped)} server lines match no logging call of this "
+        f"source (first: log line {first.number}, {first.message.strip()[:60]!r}); a log from "
+        "another build of the server loses those values"
+    ]
 
 
 class Binder(LogBindings):
@@ -288,6 +326,8 @@ class Binder(LogBindings):
             return []
         current = self.bindings[knob].value
         out: list[WhatIf] = []
+        # A fraction is searched in [0, 1]; another knob up to a few times its value.
+        high = 1.0 if 0 < current <= 1 else max(1.0, 4 * abs(current))
 
         def result_with(value: float, index: int = -1) -> float:
             values = self.evaluate_all(self.steps, {knob: value}, record=False)
@@ -295,7 +335,9 @@ class Binder(LogBindings):
             return end if end is not None else float("nan")
 
         if tokens is not None:
-            value = solve(result_with, tokens, 0.0, 1.0)
+            value = solve(result_with, tokens, 0.0, high)
+            if value is not None:
+                value = at_least(result_with, tokens, value, high)
             out.append(
                 WhatIf(
                     f"{tokens} tokens",
@@ -311,7 +353,7 @@ class Binder(LogBindings):
         first_value = explanation.evaluations[0].value
         if idle is not None and idle.value and first_value is not None:
             goal = first_value + idle.value
-            value = solve(lambda v: result_with(v, 0), goal, 0.0, 1.0)
+            value = solve(lambda v: result_with(v, 0), goal, 0.0, high)
             if value is not None:
                 out.append(
                     WhatIf(
@@ -323,8 +365,17 @@ class Binder(LogBindings):
                         "leave some of it for activations",
                     )
                 )
-        del current
         return out
+
+
+def at_least(function: Callable[[float], float], target: float, value: float, high: float) -> float:
+    """VALUE nudged up until FUNCTION gives at least TARGET (a bisection over a floor may
+    stop one token short)."""
+    step = max(abs(value), 1e-9) * 1e-9
+    while function(value) < target and value < high:
+        value = min(high, value + step)
+        step *= 2
+    return value
 
 
 def calls_only(code: str, function: str) -> bool:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from pathlib import Path
 
 from tracer import presets
 from tracer.errors import SgtraceError
 
+MAX_GIVEN = 1e15
 MAX_LOG_BYTES = 256 << 20  # a longer log is read from its end: the newest start is there
 
 
@@ -57,7 +60,10 @@ def given_values(pairs: list[str]) -> dict[str, float]:
         try:
             if not sep or not name.strip():
                 raise ValueError
-            given[name.strip()] = float(value)
+            number = float(value)
+            if not math.isfinite(number) or abs(number) > MAX_GIVEN:
+                raise ValueError
+            given[name.strip()] = number
         except ValueError:
             raise SgtraceError(
                 f"--set {pair!r} is not NAME=NUMBER", "write it as --set mem_fraction_static=0.88"
@@ -81,7 +87,7 @@ def read_log_text(args: argparse.Namespace, ssh_options) -> str:  # noqa: ANN001
                 f"cannot read the log {args.log}: {exc.strerror or exc}",
                 "give the server's log file, or - to read it from standard input",
             ) from None
-        return data.decode("utf-8", "replace")
+        return log_text(data, args.log)
     from tracer.sources.journal import read_journal
     from tracer.sources.remote import parse_remote
 
@@ -89,10 +95,28 @@ def read_log_text(args: argparse.Namespace, ssh_options) -> str:  # noqa: ANN001
     return read_journal(args.journal, remote, ssh_options)
 
 
+def log_text(data: bytes, name: str) -> str:
+    """DATA as text; a compressed or binary file is one clear error, UTF-16 is read as such."""
+    if data[:2] == b"\x1f\x8b" or data[:4] == b"\x28\xb5\x2f\xfd":
+        raise LogUnreadable(
+            f"the log {name} is compressed",
+            f"decompress it into standard input: zcat {name} | sgtrace explain SOURCE --log -",
+        )
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", "replace")
+    if data.count(b"\0") > len(data) // 100:
+        raise LogUnreadable(f"the log {name} is not text", "give the server's log as text")
+    return data.decode("utf-8", "replace")
+
+
 def run_explain(args: argparse.Namespace, session_for, ssh_options) -> int:  # noqa: ANN001
     from tracer.explain import explain
     from tracer.explain_render import explanation_json, explanation_text
 
+    if args.tokens is not None and args.tokens <= 0:
+        raise SgtraceError(
+            f"--tokens {args.tokens}: a token count is positive", "e.g. --tokens 200000"
+        )
     given = given_values(args.set)
     log_text = read_log_text(args, ssh_options)
     session = session_for(args)
@@ -105,8 +129,13 @@ def run_explain(args: argparse.Namespace, session_for, ssh_options) -> int:  # n
         tokens=args.tokens,
         given=given,
     )
-    if args.json:
-        print(json.dumps(explanation_json(explanation), indent=2))
-    else:
-        print(explanation_text(explanation))
+    text = (
+        json.dumps(explanation_json(explanation), indent=2)
+        if args.json
+        else explanation_text(explanation)
+    )
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `| head`: the reader has what it wanted
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stdout is closed at exit)
     return 0

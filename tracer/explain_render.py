@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from tracer.arith import Unbound, evaluate, number, statement_value
-from tracer.explain import Binding, Evaluation, Explanation
+from tracer.explain import Binding, Evaluation, Explanation, expression_text
 from tracer.logmatch import Observation
 from tracer.logtemplates import Hole
 
@@ -27,19 +29,11 @@ def explanation_text(e: Explanation) -> str:
         out.append("\nWhat the log reports:")
         for observation in e.observed[:3]:
             out.append(f"  {observation.line.message.strip()}   [{observation.where}]")
-            sizes = other_sizes(observation)
-            if sizes and e.evaluations[0].value is not None:
-                total = sum(sizes)
-                out.append(
-                    f"    sum of its other sizes: {' + '.join(number(s) for s in sizes)} = "
-                    f"{number(total)}, against {e.evaluations[0].target} = "
-                    f"{number(e.evaluations[0].value)}"
-                )
-        if e.result is not None and e.observed[0].value is not None:
-            gap = e.result - e.observed[0].value
-            verdict = "matches" if abs(gap) <= max(1.0, abs(e.result) * 1e-3) else "differs by"
-            shown = "" if verdict == "matches" else f" {number(gap)}"
-            out.append(f"  the formula gives {number(e.result)}: {verdict}{shown} the logged value")
+            check = sizes_check(e, observation)
+            if check:
+                out.append(f"    {check}")
+        out.append(f"  {result_check(e)}")
+    out.append("\nWhere each value comes from:")
     out.append("\nWhere each value comes from:")
     for binding in e.bindings.values():
         out.extend(binding_lines(binding))
@@ -73,7 +67,8 @@ def step_lines(evaluation: Evaluation) -> list[str]:
     lines = [f"  {head}{evaluation.expression}   [{where}, {step.kind}]"]
     pad = " " * (2 + len(head))
     if evaluation.value is None:
-        lines.append(f"{pad}= ?   ({evaluation.missing or 'unknown'} has no value)")
+        missing = evaluation.missing or "the step before"
+        lines.append(f"{pad}= ?   ({missing} has no value)")
     elif evaluation.shown and evaluation.shown != number(evaluation.value):
         lines.append(f"{pad}= {evaluation.shown}")
         lines.append(f"{pad}= {number(evaluation.value)}")
@@ -90,6 +85,41 @@ def binding_lines(binding: Binding) -> list[str]:
         ranks = ", ".join(f"{rank} {number(v)}" for rank, v in binding.per_rank)
         lines.append(f"      per rank: {ranks}")
     return lines
+
+
+def fitted(e: Explanation) -> list[str]:
+    """Values solved from the logged result: with them the result agrees by construction."""
+    return [b.name for b in e.bindings.values() if b.how == "solved"]
+
+
+def result_check(e: Explanation) -> str:
+    logged = e.observed[0].value if e.observed else None
+    if e.result is None or logged is None:
+        return "the formula gives no value to set beside the logged one"
+    if fitted(e):
+        return (
+            f"the formula gives {number(e.result)} as logged, by construction: "
+            f"{', '.join(fitted(e))} was solved from that number (the sizes are the check)"
+        )
+    gap = e.result - logged
+    if abs(gap) <= max(1.0, abs(e.result) * 1e-3):
+        return f"the formula gives {number(e.result)}: it matches the logged value"
+    return f"the formula gives {number(e.result)}: {number(abs(gap))} off the logged value"
+
+
+def sizes_check(e: Explanation, observation: Observation) -> str:
+    """The sizes the line prints (K + V) against the formula's first value (what it keeps)."""
+    sizes = other_sizes(observation)
+    first = e.evaluations[0]
+    if not sizes or first.value is None:
+        return ""
+    total = sum(sizes)
+    close = abs(total - first.value) <= max(0.05, 0.02 * abs(first.value))
+    verdict = "close" if close else "far apart: the logged sizes do not fit these values"
+    return (
+        f"sum of its sizes: {' + '.join(number(s) for s in sizes)} = {number(total)}, "
+        f"against {first.target} = {number(first.value)} ({verdict})"
+    )
 
 
 def other_sizes(observation: Observation) -> list[float]:
@@ -132,7 +162,7 @@ def reserve_line(e: Explanation) -> str:
             result = evaluate(kept, lambda name, _node, values=values: values.get(name))
         except Unbound:
             return ""
-        text = " ".join(kept.text.decode().split())
+        text = expression_text(kept)
         return (
             f"The reserve: {text} = {result.shown} = {number(result.value)} is kept back "
             f"by {e.param}" + (f" = {number(knob.value)}" if knob and knob.value else "")
@@ -169,11 +199,11 @@ def explanation_json(e: Explanation) -> dict[str, object]:
     return {
         "source": e.source,
         "param": e.param,
-        "rank": e.rank,
-        "ranks": list(e.ranks),
+        "rank": e.rank or None,
+        "ranks": [r for r in e.ranks if r],
         "log_lines": e.log_lines,
         "matched_lines": e.matched_lines,
-        "result": e.result,
+        "result": plain(e.result),
         "steps": [
             {
                 "file": ev.step.file,
@@ -184,7 +214,7 @@ def explanation_json(e: Explanation) -> dict[str, object]:
                 "target": ev.target,
                 "expression": ev.expression,
                 "evaluated": ev.shown,
-                "value": ev.value,
+                "value": plain(ev.value),
                 "missing": ev.missing,
             }
             for ev in e.evaluations
@@ -208,6 +238,13 @@ def explanation_json(e: Explanation) -> dict[str, object]:
         ],
         "notes": notes(e),
     }
+
+
+def plain(value: float | None) -> float | int | None:
+    """Whole numbers as integers in JSON (404890, not 404890.0)."""
+    if value is not None and math.isfinite(value) and value == int(value) and abs(value) < 2**53:
+        return int(value)
+    return value
 
 
 def observation_json(o: Observation) -> dict[str, object]:

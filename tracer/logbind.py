@@ -71,7 +71,14 @@ class LogBindings:
         tail = name.rsplit(".", 1)[-1]
         if tail in self.given or name in self.given:
             value = self.given.get(name, self.given.get(tail))
-            return Binding(name, value, "given", "given with --set")
+            logged = self.from_log(name, at)
+            why = "given with --set"
+            if logged.value is not None and logged.value != value:
+                why += f", instead of {logged.value:g} ({logged.how}: {logged.why})"
+            return Binding(name, value, "given", why)
+        return self.from_log(name, at)
+
+    def from_log(self, name: str, at: Step) -> Binding:
         printed = self.printed(name, at.symbol)
         if printed is not None:
             return Binding(
@@ -230,11 +237,15 @@ class LogBindings:
         """FUNCTION reduces with a MIN across processes when a keyword the call passes says so
         (read from FUNCTION's own source)."""
         body = self.function_source(function)
-        if not body or not re.search(r"ReduceOp\.MIN|op=.*MIN|all_reduce.*min", body):
+        if not body or "MIN" not in body:
             return False
-        for keyword in re.findall(r"(\w+)\s*=(?!=)", call_code):
-            if re.search(rf"\bif\s+(not\s+)?{keyword}\b", body):
-                return not re.search(rf"\b{keyword}\s*=\s*False\b", call_code)
+        call = call_code[call_code.find(function) :]
+        for keyword in re.findall(r"[(,]\s*(\w+)\s*=(?!=)", call):
+            if re.search(rf"\b{keyword}\s*=\s*(False|None|0)\b", call):
+                continue
+            for guard in re.finditer(rf"^(?P<indent>[ \t]*)if\s+{keyword}\b.*$", body, re.M):
+                if "ReduceOp.MIN" in guarded_block(body, guard.end(), len(guard["indent"])):
+                    return True
         return False
 
     def function_source(self, function: str) -> str:
@@ -253,15 +264,17 @@ class LogBindings:
         klass = step.symbol.split(".")[0]
         # The field's own class first; then any settings object printed with that field
         # (the value often reaches the field from another settings class).
-        for owner in (re.escape(klass), r"[A-Z]\w*"):
+        for own_class_only in (True, False):
             for line in reversed(self.lines):
-                found = re.search(
-                    rf"\b(?P<c>{owner})\((?:[^()]|\([^()]*\))*?\b{field_name}=(?P<v>[^,)]+)",
-                    line.message,
-                )
-                value = to_float(found["v"]) if found else None
-                if found and value is not None:
-                    printed = found["c"]
+                if f"{field_name}=" not in line.message:
+                    continue
+                for found in re.finditer(rf"\b{field_name}=(?P<v>[^,)\s]+)", line.message):
+                    printed = owner(line.message, found.start())
+                    value = to_float(found["v"])
+                    if value is None or not printed or not printed[0].isupper():
+                        continue
+                    if own_class_only and printed != klass:
+                        continue
                     return Binding(
                         name,
                         value,
@@ -396,6 +409,32 @@ def last_start(matched: list[Matched], rank: str, notes: list[str]) -> tuple[lis
         kept.extend(m for m in lines if m.line.number >= since)
     kept.extend(m for m in mine if m.line.number >= begin)
     return sorted(kept, key=lambda m: m.line.number), begin
+
+
+def owner(text: str, at: int) -> str:
+    """The name before the parenthesis that encloses position AT (`ServerArgs` in
+    `ServerArgs(a=1, b=2)`), or ""."""
+    depth = 0
+    for index in range(at - 1, -1, -1):
+        char = text[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            if depth == 0:
+                found = re.search(r"([A-Za-z_]\w*)$", text[:index])
+                return found[1] if found else ""
+            depth -= 1
+    return ""
+
+
+def guarded_block(text: str, start: int, indent: int) -> str:
+    """The lines after START indented deeper than INDENT (the body of an `if`)."""
+    block: list[str] = []
+    for line in text[start:].splitlines()[1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        block.append(line)
+    return "\n".join(block)
 
 
 def position(observation: Observation) -> float:

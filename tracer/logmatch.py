@@ -11,6 +11,7 @@ from tracer.logread import LogLine
 from tracer.logtemplates import NUMBER, Hole, Template, file_templates
 from tracer.store import Facts
 
+MAX_MESSAGE = 4096
 MIN_NEEDLE = 8  # a literal piece shorter than this is too common to find the right file
 MAX_FILES_PER_NEEDLE = 60
 NEEDLES_PER_MESSAGE = 3
@@ -63,6 +64,8 @@ class TemplateFinder:
 
     def match(self, message: str) -> tuple[Template, re.Match[str]] | None:
         message = message.strip()
+        if len(message) > MAX_MESSAGE:
+            return None  # holes match lazily: a huge line costs too much for what it carries
         if message in self.by_message:
             template = self.by_message[message]
             if template is None:

@@ -24,7 +24,8 @@ def values_by_step(explanation: Explanation) -> dict[str, Text]:
         text.append(f"from the log{rank}: ", style="bold green")
         if evaluation.value is None:
             text.append(f"{evaluation.target} = ?", style="bold")
-            text.append(f"  ({evaluation.missing or 'unknown'} has no value)", style="dim")
+            missing = evaluation.missing or "the step before"
+            text.append(f"  ({missing} has no value)", style="dim")
         else:
             shown = evaluation.shown
             if shown and shown != number(evaluation.value):
