@@ -164,7 +164,10 @@ def test_real_log_two_ranks_interleaved(release: Callable[[str], Session]) -> No
     assert total.how == "derived" and dict(total.per_rank) == {"TP0": 93.69, "TP1": 93.78}
     assert total.value == 93.69
     assert bound(e)["self.mem_fraction_static"] == (0.85, "given")
-    assert [o.value for o in e.observed][:1] == [1443316]
+    available = e.bindings["available_gpu_memory"]
+    assert (available.value, dict(available.per_rank)) == (79.09, {"TP0": 79.09, "TP1": 79.18})
+    assert first_formula(e)[1:] == ("79.09 - 93.69 * (1 - 0.85)", pytest.approx(65.0365))
+    assert [o.value for o in e.observed][:1] == [1443316] == [e.result]
 
 
 def test_real_log_l40s_matches_the_logged_tokens(release: Callable[[str], Session]) -> None:
