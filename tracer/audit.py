@@ -8,13 +8,14 @@ import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from tracer.errors import NameNotFound
 from tracer.steps import Step
 from tracer.trace import Chain, trace
 
 if TYPE_CHECKING:
+    from tracer.graph import FlowGraph
     from tracer.session import Session
     from tracer.sources.snapshot import Snapshot
 
@@ -209,6 +210,46 @@ def chain_of(session: Session, name: str, sinks: Iterable[str]) -> Chain | None:
     return trace(session.graph, name, sinks=tuple(sinks))
 
 
+class FromStep:
+    """A flow graph in which every name is bound at one step only: what trace() starts from.
+    The rest of the graph is the graph itself."""
+
+    def __init__(self, graph: FlowGraph, step_id: str) -> None:
+        self.graph = graph
+        self.step_id = step_id
+
+    def seeds(self, name: str) -> list[str]:
+        return [self.step_id]
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(self.graph, attr)
+
+
+def chains_of(
+    session: Session, names: Sequence[str], sinks: Sequence[str]
+) -> dict[str, Chain | None]:
+    """The chain of each of NAMES bound in SESSION (None where it is bound nowhere). A name
+    that is itself a sink is traced back from where its value is computed: the sink step the
+    other chains end at (most of them), not the first place it is bound (often `= None`)."""
+    chains: dict[str, Chain | None] = {
+        name: chain_of(session, name, sinks) for name in names if name not in sinks
+    }
+    for name in names:
+        if name not in sinks:
+            continue
+        ends = Counter(
+            c.spine[-1]
+            for c in chains.values()
+            if c is not None and session.graph.step(c.spine[-1]).name == name
+        )
+        if ends:
+            graph = cast("FlowGraph", FromStep(session.graph, ends.most_common(1)[0][0]))
+            chains[name] = trace(graph, name, direction="backward")
+        else:  # no chain reaches it: from where it is bound, as `sgtrace trace` does
+            chains[name] = chain_of(session, name, sinks)
+    return {name: chains[name] for name in names}
+
+
 def compare_param(
     param: str, reference: Chain | None, target: Chain | None, hunks: Sequence[Hunk]
 ) -> ParamDiff:
@@ -243,11 +284,13 @@ def audit(
     for change in files:
         before = lines_of(reference.snapshot, change.path)
         hunks += file_hunks(change.path, before, lines_of(target.snapshot, change.path))
+    names = list(dict.fromkeys([*params, *required]))
+    ref_chains = chains_of(reference, names, sinks)
+    # One tree audited against itself (a clean checkout) is traced once.
+    tgt_chains = ref_chains if target is reference else chains_of(target, names, sinks)
     diffs: list[ParamDiff] = []
-    for param in dict.fromkeys([*params, *required]):
-        ref_chain = chain_of(reference, param, sinks)
-        # One tree audited against itself (a clean checkout) is traced once.
-        tgt_chain = ref_chain if target is reference else chain_of(target, param, sinks)
+    for param in names:
+        ref_chain, tgt_chain = ref_chains[param], tgt_chains[param]
         if ref_chain is None and tgt_chain is None:
             if param in required:
                 raise NameNotFound(

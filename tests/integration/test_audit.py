@@ -112,6 +112,21 @@ def test_checkout_against_the_commit_it_is_on(
     assert [p for p in CHAINS if params[p]["changed"]] == [
         "mem_fraction_static",
         "total_gpu_memory",
+        "max_total_num_tokens",
+    ]
+    # The sink is traced back from the write the other chains end at, not from its first
+    # binding (`self.max_total_num_tokens = None` in DataParallelController.__init__).
+    tokens = params["max_total_num_tokens"]
+    assert [step(s)[2:] for s in tokens["target_spine"]][-1] == (
+        "ModelRunner.init_memory_pool",
+        "self.max_total_num_tokens = self.profile_max_num_token(total_gpu_memory)",
+    )
+    [changed] = tokens["steps"]["changed"]
+    where = "ModelRunner.profile_max_num_token"
+    assert step(changed["before"]) == ("formula", 707, where, FORMULA_BEFORE)
+    assert step(changed["after"]) == ("formula", 709, where, FORMULA_AFTER)
+    assert [step(s) for s in tokens["steps"]["added"]] == [
+        ("formula", 694, where, "available_gpu_memory -= 1.5")
     ]
     for name in ("mem_fraction_static", "total_gpu_memory"):
         diff = params[name]
@@ -134,7 +149,7 @@ def test_checkout_against_the_commit_it_is_on(
     hunks = [
         (h["file"], h["reference_lines"], h["target_lines"], h["params"]) for h in one["hunks"]
     ]
-    touched = ["mem_fraction_static", "total_gpu_memory"]
+    touched = ["mem_fraction_static", "total_gpu_memory", "max_total_num_tokens"]
     assert hunks == [
         (TEMPLATES, [83, 83], [83, 83], []),
         (
@@ -246,7 +261,8 @@ def test_several_targets_one_table(
         "| target | reference | files mod/add/rm | chains changed | status |",
         "|---|---|---|---|---|",
         f"| {clean} | {against} | 0/0/0 | - | ok |",
-        f"| {edited} | {against} | 2/1/1 | mem_fraction_static, total_gpu_memory | CHANGED |",
+        f"| {edited} | {against} | 2/1/1 | mem_fraction_static, total_gpu_memory, "
+        "max_total_num_tokens | CHANGED |",
         f"| {missing} | - | - | - | ERROR: {tmp_path / 'nowhere'} does not exist on "
         f"{client.alias}: check the path (ls it over ssh) |",
     ]

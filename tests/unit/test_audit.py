@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.fetching import in_process
-from tracer.audit import Audit, FileChange, Hunk, audit, file_hunks, step_key
+from tracer.audit import Audit, FileChange, Hunk, audit, file_hunks, spine_steps, step_key
 from tracer.audit_report import report_json, report_text
 from tracer.errors import NameNotFound, TransferFailed
 from tracer.session import Session, open_session
@@ -480,3 +480,31 @@ def test_cli_exit_codes_and_output_file(
 def test_hunk_is_hashable_and_comparable() -> None:
     hunk = Hunk("f.py", 1, 1, 1, 1, "@@", ())
     assert {hunk: 1}[Hunk("f.py", 1, 1, 1, 1, "@@", ())] == 1
+
+
+CONTROLLER = """
+class Controller:
+    def __init__(self):
+        self.max_total_num_tokens = None
+"""
+
+
+def test_a_sink_is_traced_back_from_where_it_is_computed(versions) -> None:
+    """The parameter that is itself the sink is first bound as `= None` elsewhere; its chain
+    runs back from the write the other chains end at, so a changed formula changes it."""
+    reference, target = versions(
+        {"pkg/controller.py": CONTROLLER, "pkg/runner.py": [(FORMULA, PATCHED_FORMULA)]}
+    )
+    report = audit(reference, target, PARAMS, sinks=SINKS)
+    tokens = report.params[1]
+    assert tokens.param == "max_total_num_tokens" and tokens.changed
+    assert tokens.reference is not None and tokens.target is not None
+    assert [(s.kind, " ".join(s.code.split())) for s in spine_steps(tokens.reference)] == [
+        ("return", "return int(rest) // cell"),
+        ("attr_write", "self.max_total_num_tokens = self.profile(total)"),
+    ]
+    assert tokens.spine.added == tokens.spine.removed == tokens.spine.changed == ()
+    assert [(old.kind, code((old,)), code((new,))) for old, new in tokens.steps.changed] == [
+        ("formula", [FORMULA], [PATCHED_FORMULA])
+    ]
+    assert [h.params for h in report.hunks if h.file == "pkg/runner.py"] == [PARAMS]
