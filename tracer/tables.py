@@ -109,7 +109,8 @@ class FileTables:
         self.added = 0  # steps added from outside (generated flags), ranked after the rest
         self.building = False
         self.built: set[str] = set()
-        self.touched: list[list[Any]] = []  # lists a unit appended to, to re-sort
+        self.touched: list[list[Any]] = []  # lists earlier units filled too, to re-sort
+        self.fresh: set[int] = set()  # ids of the lists this unit made or already touched
         self.whole = names.whole
         self.classes = top_classes(summary)
         self.unit_names: dict[str, str] = {}  # scope -> its unit
@@ -162,10 +163,10 @@ class FileTables:
                 build_unit(self, found)
             finally:
                 self.building = False
-        if len(self.built) > 1:
-            for touched in self.touched:
-                touched.sort(key=self.rank_of)
+        for touched in self.touched:
+            touched.sort(key=self.rank_of)
         self.touched = []
+        self.fresh = set()
 
     def ensure_all(self) -> None:
         for unit in list(self.units):
@@ -180,8 +181,11 @@ class FileTables:
         found = dict.get(table, key)
         if found is None:
             found = table[key] = []
+            self.fresh.add(id(found))
+        elif id(found) not in self.fresh:  # filled by an earlier unit: order them again
+            self.touched.append(found)
+            self.fresh.add(id(found))
         found.append(item)
-        self.touched.append(found)
 
     def add(self, step: Step, scope: str, rank: Rank | None = None) -> None:
         if rank is None:
