@@ -83,6 +83,7 @@ class Audit:
     files: tuple[FileChange, ...]
     hunks: tuple[Hunk, ...]  # every hunk of the patch, by file and line
     params: tuple[ParamDiff, ...]
+    versions: tuple[str, str] = ("", "")  # (reference, target) releases, "" when unknown
 
     @property
     def changed(self) -> bool:
@@ -274,10 +275,12 @@ def audit(
     required: Sequence[str] = (),
     how: str = "",
     labels: tuple[str, str] | None = None,
+    versions: tuple[str, str] = ("", ""),
 ) -> Audit:
     """Compare TARGET with REFERENCE: files, hunks, and the chain of each of PARAMS bound in
     either tree (names of REQUIRED bound in neither are an error; the others are skipped).
-    LABELS name (reference, target) in the report, else their snapshots' labels do."""
+    LABELS name (reference, target) in the report, else their snapshots' labels do; VERSIONS
+    are their releases, as far as known."""
     sinks = tuple(sinks)
     files = file_changes(reference.snapshot, target.snapshot)
     hunks: list[Hunk] = []
@@ -308,4 +311,5 @@ def audit(
         files=files,
         hunks=tuple(tagged[h] for h in hunks),
         params=tuple(diffs),
+        versions=versions,
     )

@@ -10,6 +10,7 @@ from tracer.audit import Audit, Hunk, ParamDiff, StepChanges
 from tracer.steps import Step
 
 Failure = tuple[str, str]  # (target as the user wrote it, the error)
+MAX_HUNKS_PER_FILE = 20  # in text and markdown; JSON has every hunk
 
 
 # -- JSON ------------------------------------------------------------------------------------
@@ -60,6 +61,7 @@ def audit_json(audit: Audit) -> dict[str, object]:
         "target": audit.target,
         "reference": audit.reference,
         "how": audit.how,
+        "versions": {"reference": audit.versions[0], "target": audit.versions[1]},
         "changed": audit.changed,
         "files": {
             status: [f.path for f in audit.files if f.status == status]
@@ -184,13 +186,23 @@ def counted(steps: int) -> str:
 def write_audit(out: Writer, audit: Audit) -> None:
     verdict = "traced chains CHANGED" if audit.changed else "no traced chain changed"
     out.heading(f"{audit.target} against {audit.reference}: {verdict}", 2)
+    reference, target = audit.versions
+    if reference and target and reference != target:
+        out.item(
+            f"note: the target is version {target}, the reference {reference}: the differences "
+            "below are mostly the releases' own"
+        )
     out.item(f"reference: {audit.how}" if audit.how else f"reference: {audit.reference}")
     statuses = ("modified", "added", "removed")
     paths = {s: [f.path for f in audit.files if f.status == s] for s in statuses}
+    whole = {h.file: h for h in audit.hunks if h.file in {*paths["added"], *paths["removed"]}}
     out.item("files: " + ", ".join(f"{len(paths[s])} {s}" for s in statuses))
     for status in statuses:
         for path in paths[status]:
-            out.item(f"{status}: {out.code(path)}", 1)
+            hunk = whole.get(path)
+            touched = f", touches {', '.join(hunk.params)}" if hunk and hunk.params else ""
+            size = f" ({lines_of(hunk)}{touched})" if hunk else ""
+            out.item(f"{status}: {out.code(path)}{size}", 1)
     numbers = {hunk: n for n, hunk in enumerate(audit.hunks, 1)}
     out.heading("Traced parameters", 3)
     for diff in audit.params:
@@ -198,14 +210,50 @@ def write_audit(out: Writer, audit: Audit) -> None:
     touching = [h for h in audit.hunks if h.params]
     if touching:
         out.heading(f"Hunks that touch a traced chain ({len(touching)})", 3)
-        for hunk in touching:
-            out.item(f"#{numbers[hunk]} {out.code(hunk_line(hunk))}: {', '.join(hunk.params)}")
-            out.block(hunk.text.splitlines(), "diff")
+        for path, hunks, more in per_file(touching):
+            for hunk in hunks:
+                out.item(
+                    f"#{numbers[hunk]} {out.code(hunk_title(hunk, path in whole))}: "
+                    + ", ".join(hunk.params)
+                )
+                if path not in whole:  # a whole file added or removed: its size, not its lines
+                    out.block(hunk.text.splitlines(), "diff")
+            write_more(out, path, more)
     quiet = [h for h in audit.hunks if not h.params]
     if quiet:
         out.heading(f"Hunks that touch no traced chain ({len(quiet)})", 3)
-        for hunk in quiet:
-            out.item(f"#{numbers[hunk]} {out.code(hunk_line(hunk))}")
+        for path, hunks, more in per_file(quiet):
+            for hunk in hunks:
+                out.item(f"#{numbers[hunk]} {out.code(hunk_title(hunk, path in whole))}")
+            write_more(out, path, more)
+
+
+def hunk_title(hunk: Hunk, whole: bool) -> str:
+    if whole:
+        return f"{hunk.file}: {'added' if hunk.added else 'removed'}, {lines_of(hunk)}"
+    return hunk_line(hunk)
+
+
+def lines_of(hunk: Hunk) -> str:
+    lines = hunk.added or hunk.removed
+    return f"{lines:,} line" + ("" if lines == 1 else "s")
+
+
+def per_file(hunks: list[Hunk]) -> list[tuple[str, list[Hunk], int]]:
+    """HUNKS by file: (file, its first MAX_HUNKS_PER_FILE hunks, how many more it has)."""
+    by_file: dict[str, list[Hunk]] = {}
+    for hunk in hunks:
+        by_file.setdefault(hunk.file, []).append(hunk)
+    return [
+        (path, found[:MAX_HUNKS_PER_FILE], max(0, len(found) - MAX_HUNKS_PER_FILE))
+        for path, found in by_file.items()
+    ]
+
+
+def write_more(out: Writer, path: str, more: int) -> None:
+    if more:
+        hunks = "hunk" if more == 1 else "hunks"
+        out.item(f"… {more} more {hunks} of {out.code(path)} (--format json has them all)")
 
 
 def summary_rows(audits: Sequence[Audit], failures: Sequence[Failure]) -> list[list[str]]:

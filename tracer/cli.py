@@ -383,7 +383,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from tracer.audit_report import report_json, report_text
     from tracer.session import index_snapshot
     from tracer.sources.cache import write_atomic
-    from tracer.sources.pristine import choose_references
+    from tracer.sources.pristine import choose_references, snapshot_version
 
     show = not args.quiet and sys.stderr.isatty()
     progress = FetchProgress(show, lines=len(args.targets) > 1)
@@ -412,6 +412,7 @@ def run_audit(args: argparse.Namespace) -> int:
                     required=args.param,
                     how=pair.how,
                     labels=(pair.reference.label, pair.target.label),
+                    versions=(snapshot_version(pair.reference), snapshot_version(pair.target)),
                 )
             )
         except SgtraceError as error:

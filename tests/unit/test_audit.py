@@ -508,3 +508,71 @@ def test_a_sink_is_traced_back_from_where_it_is_computed(versions) -> None:
         ("formula", [FORMULA], [PATCHED_FORMULA])
     ]
     assert [h.params for h in report.hunks if h.file == "pkg/runner.py"] == [PARAMS]
+
+
+# -- big patches: whole files, many hunks, other releases ------------------------------------
+
+
+def test_a_removed_file_is_one_line_with_its_size_and_chains(versions) -> None:
+    reference, target = versions({"pkg/args.py": None, "pkg/new.py": "LIMIT = 1\n"})
+    report = audit(reference, target, PARAMS, sinks=SINKS)
+    text = report_text([report], [])
+    size = len(textwrap.dedent(ARGS).lstrip("\n").splitlines())
+    lines = text.splitlines()
+    assert lines[2:6] == [
+        "  files: 0 modified, 1 added, 1 removed",
+        "    added: pkg/new.py (1 line)",
+        f"    removed: pkg/args.py ({size} lines, touches {', '.join(PARAMS)})",
+        "",
+    ]
+    assert f"  #1 pkg/args.py: removed, {size} lines: {', '.join(PARAMS)}" in lines
+    assert lines[-1] == "  #2 pkg/new.py: added, 1 line"
+    assert "mem_fraction_static: float = 0.9" not in text.split("Hunks that touch")[1]
+    hunks = json.loads(report_json([report], []))["audits"][0]["hunks"]
+    assert hunks[0]["diff"].count("\n-") == size  # JSON still has the whole file
+
+
+def test_hunks_past_twenty_in_a_file_are_counted_not_printed(versions, tmp_path: Path) -> None:
+    many = "".join(f"x{n} = {n}\n" for n in range(200))
+    patched = "".join(f"x{n} = {n + (n % 8 == 0)}\n" for n in range(200))
+    _, target = versions({"pkg/many.py": patched})
+    (tmp_path / "reference/pkg/many.py").write_text(many)
+    reference = open_session(str(tmp_path / "reference"), cache=FactCache(tmp_path / "cache"))
+    report = audit(reference, target, PARAMS, sinks=SINKS)
+    assert len(report.hunks) == 25
+    for markdown in (False, True):
+        lines = report_text([report], [], markdown=markdown).splitlines()
+        listed = [line for line in lines if "many.py: reference lines" in line]
+        assert len(listed) == 20
+        more = "… 5 more hunks of {} (--format json has them all)"
+        path = "`pkg/many.py`" if markdown else "pkg/many.py"
+        assert lines[-1] == ("- " if markdown else "  ") + more.format(path)
+    assert len(json.loads(report_json([report], []))["audits"][0]["hunks"]) == 25
+
+
+def test_other_releases_are_noted_at_the_top(
+    versions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    versions({"pkg/version.py": '__version__ = "0.2.0"\n'})
+    ref, tgt = tmp_path / "reference", tmp_path / "target"
+    metadata = tgt / "pkg-0.2.0.dist-info" / "METADATA"
+    metadata.parent.mkdir()
+    metadata.write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 0.2.1\n\nVersion: 9\n")
+    (ref / "pkg/version.py").write_text('__version__ = "0.1.0"\n')
+    sgtrace = in_process(capsys)
+    run = sgtrace("audit", str(tgt), "--against", str(ref), "--quiet")
+    assert run.code == 0, run.err
+    assert run.out.splitlines()[:3] == [
+        f"{tgt} against {ref}: no traced chain changed",
+        "  note: the target is version 0.2.1, the reference 0.1.0: the differences below are "
+        "mostly the releases' own",
+        f"  reference: --against {ref}",
+    ]
+    run = sgtrace("audit", str(tgt), "--against", str(ref), "--quiet", "--format", "json")
+    assert json.loads(run.out)["audits"][0]["versions"] == {
+        "reference": "0.1.0",
+        "target": "0.2.1",
+    }
+    metadata.unlink()  # then the package's version.py says which release it is
+    same = sgtrace("audit", str(tgt), "--against", str(tgt), "--quiet").out.splitlines()
+    assert same[1] == f"  reference: --against {tgt}"

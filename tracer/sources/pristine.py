@@ -23,7 +23,13 @@ from tracer.errors import NoReference, SgtraceError, TransferFailed
 from tracer.sources import open_source
 from tracer.sources.archive import Progress
 from tracer.sources.cache import content_hash
-from tracer.sources.fetch import FetchResult, fetch_many, load_mirror, mirror_path
+from tracer.sources.fetch import (
+    VERSION_LINE,
+    FetchResult,
+    fetch_many,
+    load_mirror,
+    mirror_path,
+)
 from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
 from tracer.sources.snapshot import Snapshot
 from tracer.sources.ssh import connect, connection_error
@@ -256,6 +262,51 @@ def installed_reference(result: FetchResult, record: str) -> tuple[Snapshot, str
     return overlay(target, spec, pristine, changes.added), how
 
 
+# -- versions ------------------------------------------------------------------------------
+
+
+def snapshot_version(snapshot: Snapshot) -> str:
+    """The release a tree is, as far as it says: the version its source recorded (PyPI, a
+    host's METADATA or version.py), else a local folder's `NAME-VERSION.dist-info/METADATA`
+    for one of its packages, else `__version__` in a package's `version.py`; "" if none."""
+    if snapshot.meta.get("version"):
+        return snapshot.meta["version"]
+    tops = sorted(
+        {
+            p.split("/")[0]
+            for p in snapshot.files
+            if p.count("/") == 1 and p.endswith("/__init__.py")
+        },
+        key=lambda top: (top != presets.PACKAGE, top),
+    )
+    if snapshot.blobs is None:  # a local folder: its dist-info sits beside the package
+        for top in tops:
+            for metadata in sorted(snapshot.root.glob("*.dist-info/METADATA")):
+                name = metadata.parent.name.split("-")[0].lower().replace(".", "_")
+                if name == top.lower() and (version := metadata_version(metadata)):
+                    return version
+    for top in tops:
+        for name in ("version.py", "_version.py"):
+            if f"{top}/{name}" in snapshot.files:
+                text = snapshot.read(f"{top}/{name}").decode("utf-8", "replace")
+                if found := VERSION_LINE.search(text):
+                    return found[1]
+    return ""
+
+
+def metadata_version(path: Path) -> str:
+    try:
+        text = path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if line.startswith("Version:"):
+            return line.split(":", 1)[1].strip()
+        if not line:  # the headers end at the first blank line
+            break
+    return ""
+
+
 # -- choosing ------------------------------------------------------------------------------
 
 
@@ -396,4 +447,4 @@ def fetch_committed(
     return dict(zip(asks, asyncio.run(every()), strict=True))
 
 
-__all__ = ["Pair", "TreeChanges", "choose_references"]
+__all__ = ["Pair", "TreeChanges", "choose_references", "snapshot_version"]
