@@ -290,13 +290,15 @@ def run_walk(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from tracer import export  # networkx and the writers load only for an export
-    from tracer.sources.cache import write_atomic
+    from tracer.outputs import check_output, write_output
 
     binary = args.format in export.GRAPHVIZ_FORMATS
     if binary and args.output is None:
         raise SgtraceError(
             f"{args.format} is binary", f"write it to a file: -o chain.{args.format}"
         )
+    if args.output is not None:
+        check_output(args.output)  # before the indexing, not after
     if args.depth < 1 or args.max_nodes < 1:
         raise SgtraceError("--depth and --max-nodes count from 1", "give a positive number")
     session = session_for(args)
@@ -319,7 +321,7 @@ def run_export(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        write_atomic(args.output, data)
+        write_output(args.output, data)
     return 0
 
 
@@ -381,10 +383,12 @@ def run_audit(args: argparse.Namespace) -> int:
     """Exit 0: no traced chain changed; 1: one did; 2: a target could not be audited."""
     from tracer.audit import audit
     from tracer.audit_report import report_json, report_text
+    from tracer.outputs import check_output, write_output
     from tracer.session import index_snapshot
-    from tracer.sources.cache import write_atomic
     from tracer.sources.pristine import choose_references, snapshot_version
 
+    if args.output is not None:
+        check_output(args.output)  # before the fetching and indexing, not after
     show = not args.quiet and sys.stderr.isatty()
     progress = FetchProgress(show, lines=len(args.targets) > 1)
     pairs = choose_references(args.targets, args.against, ssh_options(args), progress)
@@ -428,7 +432,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(report)
     else:
-        write_atomic(args.output, report.encode())
+        write_output(args.output, report.encode())
     if failures:
         return 2
     return 1 if any(a.changed for a in audits) else 0

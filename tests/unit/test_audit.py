@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import tarfile
 import textwrap
 from pathlib import Path
@@ -457,6 +459,15 @@ def test_cli_exit_codes_and_output_file(
     changed = sgtrace("audit", tgt, "--against", ref, "--format", "json", "-o", str(out), "--quiet")
     assert (changed.code, changed.out) == (1, "")
     assert json.loads(out.read_text())["audits"][0]["target"] == tgt
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask()  # as any new file, not 0600
+    nowhere = tmp_path / "nowhere" / "report.md"
+    refused = sgtrace("audit", tgt, "--against", ref, "-o", str(nowhere), "--quiet")
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == (
+        f"sgtrace: error: cannot write {nowhere}: the folder {nowhere.parent} does not exist: "
+        f"create it first (mkdir -p {nowhere.parent}) or give another -o\n"
+    )
+    assert not nowhere.parent.exists()
     same = sgtrace("audit", ref, "--against", ref, "--quiet")
     assert same.code == 0, same.err
     assert same.out.startswith(f"{ref} against {ref}: no traced chain changed\n")
@@ -475,6 +486,12 @@ def test_cli_exit_codes_and_output_file(
         f"sgtrace: error: {tgt}: {tgt} is not a remote checkout or install, so its reference "
         "is not known: name it: --against pypi:sglang==VERSION (or a folder)"
     )
+
+
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_hunk_is_hashable_and_comparable() -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
+import stat
 import subprocess
 
 import networkx as nx
@@ -150,6 +152,7 @@ def test_cli_writes_each_format_to_a_file(snippet_session, write_tree, tmp_path,
     tree = write_tree(SNIPPET)
     formats = ["dot", "graphml", "json", "mermaid"]
     formats += ["svg", "png"] if shutil.which("dot") else []
+    (tmp_path / "out").mkdir()
     for fmt in formats:
         out = tmp_path / "out" / f"chain.{fmt}"
         args = ["export", str(tree), "Runner.fraction", "-f", fmt, "-o", str(out), "--quiet"]
@@ -170,6 +173,35 @@ def test_cli_prints_text_formats_and_refuses_binary_on_stdout(
     out, err = capsys.readouterr()
     assert out == ""
     assert err == "sgtrace: error: png is binary: write it to a file: -o chain.png\n"
+
+
+def test_output_file_mode_and_a_missing_folder(write_tree, tmp_path, monkeypatch, capsys):
+    """-o writes with the mode any new file gets (0o666 less the umask), replacing a file
+    whole; a folder that does not exist is an error before any work, and is not made."""
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    tree = write_tree(SNIPPET)
+    args = ["export", str(tree), "Runner.fraction", "-f", "dot", "--quiet"]
+    out = tmp_path / "chain.dot"
+    out.write_text("old")
+    old_umask = os.umask(0o002)
+    try:
+        assert main([*args, "-o", str(out)]) == 0
+    finally:
+        os.umask(old_umask)
+    assert out.read_text().startswith("digraph chain {")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o664
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "chain.dot", "tree"]
+    missing = tmp_path / "nowhere" / "deeper"
+    assert main([*args, "-o", str(missing / "x.dot")]) == 2
+    assert capsys.readouterr().err == (
+        f"sgtrace: error: cannot write {missing / 'x.dot'}: the folder {missing} does not "
+        f"exist: create it first (mkdir -p {missing}) or give another -o\n"
+    )
+    assert not (tmp_path / "nowhere").exists()
+    assert main([*args, "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"sgtrace: error: cannot write {tmp_path}: it is a folder: give a file name with -o\n"
+    )
 
 
 def test_missing_graphviz_is_one_line_with_the_fix(write_tree, tmp_path, monkeypatch, capsys):
@@ -364,6 +396,7 @@ def test_cli_scopes_write_every_format(write_tree, tmp_path, monkeypatch, capsys
     tree = write_tree(CALLS_SNIPPET)
     formats = ["dot", "graphml", "json", "mermaid"]
     formats += ["svg", "png"] if shutil.which("dot") else []
+    (tmp_path / "out").mkdir()
     for scope in ("calls", "file"):
         for fmt in formats:
             out = tmp_path / "out" / f"{scope}.{fmt}"
