@@ -109,7 +109,6 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.add_argument(
         "--depth",
         type=int,
-        default=1,
         help="--scope calls: levels of callers and of callees drawn (default 1)",
     )
     exporting.add_argument(
@@ -120,7 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.add_argument(
         "--max-nodes",
         type=int,
-        default=150,
         help="--scope calls, file: draw at most this many nodes, those nearest the chain "
         "(default 150)",
     )
@@ -289,7 +287,7 @@ def run_walk(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from tracer import export  # networkx and the writers load only for an export
+    from tracer import export, export_scopes  # networkx and the writers load only for an export
     from tracer.outputs import check_output, write_output
 
     binary = args.format in export.GRAPHVIZ_FORMATS
@@ -299,7 +297,12 @@ def run_export(args: argparse.Namespace) -> int:
         )
     if args.output is not None:
         check_output(args.output)  # before the indexing, not after
-    if args.depth < 1 or args.max_nodes < 1:
+    # Options a scope does not use are refused, not ignored (before the indexing).
+    given = {"--file": args.file, "--depth": args.depth, "--max-nodes": args.max_nodes}
+    export_scopes.check_scope_options(args.scope, [o for o, v in given.items() if v is not None])
+    if (args.depth is not None and args.depth < 1) or (
+        args.max_nodes is not None and args.max_nodes < 1
+    ):
         raise SgtraceError("--depth and --max-nodes count from 1", "give a positive number")
     session = session_for(args)
     chain = trace(
@@ -333,12 +336,13 @@ def export_graph(args: argparse.Namespace, session: Session, chain: Chain) -> nx
         return export.chain_graph(
             chain if args.scope == "chain" else spine_only(chain), args.source
         )
+    max_nodes = args.max_nodes or export_scopes.DEFAULT_MAX_NODES
     if args.scope == "calls":
-        drawing = export_scopes.calls_around(session, chain, args.depth, args.max_nodes)
+        drawing = export_scopes.calls_around(session, chain, args.depth or 1, max_nodes)
         what = "functions"
     else:
         path = args.file or export_scopes.chain_file(chain)
-        drawing = export_scopes.file_graph(session, chain, path, args.max_nodes)
+        drawing = export_scopes.file_graph(session, chain, path, max_nodes)
         what = f"steps of {path}"
     drawing.graph.graph["source"] = args.source
     if drawing.left_out and not args.quiet:

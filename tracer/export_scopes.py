@@ -28,8 +28,33 @@ DEFAULT_MAX_NODES = 150  # Graphviz still lays this out in seconds, and a person
 MAX_CALL_LINES = 3  # call sites named on one edge's label
 
 
+MAX_FILES_NAMED = 5  # files an error suggests instead of a --file that is not there
+# The options that shape only some scopes, and those scopes.
+SCOPE_OPTIONS = {"--file": ("file",), "--depth": ("calls",), "--max-nodes": ("calls", "file")}
+
+
 class FileNotInSource(SgtraceError):
     """`--file PATH` names no Python file of the source."""
+
+
+class OptionNotForScope(SgtraceError):
+    """An option given with a scope that does not use it (it would be ignored)."""
+
+
+def check_scope_options(scope: str, given: list[str]) -> None:
+    """Refuse the options of GIVEN that SCOPE does not use, rather than ignore them."""
+    unused = [o for o in given if scope not in SCOPE_OPTIONS[o]]
+    if not unused:
+        return
+    scopes = sorted({s for o in unused for s in SCOPE_OPTIONS[o]})
+    if len(unused) == 1:
+        what, pronoun = f"{unused[0]} does", "it"
+    else:
+        what, pronoun = f"{', '.join(unused[:-1])} and {unused[-1]} do", "them"
+    raise OptionNotForScope(
+        f"{what} nothing with --scope {scope}",
+        f"leave {pronoun} out, or draw --scope " + " or --scope ".join(scopes),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +229,17 @@ def chain_file(chain: Chain) -> str:
     return steps[first].file
 
 
+def spine_files(chain: Chain) -> list[str]:
+    """The files of CHAIN's spine in spine order, at most MAX_FILES_NAMED of them, the one a
+    file drawing shows by default always among them."""
+    steps = {step.id: step for step in chain.steps}
+    files = list(dict.fromkeys(steps[s].file for s in chain.spine))
+    named = files[:MAX_FILES_NAMED]
+    if chain.steps and chain_file(chain) not in named:
+        named[-1:] = [chain_file(chain)]
+    return named + (["…"] if len(files) > len(named) else [])
+
+
 def file_graph(
     session: Session, chain: Chain, path: str, max_nodes: int = DEFAULT_MAX_NODES
 ) -> Drawing:
@@ -213,8 +249,8 @@ def file_graph(
     if path not in session.index.module_of:
         raise FileNotInSource(
             f"{path!r} is not a Python file of the source",
-            "give a path relative to the source root; the chain's files: "
-            + ", ".join(sorted({s.file for s in chain.steps})[:3]),
+            "give a path relative to the source root; the spine's files: "
+            + ", ".join(spine_files(chain)),
         )
     flow = session.graph
     steps = sorted(flow.file(path).steps.values(), key=lambda s: (s.line, s.end_line, s.id))

@@ -27,7 +27,8 @@ from tracer.export import (
     graph_to_mermaid,
     render_with_graphviz,
 )
-from tracer.export_scopes import calls_around, chain_file, file_graph
+from tracer.export_scopes import calls_around, chain_file, file_graph, spine_files
+from tracer.steps import Step
 from tracer.trace import Chain
 
 SNIPPET = {
@@ -421,11 +422,53 @@ def test_cli_scopes_write_every_format(write_tree, tmp_path, monkeypatch, capsys
         "(--max-nodes 3 draws them all)\n"
     )
     assert main([*args, "--scope", "file", "--file", "pkg/nope.py"]) == 2
+    # The spine's files in spine order (not pkg/other.py, a file around it).
     assert capsys.readouterr().err == (
         "sgtrace: error: 'pkg/nope.py' is not a Python file of the source: give a path "
-        "relative to the source root; the chain's files: pkg/main.py, pkg/other.py, "
+        "relative to the source root; the spine's files: pkg/main.py, pkg/worker.py, "
         "pkg/runner.py\n"
     )
+
+
+def test_spine_files_name_five_and_always_the_default_one() -> None:
+    steps = [
+        Step(f"m{n}.py#a", "local_assign", f"m{n}.py", 1, 1, "f", "x = y", "x") for n in range(7)
+    ]
+    ids = tuple(s.id for s in steps)
+    chain = Chain("x", "both", tuple(steps), (), ids, seeds=(ids[6],))
+    assert chain_file(chain) == "m6.py"
+    assert spine_files(chain) == ["m0.py", "m1.py", "m2.py", "m3.py", "m6.py", "…"]
+    short = Chain("x", "both", tuple(steps[:3]), (), ids[:3], seeds=(ids[1],))
+    assert spine_files(short) == ["m0.py", "m1.py", "m2.py"]
+
+
+def test_options_a_scope_does_not_use_are_refused(write_tree, tmp_path, monkeypatch, capsys):
+    """--file, --depth and --max-nodes shape some scopes only: elsewhere they are an error
+    (exit 2, before any indexing), not silently ignored."""
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    tree = write_tree(CALLS_SNIPPET)
+    args = ["export", str(tree), "Runner.fraction", "-f", "dot", "--quiet"]
+    refused = {
+        ("--file", "pkg/main.py", "--scope", "chain"): "--file does nothing with --scope "
+        "chain: leave it out, or draw --scope file",
+        ("--depth", "2"): "--depth does nothing with --scope chain: leave it out, or draw "
+        "--scope calls",
+        ("--depth", "2", "--scope", "file"): "--depth does nothing with --scope file: leave it "
+        "out, or draw --scope calls",
+        ("--file", "pkg/main.py", "--scope", "calls"): "--file does nothing with --scope "
+        "calls: leave it out, or draw --scope file",
+        ("--file", "a.py", "--depth", "2", "--max-nodes", "5", "--scope", "spine"): "--file, "
+        "--depth and --max-nodes do nothing with --scope spine: leave them out, or draw "
+        "--scope calls or --scope file",
+    }
+    for extra, error in refused.items():
+        assert main([*args, *extra]) == 2
+        out, err = capsys.readouterr()
+        assert (out, err) == ("", f"sgtrace: error: {error}\n")
+    assert not (tmp_path / "cache").exists()  # refused before the source was indexed
+    for extra in (["--scope", "calls", "--depth", "2"], ["--scope", "file", "--max-nodes", "40"]):
+        assert main([*args, *extra]) == 0
+        assert capsys.readouterr().out.startswith("digraph")
 
 
 def test_calls_and_file_scopes_on_sglang_0_5_9(release):
