@@ -5,10 +5,10 @@ grepped in the snapshot, and only the files it is found in are read for logging 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracer.logread import LogLine
-from tracer.logtemplates import NUMBER, Hole, Template, file_templates
+from tracer.logtemplates import NUMBER, Hole, Template, file_templates, templates_key
 from tracer.store import Facts
 
 MAX_MESSAGE = 4096
@@ -54,11 +54,18 @@ class TemplateFinder:
     def templates(self, path: str) -> list[Template]:
         found = self.by_file.get(path)
         if found is None:
-            try:
-                found = file_templates(path, self.facts.snapshot.read(path))
-            except (OSError, ValueError) as exc:
-                self.warnings.append(f"{path}: logging calls not read ({exc})")
-                found = []
+            # Kept in the fact cache by content: a file's templates are read once per machine.
+            key = f"{self.facts.snapshot.files[path]}-{templates_key()}"
+            cached = self.facts.cache.get("templates", key)
+            if isinstance(cached, list):
+                found = [replace(t, file=path) for t in cached]
+            else:
+                try:
+                    found = file_templates(path, self.facts.snapshot.read(path))
+                    self.facts.cache.put("templates", key, found)
+                except (OSError, ValueError) as exc:
+                    self.warnings.append(f"{path}: logging calls not read ({exc})")
+                    found = []
             self.by_file[path] = found
         return found
 
