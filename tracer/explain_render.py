@@ -204,6 +204,8 @@ def explanation_json(e: Explanation) -> dict[str, object]:
         "log_lines": e.log_lines,
         "matched_lines": e.matched_lines,
         "result": plain(e.result),
+        "logged_result": plain(e.observed[0].value) if e.observed else None,
+        "fitted": fitted(e),  # solved from the logged result: no check of the formula
         "steps": [
             {
                 "file": ev.step.file,
