@@ -7,10 +7,16 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracer import presets
 from tracer.errors import SgtraceError
+
+if TYPE_CHECKING:
+    from tracer.session import Session
+    from tracer.sources.remote import SshOptions
 
 MAX_GIVEN = 1e15
 MAX_LOG_BYTES = 256 << 20  # a longer log is read from its end: the newest start is there
@@ -20,7 +26,9 @@ class LogUnreadable(SgtraceError):
     pass
 
 
-def add_explain_parser(commands: argparse._SubParsersAction, add_common) -> None:  # noqa: ANN001
+def add_explain_parser(
+    commands: argparse._SubParsersAction, add_common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     explaining = commands.add_parser(
         "explain", help="bind a server's log to the traced formula and evaluate it"
     )
@@ -71,7 +79,7 @@ def given_values(pairs: list[str]) -> dict[str, float]:
     return given
 
 
-def read_log_text(args: argparse.Namespace, ssh_options) -> str:  # noqa: ANN001
+def read_log_text(args: argparse.Namespace, ssh_options: SshOptions | None) -> str:
     if args.log == "-":
         return sys.stdin.read()
     if args.log is not None:
@@ -92,7 +100,9 @@ def read_log_text(args: argparse.Namespace, ssh_options) -> str:  # noqa: ANN001
     from tracer.sources.remote import parse_remote
 
     remote = None if Path(args.source).expanduser().exists() else parse_remote(args.source)
-    return read_journal(args.journal, remote, ssh_options)
+    from tracer.sources.remote import SshOptions
+
+    return read_journal(args.journal, remote, ssh_options or SshOptions())
 
 
 def log_text(data: bytes, name: str) -> str:
@@ -109,7 +119,11 @@ def log_text(data: bytes, name: str) -> str:
     return data.decode("utf-8", "replace")
 
 
-def run_explain(args: argparse.Namespace, session_for, ssh_options) -> int:  # noqa: ANN001
+def run_explain(
+    args: argparse.Namespace,
+    session_for: Callable[[argparse.Namespace], Session],
+    ssh_options: SshOptions,
+) -> int:
     from tracer.explain import explain
     from tracer.explain_render import explanation_json, explanation_text
 
