@@ -5,7 +5,9 @@ Both are cached by content hash and extractor version, so a second run parses no
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import pickle
 import re
 from collections.abc import Callable
 from functools import cache, cached_property
@@ -90,28 +92,65 @@ class Facts:
 
     def load_summaries(self, progress: Progress | None = None) -> dict[str, FileSummary]:
         """Summaries of every file: one cache read for an unchanged snapshot, else per file."""
+        # Summaries form no cycles: a cyclic collection while they pile up finds nothing.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self.read_summaries(progress)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def read_summaries(self, progress: Progress | None) -> dict[str, FileSummary]:
         snapshot_key = self.snapshot_key
-        whole = self.cache.get("index", snapshot_key)
+        # The snapshot's entry holds each file's pickled summary as stored per file, so a
+        # cold index pickles every summary once, and a warm one reads one file.
+        whole = self.cache.get("summaries", snapshot_key)
         if isinstance(whole, dict) and whole.keys() == self.snapshot.files.keys():
-            self.summaries = whole
-            return whole
+            loaded = self.load_all(whole)
+            if loaded is not None:
+                self.summaries = loaded
+                return loaded
         total = len(self.snapshot.files)
+        pickled: dict[str, bytes] = {}
         for done, path in enumerate(self.snapshot.files, 1):
-            self.summaries[path] = self.summary(path)
+            self.summaries[path], pickled[path] = self.summary_and_bytes(path)
             if progress is not None:
                 progress(done, total)
-        self.cache.put("index", snapshot_key, self.summaries)
+        self.cache.put("summaries", snapshot_key, pickled)
         return self.summaries
 
+    @staticmethod
+    def load_all(pickled: dict[str, object]) -> dict[str, FileSummary] | None:
+        """PICKLED's summaries, or None if one is not a summary (an older cache layout)."""
+        try:
+            loaded = {path: pickle.loads(data) for path, data in pickled.items()}  # type: ignore[arg-type]
+        except (TypeError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            return None
+        if all(type(summary) is FileSummary for summary in loaded.values()):
+            return loaded
+        return None
+
     def summary(self, path: str) -> FileSummary:
+        return self.summary_and_bytes(path)[0]
+
+    def summary_and_bytes(self, path: str) -> tuple[FileSummary, bytes]:
+        """PATH's summary and its pickle, from the cache or extracted (and then cached)."""
         key = self.key(path)
-        found = self.cache.get("summary", key)
-        if found is None:
-            parsed = parse(self.snapshot.read(path))
-            self.parsed_files += 1
-            found = summarize(parsed)
-            self.cache.put("summary", key, found)
-        return found
+        data = self.cache.get_bytes("summary", key)
+        if data is not None:
+            try:
+                found = pickle.loads(data)
+            except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+                found = None
+            if type(found) is FileSummary:
+                return found, data
+        parsed = parse(self.snapshot.read(path))
+        self.parsed_files += 1
+        found = summarize(parsed)
+        data = pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
+        self.cache.put_bytes("summary", key, data)
+        return found, data
 
     def flows(self, path: str) -> FileFlows:
         found = self.flows_by_path.get(path)

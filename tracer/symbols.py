@@ -126,19 +126,24 @@ def parameters(node: Node) -> list[Param]:
     keyword_only = False
     for child in node.named_children:
         kind = "keyword_only" if keyword_only else "positional"
+        child_type = child.type
+        if child_type == "identifier":  # most parameters (`self`, `x`): the name is the code
+            name = text(child)
+            params.append(Param(name, kind, None, (), child.start_point[0] + 1, name))
+            continue
         annotation = None
         default: Node | None = None
         name_node: Node | None = child
-        if child.type == "keyword_separator":
+        if child_type == "keyword_separator":
             keyword_only = True
             continue
-        if child.type in ("positional_separator", "comment"):
+        if child_type in ("positional_separator", "comment"):
             continue
-        if child.type in PARAM_KINDS:
-            kind = PARAM_KINDS[child.type]
+        if child_type in PARAM_KINDS:
+            kind = PARAM_KINDS[child_type]
             keyword_only = keyword_only or kind == "varargs"
             name_node = child.named_children[0] if child.named_children else None
-        elif child.type in ("typed_parameter", "typed_default_parameter", "default_parameter"):
+        elif child_type in ("typed_parameter", "typed_default_parameter", "default_parameter"):
             first = child.named_children[0]
             if first.type in PARAM_KINDS:
                 kind = PARAM_KINDS[first.type]

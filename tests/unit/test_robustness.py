@@ -187,3 +187,25 @@ def test_second_indexing_with_the_same_cache_parses_no_file(tmp_path):
         ("pkg/runner.py", 3, "formula"),
     ]
     assert second.facts.parsed_files == 0  # the flows were cached by the first trace too
+
+
+def test_a_changed_file_is_extracted_alone_and_the_index_follows_it(tmp_path):
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/runner.py": b"class Runner:\n    def size(self, total):\n        return total\n",
+        "pkg/other.py": b"def helper(x):\n    return x\n",
+    }
+    root = write(tmp_path / "tree", files)
+    first = open_session(str(root), cache=FactCache(tmp_path / "cache"))
+    assert first.facts.parsed_files == 3
+    (root / "pkg/runner.py").write_bytes(
+        b"class Runner:\n    def size(self, total, scale=2):\n        return total\n"
+    )
+    second = open_session(str(root), cache=FactCache(tmp_path / "cache"))
+    assert second.facts.parsed_files == 1  # the two unchanged files come from the cache
+    (method,) = second.facts.summaries["pkg/runner.py"].functions
+    assert [p.name for p in method.params] == ["self", "total", "scale"]
+    assert second.facts.summaries["pkg/other.py"] == first.facts.summaries["pkg/other.py"]
+    third = open_session(str(root), cache=FactCache(tmp_path / "cache"))
+    assert third.facts.parsed_files == 0
+    assert third.facts.summaries == second.facts.summaries

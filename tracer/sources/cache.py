@@ -42,19 +42,57 @@ class FactCache:
     def __init__(self, root: Path | None = None, enabled: bool = True) -> None:
         self.root = (root or cache_root()) / "facts"
         self.enabled = enabled
+        self.folders: set[str] = set()  # folders known to exist: a cold index writes thousands
+        self.written = 0  # names this process's temporary files
 
     def path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.pkl"
 
     def get(self, kind: str, key: str) -> Any | None:
-        if not self.enabled:
+        data = self.get_bytes(kind, key)
+        if data is None:
             return None
         try:
-            return pickle.loads(self.path(kind, key).read_bytes())
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
-            # Missing, or written by an incompatible version: recompute.
+            return pickle.loads(data)
+        except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+            # Written by an incompatible version: recompute.
             return None
 
     def put(self, kind: str, key: str, value: Any) -> None:
         if self.enabled:
-            write_atomic(self.path(kind, key), pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+            self.put_bytes(kind, key, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+    def get_bytes(self, kind: str, key: str) -> bytes | None:
+        """The pickled entry as stored, or None when missing (or the cache is off)."""
+        if not self.enabled:
+            return None
+        try:
+            with open(f"{self.root}/{kind}/{key[:2]}/{key}.pkl", "rb") as entry:
+                return entry.read()
+        except OSError:
+            return None
+
+    def put_bytes(self, kind: str, key: str, data: bytes) -> None:
+        """Store DATA, already pickled, atomically: readers see no entry or the whole one."""
+        if not self.enabled:
+            return
+        folder = f"{self.root}/{kind}/{key[:2]}"
+        if folder not in self.folders:
+            os.makedirs(folder, exist_ok=True)
+            self.folders.add(folder)
+        # A name unique to this process and write: cheaper than mkstemp's random retries.
+        self.written += 1
+        tmp = f"{folder}/.tmp-{os.getpid()}-{id(self)}-{self.written}.pkl"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            try:
+                fd = os.open(tmp, flags, 0o666)
+            except FileNotFoundError:  # the folder went away since we made it
+                os.makedirs(folder, exist_ok=True)
+                fd = os.open(tmp, flags, 0o666)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, f"{folder}/{key}.pkl")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
