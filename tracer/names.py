@@ -8,17 +8,57 @@ per file like the flows, and loads far faster (strings and tuples, no fact objec
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tracer.facts import MODULE_SCOPE, Call, FileFlows, FileSummary, Value, compact_pickle
+from tracer.facts import (
+    MODULE_SCOPE,
+    Call,
+    FileFlows,
+    FileSummary,
+    Value,
+    compact_pickle,
+)
 from tracer.rows import share
 
-NAMES_VERSION = "5"
+NAMES_VERSION = "6"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[str, str, str, int]
+
+
+class Reads:
+    """Attribute -> the (scope, base) pairs that read it, sorted; kept pickled until first
+    asked: most files a query loads names for are ruled out without their reads, which
+    are the bulk of a file's names."""
+
+    __slots__ = ("data", "loaded")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.loaded: dict[str, tuple[tuple[str, str], ...]] | None = None
+
+    @classmethod
+    def of(cls, reads: dict[str, tuple[tuple[str, str], ...]]) -> Reads:
+        return cls(pickle.dumps(reads, pickle.HIGHEST_PROTOCOL))
+
+    def get(
+        self, attr: str, default: tuple[tuple[str, str], ...] = ()
+    ) -> tuple[tuple[str, str], ...]:
+        if self.loaded is None:
+            self.loaded = pickle.loads(self.data)
+        return self.loaded.get(attr, default)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Reads) and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __reduce__(self) -> tuple[type, tuple[bytes]]:
+        return Reads, (self.data,)
 
 
 @compact_pickle
@@ -27,7 +67,7 @@ class FileNames:
     binders: frozenset[str]  # names a parameter, field, assignment or flag of the file binds
     callees: frozenset[str]  # the last name of every callee (`f` of `self.x.f(...)`)
     writes: dict[str, tuple[Write, ...]]  # attribute -> its writes, in the tables' order
-    reads: dict[str, frozenset[tuple[str, str]]]  # attribute -> (scope, base) of its reads
+    reads: Reads  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
@@ -76,7 +116,8 @@ def crosses_units(summary: FileSummary, flows: FileFlows) -> bool:
 def flag_dest(call: Call) -> str | None:
     """The dest of an `add_argument` call; None when its name is computed (a generator)."""
     dest = next(
-        (a.value.literal for a in call.args if a.keyword == "dest" and a.value.literal), None
+        (a.value.literal for a in call.args if a.keyword == "dest" and a.value.literal),
+        None,
     )
     if dest is not None:
         return dest
@@ -178,7 +219,7 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
         binders=frozenset(binders),
         callees=frozenset(c.callee.rpartition(".")[2] for c in flows.calls if c.callee),
         writes=share(attribute_writes(path, summary, flows), seen),
-        reads={name: frozenset(share(tuple(pairs), seen)) for name, pairs in reads.items()},
+        reads=Reads.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
         whole=crosses_units(summary, flows),

@@ -5,6 +5,7 @@ and a query reads few of them. `Rows` turns a row into its fact the first time i
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar, overload
@@ -12,20 +13,31 @@ from typing import Any, TypeVar, overload
 from tracer.facts import Arg, Assign, Call, FileFlows, Return, Target, Use, Value
 from tracer.values import NOTHING
 
-ROWS_VERSION = "2"  # of the cached layout
+ROWS_VERSION = "3"  # of the cached layout
 T = TypeVar("T")
 Row = tuple[Any, ...]
 
 
 class Rows(Sequence[T]):
-    """A read-only sequence of facts made from ROWS on first access, one at a time."""
+    """A read-only sequence of facts made from ROWS on first access, one at a time; ROWS may
+    come pickled, and are then unpickled on first use (a query reads the calls of many
+    files it never reads the statements of)."""
 
-    __slots__ = ("made", "make", "rows")
+    __slots__ = ("loaded", "made", "make", "pickled")
 
-    def __init__(self, rows: tuple[Row, ...], make: Callable[[Row], T]) -> None:
-        self.rows = rows
+    def __init__(self, rows: tuple[Row, ...] | bytes, make: Callable[[Row], T]) -> None:
+        self.pickled = rows if isinstance(rows, bytes) else None
+        self.loaded = None if isinstance(rows, bytes) else rows
         self.make = make
-        self.made: list[T | None] = [None] * len(rows)
+        self.made: list[T | None] | None = None
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        if self.loaded is None:
+            assert self.pickled is not None
+            self.loaded = pickle.loads(self.pickled)
+            self.pickled = None
+        return self.loaded
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -37,6 +49,8 @@ class Rows(Sequence[T]):
     def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self.rows)))]
+        if self.made is None:
+            self.made = [None] * len(self.rows)
         made = self.made[index]
         if made is None:
             made = self.made[index] = self.make(self.rows[index])
@@ -55,11 +69,14 @@ def encode(fact: Any) -> Any:
     return fact
 
 
-def encode_flows(flows: FileFlows) -> tuple[tuple[Row, ...], ...]:
-    """FLOWS as rows, equal strings and tuples shared: pickle then writes each once, and
-    loading makes each once (about twice as fast to load)."""
-    rows = tuple(encode(tuple(getattr(flows, f.name))) for f in fields(flows))
-    return share(rows, {})
+def encode_flows(flows: FileFlows) -> tuple[bytes, ...]:
+    """FLOWS as rows, one pickle per kind of fact (calls, assigns, returns, uses), equal
+    strings and tuples shared within each: pickle then writes each once, and loading makes
+    each once (about twice as fast to load)."""
+    return tuple(
+        pickle.dumps(share(encode(tuple(getattr(flows, f.name))), {}), pickle.HIGHEST_PROTOCOL)
+        for f in fields(flows)
+    )
 
 
 def share(item: Any, seen: dict[Any, Any]) -> Any:
@@ -114,8 +131,9 @@ def use(row: Row) -> Use:
     return Use(scope, value(read), line, end_line)
 
 
-def decode_flows(encoded: tuple[tuple[Row, ...], ...]) -> FileFlows:
-    """Flows over the rows ENCODED holds; each fact is made when first read."""
+def decode_flows(encoded: tuple[bytes, ...]) -> FileFlows:
+    """Flows over the rows ENCODED holds; each kind is unpickled, and each fact made, when
+    first read."""
     calls, assigns, returns, uses = encoded
     return FileFlows(
         calls=Rows(calls, call),
