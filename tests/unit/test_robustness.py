@@ -4,6 +4,7 @@ can, says what it skipped, and fails with one actionable error where it cannot."
 from __future__ import annotations
 
 import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -209,3 +210,13 @@ def test_a_changed_file_is_extracted_alone_and_the_index_follows_it(tmp_path):
     third = open_session(str(root), cache=FactCache(tmp_path / "cache"))
     assert third.facts.parsed_files == 0
     assert third.facts.summaries == second.facts.summaries
+
+
+def test_the_fact_cache_still_writes_when_its_folder_was_removed_meanwhile(tmp_path):
+    cache = FactCache(tmp_path / "cache")
+    cache.put("summary", "ab12", {"x": 1})
+    assert cache.get("summary", "ab12") == {"x": 1}
+    shutil.rmtree(tmp_path / "cache")  # another process cleared the cache
+    cache.put("summary", "ab12", {"x": 2})
+    assert cache.get("summary", "ab12") == {"x": 2}
+    assert sorted(p.name for p in (tmp_path / "cache/facts/summary/ab").iterdir()) == ["ab12.pkl"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import pickle
 import tempfile
 from pathlib import Path
 from typing import Any
+
+TEMPORARY_NAMES = itertools.count()
 
 
 def cache_root() -> Path:
@@ -43,7 +46,6 @@ class FactCache:
         self.root = (root or cache_root()) / "facts"
         self.enabled = enabled
         self.folders: set[str] = set()  # folders known to exist: a cold index writes thousands
-        self.written = 0  # names this process's temporary files
 
     def path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.pkl"
@@ -80,16 +82,15 @@ class FactCache:
         if folder not in self.folders:
             os.makedirs(folder, exist_ok=True)
             self.folders.add(folder)
-        # A name unique to this process and write: cheaper than mkstemp's random retries.
-        self.written += 1
-        tmp = f"{folder}/.tmp-{os.getpid()}-{id(self)}-{self.written}.pkl"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        # A name unique to this process and write (`next` on a count is atomic in CPython):
+        # cheaper than mkstemp's random names.
+        tmp = f"{folder}/.tmp-{os.getpid()}-{next(TEMPORARY_NAMES)}.pkl"
         try:
-            try:
-                fd = os.open(tmp, flags, 0o666)
-            except FileNotFoundError:  # the folder went away since we made it
-                os.makedirs(folder, exist_ok=True)
-                fd = os.open(tmp, flags, 0o666)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError:  # the folder went away, or a dead process with our pid left the name
+            write_atomic(Path(folder, f"{key}.pkl"), data)
+            return
+        try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
             os.replace(tmp, f"{folder}/{key}.pkl")
