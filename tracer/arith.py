@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tree_sitter import Node
 
@@ -51,13 +52,20 @@ class Evaluated:
 Lookup = Callable[[str, Node], float | None]  # (text of a name or call) -> value or None
 
 
+@lru_cache(maxsize=4096)
+def first_statement(code: str) -> Node | None:
+    """The first statement of CODE, parsed once: a solve evaluates the same steps hundreds of
+    times."""
+    root = parse(code.encode()).tree.root_node
+    return root.named_children[0] if root.named_children else None
+
+
 def statement_value(code: str) -> Node | None:
     """The expression whose value a statement produces: the right side of an assignment, the
     value of a return, the value of `name=value`, or the expression itself."""
-    root = parse(code.encode()).tree.root_node
-    if not root.named_children:
+    node = first_statement(code)
+    if node is None:
         return None
-    node = root.named_children[0]
     if node.type == "return_statement":
         return node.named_children[0] if node.named_children else None
     if node.type == "expression_statement":
@@ -74,10 +82,9 @@ def statement_value(code: str) -> Node | None:
 
 def statement_target(code: str) -> str:
     """The name a statement binds (`rest_memory`, `self.max_total_num_tokens`), or ""."""
-    root = parse(code.encode()).tree.root_node
-    if not root.named_children:
+    node = first_statement(code)
+    if node is None:
         return ""
-    node = root.named_children[0]
     if node.type == "expression_statement":
         node = node.named_children[0]
     if node.type in ("assignment", "augmented_assignment"):

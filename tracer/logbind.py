@@ -9,11 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tracer.arith import statement_value
+from tracer.arith import first_statement, statement_value
 from tracer.logmatch import Matched, Observation
 from tracer.logread import LogLine
 from tracer.logtemplates import calls_in
-from tracer.parse import parse
 from tracer.steps import Step
 
 if TYPE_CHECKING:
@@ -142,7 +141,8 @@ class LogBindings:
                 f"{printed.template.line} ({printed.where})",
                 printed,
             )
-        calls = set(calls_in(parse(step.code.encode()).tree.root_node))
+        statement = first_statement(step.code)
+        calls = set(calls_in(statement)) if statement is not None else set()
         for function in sorted(calls):
             measured = self.measured(name, step, function)
             if measured is not None:
