@@ -9,27 +9,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from tracer import presets
+from tracer.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
 from tracer.errors import SgtraceError
-from tracer.render import chain_text, dumps
 from tracer.sources.remote import SshOptions, parse_remote
-from tracer.trace import (
-    DEFAULT_BRANCH_DEPTH,
-    DEFAULT_DEPTH,
-    ONE_WAY_BRANCH_DEPTH,
-    Chain,
-    spine_only,
-    trace,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each command loads what it uses: `fetch` needs neither engine nor graph
     import networkx as nx
 
     from tracer.session import Session
     from tracer.sources.fetch import FetchResult
     from tracer.sources.snapshot import Snapshot
+    from tracer.trace import Chain
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,6 +229,9 @@ def session_for(args: argparse.Namespace) -> Session:
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    from tracer.render import chain_text, dumps
+    from tracer.trace import trace
+
     session = session_for(args)
     sinks = args.to if args.to else presets.SINKS
     chain = trace(
@@ -289,6 +285,7 @@ def run_walk(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from tracer import export, export_scopes  # networkx and the writers load only for an export
     from tracer.outputs import check_output, write_output
+    from tracer.trace import trace
 
     binary = args.format in export.GRAPHVIZ_FORMATS
     if binary and args.output is None:
@@ -331,6 +328,7 @@ def run_export(args: argparse.Namespace) -> int:
 def export_graph(args: argparse.Namespace, session: Session, chain: Chain) -> nx.MultiDiGraph:
     """The drawing graph --scope asks for; what the node cap leaves out is said on stderr."""
     from tracer import export, export_scopes
+    from tracer.trace import spine_only
 
     if args.scope in ("chain", "spine"):
         return export.chain_graph(
@@ -522,5 +520,18 @@ def fetch_summary(result: FetchResult) -> str:
     return "\n".join(lines)
 
 
+def entry() -> NoReturn:
+    """The `sgtrace` script: main(), then out at once. What a command writes is flushed or
+    closed by then (cache entries atomically), so the interpreter's teardown (freeing every
+    module and, after a trace, a heap of facts) would only make the user wait."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # `| head`: the reader has what it wanted
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -9,15 +9,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tracer.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
 from tracer.errors import NameNotFound
 from tracer.steps import Edge, Step
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
     from tracer.graph import FlowGraph
 
-DEFAULT_DEPTH = 20
-DEFAULT_BRANCH_DEPTH = 1
-ONE_WAY_BRANCH_DEPTH = 3
 ORIGIN_RANK = {"cli_flag": 3, "field": 2}
 CHANGING_KINDS = frozenset({"formula", "return"})
 TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
