@@ -187,6 +187,16 @@ class FlowGraph(FlagEdges):
                 found.append(step.id)
         return found
 
+    def attribute_writes(self, attr: str) -> list[str]:
+        """The steps `x.ATTR (op)= ...` (class-level fields aside), in the order `seeds(ATTR)`
+        gives them, found from each file's names without building its tables."""
+        found = []
+        for path in self.mentioning(attr):
+            found.extend(
+                w[0] for w in self.facts.names(path).writes.get(attr, ()) if w[2] != "<class>"
+            )
+        return found
+
     def owned_by(self, tables: FileTables, step: Step, owner: str) -> bool:
         """Does STEP belong to OWNER, a dotted suffix of a class or function name?"""
         scope = tables.scope_of[step.id]

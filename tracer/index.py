@@ -16,8 +16,11 @@ from tracer.facts import (
     FieldDef,
     FileSummary,
     FunctionDef,
+    ImportDef,
 )
 
+# A module's aliases (name -> value), imports (local name -> import), `import *` modules.
+Namespace = tuple[dict[str, str], dict[str, ImportDef], list[str]]
 # Tables computed on first use from the summaries alone; kept with the snapshot's facts.
 DERIVED = ("importers", "subclasses")
 BUILTINS = frozenset(
@@ -123,6 +126,7 @@ class Index:
         self.mro_cache: dict[str, list[str]] = {}
         self.resolved: dict[tuple[str, str], Symbol | None] = {}
         self.descendants_cache: dict[str, list[str]] = {}
+        self.namespaces: dict[str, Namespace] = {}
 
     # -- names -----------------------------------------------------------------------------
 
@@ -171,17 +175,12 @@ class Index:
             return Symbol("class", full)
         if full in self.functions:
             return Symbol("function", full)
-        summary = self.summaries[path]
-        for alias in summary.aliases:
-            if alias.name == name and alias.value != name:
-                return self.resolve(module, alias.value, seen)
-        star_modules = []
-        for imp in summary.imports:
-            if imp.name == "*":
-                star_modules.append(self.absolute(imp.module, imp.level, module))
-                continue
-            if imp.alias != name:
-                continue
+        aliases, imports, star_modules = self.namespace(module, path)
+        alias = aliases.get(name)
+        if alias is not None:
+            return self.resolve(module, alias, seen)
+        imp = imports.get(name)
+        if imp is not None:
             if imp.name is None:  # import a.b.c (binds a) / import a.b as c
                 target = imp.module if imp.alias != imp.module.split(".")[0] else name
                 return self.module_symbol(target)
@@ -204,6 +203,26 @@ class Index:
         if self.is_package(module) and f"{module}.{name}" in self.path_of:
             return Symbol("module", f"{module}.{name}")
         return None
+
+    def namespace(self, module: str, path: str) -> Namespace:
+        """MODULE's names, as `resolve_head` reads them: each name's first alias to another
+        name, each local name's first import, and the modules of its `import *`, in order."""
+        found = self.namespaces.get(path)
+        if found is None:
+            summary = self.summaries[path]
+            aliases: dict[str, str] = {}
+            for alias in summary.aliases:
+                if alias.value != alias.name:
+                    aliases.setdefault(alias.name, alias.value)
+            imports: dict[str, ImportDef] = {}
+            stars = []
+            for imp in summary.imports:
+                if imp.name == "*":
+                    stars.append(self.absolute(imp.module, imp.level, module))
+                else:
+                    imports.setdefault(imp.alias, imp)
+            found = self.namespaces[path] = (aliases, imports, stars)
+        return found
 
     def module_symbol(self, dotted: str) -> Symbol:
         return Symbol("module" if dotted in self.path_of else "external", dotted)

@@ -40,6 +40,10 @@ class Resolver:
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
         self.assign_scopes: dict[str, dict[str, list[int]]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
+        # Targets of each call (path, call id), once resolved outside any type inference: a
+        # query meets one call twice or more (ruling a caller in, then building its steps).
+        self.call_targets: dict[tuple[str, int], list[CallTarget]] = {}
+        self.inferring = 0  # types being inferred: what is found meanwhile may be partial
         for full, (_, function) in index.functions.items():
             if function.class_qualname is not None:
                 self.methods_by_name.setdefault(function.name, []).append(full)
@@ -112,7 +116,11 @@ class Resolver:
         if key in self.name_types:
             return self.name_types[key]
         self.name_types[key] = None  # a name typed through itself (x = x.f()) stays unknown
-        found = self.infer_name(path, scope, name)
+        self.inferring += 1
+        try:
+            found = self.infer_name(path, scope, name)
+        finally:
+            self.inferring -= 1
         self.name_types[key] = found
         return found
 
@@ -178,6 +186,15 @@ class Resolver:
         if function_name in self.returned:
             return self.returned[function_name]
         self.returned[function_name] = None  # recursion ends here
+        self.inferring += 1
+        try:
+            found = self.class_returned(path, function)
+        finally:
+            self.inferring -= 1
+        self.returned[function_name] = found
+        return found
+
+    def class_returned(self, path: str, function: FunctionDef) -> str | None:
         classes = set()
         returns = self.facts.flows(path).returns
         for _, ret in where(returns, lambda row: row[SCOPE] == function.qualname):
@@ -186,9 +203,7 @@ class Resolver:
             call = self.facts.flows(path).calls[ret.value.calls[0]]
             targets = [t for t in self.resolve_call(path, call) if t.confidence == 1.0]
             classes.update(t.klass for t in targets)
-        found = classes.pop() if len(classes) == 1 else None
-        self.returned[function_name] = found
-        return found
+        return classes.pop() if len(classes) == 1 else None
 
     def self_writes(self, path: str) -> dict[str, list[Assign]]:
         """The assignments `self.ATTR = ...` of a file, by ATTR."""
@@ -210,6 +225,15 @@ class Resolver:
         if key in self.attr_types:
             return self.attr_types[key]
         self.attr_types[key] = None  # cycles end here
+        self.inferring += 1
+        try:
+            found = self.infer_attr(klass, attr)
+        finally:
+            self.inferring -= 1
+        self.attr_types[key] = found
+        return found
+
+    def infer_attr(self, klass: str, attr: str) -> str | None:
         found = None
         for owner in self.index.mro(klass):
             path, definition = self.index.classes[owner]
@@ -231,13 +255,21 @@ class Resolver:
                         break
             if found:
                 break
-        self.attr_types[key] = found
         return found
 
     # -- calls -----------------------------------------------------------------------------
 
     def resolve_call(self, path: str, call: Call) -> list[CallTarget]:
         """What CALL may run; confidence 1.0 when the types say so, lower for name guesses."""
+        key = (path, call.id)
+        found = self.call_targets.get(key)
+        if found is None:
+            found = self.call_targets_of(path, call)
+            if not self.inferring:
+                self.call_targets[key] = found
+        return found
+
+    def call_targets_of(self, path: str, call: Call) -> list[CallTarget]:
         callee = call.callee
         if not callee or callee.rpartition(".")[2] not in self.known_names:
             return []

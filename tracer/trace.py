@@ -285,7 +285,15 @@ def sink_link(
     """The shortest path from a seed to a sink (trusted steps first, then any), searched
     from both ends at once so that neither search has to cover the whole tree."""
     is_sink = sink_test(graph, sinks)
-    goals = [s for name in sinks for s in graph.seeds(name) if is_sink(s)]
+    goals = [
+        s
+        for name in sinks
+        for s in (
+            graph.attribute_writes(name)  # the sinks, without building the other bindings
+            if "." not in name
+            else [s for s in graph.seeds(name) if is_sink(s)]
+        )
+    ]
     if not goals:
         return []
     for min_confidence in (TRUSTED, 0.0):
