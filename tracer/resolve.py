@@ -38,6 +38,7 @@ class Resolver:
         self.returned: dict[str, str | None] = {}
         self.self_writes_by_path: dict[str, dict[str, list[Assign]]] = {}
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
+        self.assigned_by_scope: dict[str, set[str]] = {}
         self.assign_scopes: dict[str, dict[str, list[int]]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
         # Targets of each call (path, call id), once resolved outside any type inference: a
@@ -89,6 +90,16 @@ class Resolver:
                     table.setdefault(target.path, []).append(assigns[index])
             self.assigns_by_scope[key] = table
         return table
+
+    def assigned(self, path: str, scope: str) -> set[str] | dict[str, list[Assign]]:
+        """What SCOPE assigns to (names and dotted paths), read from rows: no fact is made."""
+        key = f"{path}:{scope}"
+        found = self.assigns_by_scope.get(key) or self.assigned_by_scope.get(key)
+        if found is None:
+            rows = rows_of(self.facts.flows(path).assigns)
+            found = {t[0] for i in self.scopes_of(path).get(scope, ()) for t in rows[i][TARGETS]}
+            self.assigned_by_scope[key] = found
+        return found
 
     def scopes_of(self, path: str) -> dict[str, list[int]]:
         """The indices of PATH's assignments, by scope (read from rows: no fact is made)."""
@@ -327,7 +338,7 @@ class Resolver:
         found = self.function(path, scope)
         if found is None:
             return False
-        return any(p.name == name for p in found[1].params) or name in self.assigns(path, scope)
+        return any(p.name == name for p in found[1].params) or name in self.assigned(path, scope)
 
     def local_function(self, path: str, scope: str, name: str) -> str | None:
         """A function defined in SCOPE or an enclosing function (closures)."""
