@@ -9,9 +9,9 @@ per file like the flows, and loads far faster (strings and tuples, no fact objec
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, ItemsView
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from tracer.facts import (
     MODULE_SCOPE,
@@ -23,42 +23,47 @@ from tracer.facts import (
 )
 from tracer.rows import share
 
-NAMES_VERSION = "6"
+NAMES_VERSION = "7"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[str, str, str, int]
+V = TypeVar("V")
 
 
-class Reads:
-    """Attribute -> the (scope, base) pairs that read it, sorted; kept pickled until first
-    asked: most files a query loads names for are ruled out without their reads, which
-    are the bulk of a file's names."""
+class ByName(Generic[V]):
+    """Name -> V, kept pickled until first asked: most files a query loads names for are
+    ruled out by their sets alone, without these tables (a file's attribute reads and
+    writes), which are the bulk of its names."""
 
     __slots__ = ("data", "loaded")
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.loaded: dict[str, tuple[tuple[str, str], ...]] | None = None
+        self.loaded: dict[str, V] | None = None
 
     @classmethod
-    def of(cls, reads: dict[str, tuple[tuple[str, str], ...]]) -> Reads:
-        return cls(pickle.dumps(reads, pickle.HIGHEST_PROTOCOL))
+    def of(cls, table: dict[str, V]) -> ByName[V]:
+        return cls(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
 
-    def get(
-        self, attr: str, default: tuple[tuple[str, str], ...] = ()
-    ) -> tuple[tuple[str, str], ...]:
+    def table(self) -> dict[str, V]:
         if self.loaded is None:
             self.loaded = pickle.loads(self.data)
-        return self.loaded.get(attr, default)
+        return self.loaded
+
+    def get(self, name: str, default: Any = ()) -> V:
+        return self.table().get(name, default)
+
+    def items(self) -> ItemsView[str, V]:
+        return self.table().items()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Reads) and other.data == self.data
+        return isinstance(other, ByName) and other.data == self.data
 
     def __hash__(self) -> int:
         return hash(self.data)
 
     def __reduce__(self) -> tuple[type, tuple[bytes]]:
-        return Reads, (self.data,)
+        return ByName, (self.data,)
 
 
 @compact_pickle
@@ -66,8 +71,8 @@ class Reads:
 class FileNames:
     binders: frozenset[str]  # names a parameter, field, assignment or flag of the file binds
     callees: frozenset[str]  # the last name of every callee (`f` of `self.x.f(...)`)
-    writes: dict[str, tuple[Write, ...]]  # attribute -> its writes, in the tables' order
-    reads: Reads  # attribute -> (scope, base) of its reads
+    writes: ByName[tuple[Write, ...]]  # attribute -> its writes, in the tables' order
+    reads: ByName[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
@@ -218,8 +223,8 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
     return FileNames(
         binders=frozenset(binders),
         callees=frozenset(c.callee.rpartition(".")[2] for c in flows.calls if c.callee),
-        writes=share(attribute_writes(path, summary, flows), seen),
-        reads=Reads.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
+        writes=ByName.of(share(attribute_writes(path, summary, flows), {})),
+        reads=ByName.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
         whole=crosses_units(summary, flows),

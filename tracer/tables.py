@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from typing import Any
 
 from tracer.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary
@@ -103,7 +104,6 @@ class FileTables:
         self.call_args: dict[int, list[tuple[Arg, str]]] = Demanded(by_call)
         self.targets: dict[int, list[CallTarget]] = Demanded(by_call)
         self.flags: dict[str, list[tuple[str, tuple[str, ...]]]] = Demanded(self.by_flag)
-        self.attr_writes = {a: [Read(*w) for w in writes] for a, writes in names.writes.items()}
         self.flag_generators = set(names.flag_generators)  # scopes that build flags by name
         self.rank: dict[str, Rank] = {}
         self.added = 0  # steps added from outside (generated flags), ranked after the rest
@@ -118,6 +118,11 @@ class FileTables:
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.units = self.unit_index()
         self.in_class_body: Callable[[int], bool] | None = None
+
+    @cached_property
+    def attr_writes(self) -> dict[str, list[Read]]:
+        """Attribute -> its writes in this file (fields, `x.ATTR = ...`), in the tables' order."""
+        return {a: [Read(*w) for w in writes] for a, writes in self.names.writes.items()}
 
     # -- units -------------------------------------------------------------------------------
 
