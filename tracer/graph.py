@@ -17,7 +17,7 @@ from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
 from tracer.resolve import DYNAMIC, GUESS, OPAQUE, CallTarget, Resolver
-from tracer.rows import CALLEE, rows_of
+from tracer.rows import CALL_SCOPE, CALLEE, rows_of
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -93,11 +93,16 @@ class FlowGraph(FlagEdges):
             for call_id, row in enumerate(rows_of(self.facts.flows(path).calls)):
                 by_callee.setdefault(row[CALLEE].rpartition(".")[2], []).append(call_id)
         candidates = sorted(i for word in words | renamed for i in by_callee.get(word, ()))
-        calls = self.facts.flows(path).calls
+        rows = rows_of(self.facts.flows(path).calls)
+        targets = self.resolver.targets
         return [
             call_id
             for call_id in candidates
-            if any(map(wanted, self.resolver.resolve_call(path, calls[call_id])))
+            if any(
+                map(
+                    wanted, targets(path, call_id, rows[call_id][CALL_SCOPE], rows[call_id][CALLEE])
+                )
+            )
         ]
 
     def renamed(self, path: str) -> set[str]:

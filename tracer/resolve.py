@@ -36,7 +36,7 @@ class Resolver:
         self.attr_types: dict[tuple[str, str], str | None] = {}
         self.name_types: dict[tuple[str, str, str], str | None] = {}
         self.returned: dict[str, str | None] = {}
-        self.self_writes_by_path: dict[str, dict[str, list[Assign]]] = {}
+        self.self_writes_by_path: dict[str, dict[str, list[int]]] = {}  # ATTR -> assignments
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
         self.assigned_by_scope: dict[str, set[str]] = {}
         self.assign_scopes: dict[str, dict[str, list[int]]] = {}
@@ -216,18 +216,18 @@ class Resolver:
             classes.update(t.klass for t in targets)
         return classes.pop() if len(classes) == 1 else None
 
-    def self_writes(self, path: str) -> dict[str, list[Assign]]:
-        """The assignments `self.ATTR = ...` of a file, by ATTR."""
+    def self_writes(self, path: str, attr: str) -> list[Assign]:
+        """The assignments `self.ATTR = ...` of a file (facts made for ATTR's alone)."""
         table = self.self_writes_by_path.get(path)
         if table is None:
             table = {}
-            assigns = self.facts.flows(path).assigns
-            for _, assign in where(assigns, lambda row: any(writes_self(t) for t in row[TARGETS])):
-                for target in assign.targets:
-                    if target.path.startswith("self.") and target.path.count(".") == 1:
-                        table.setdefault(target.path[5:], []).append(assign)
+            for index, row in enumerate(rows_of(self.facts.flows(path).assigns)):
+                for target in row[TARGETS]:
+                    if writes_self(target):
+                        table.setdefault(target[0][5:], []).append(index)
             self.self_writes_by_path[path] = table
-        return table
+        assigns = self.facts.flows(path).assigns
+        return [assigns[index] for index in table.get(attr, ())]
 
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what
@@ -259,7 +259,7 @@ class Resolver:
             qual = definition.qualname + "."
             if not self.facts.has_flows(path) and attr not in self.facts.names(path).self_attrs:
                 continue  # no `self.ATTR = ...` in that file: its flows are not needed
-            for assign in self.self_writes(path).get(attr, []):
+            for assign in self.self_writes(path, attr):
                 if assign.scope.startswith(qual):
                     found = self.assigned_type(path, assign.scope, assign)
                     if found:
@@ -272,22 +272,26 @@ class Resolver:
 
     def resolve_call(self, path: str, call: Call) -> list[CallTarget]:
         """What CALL may run; confidence 1.0 when the types say so, lower for name guesses."""
-        key = (path, call.id)
+        return self.targets(path, call.id, call.scope, call.callee)
+
+    def targets(self, path: str, call_id: int, scope: str, callee: str) -> list[CallTarget]:
+        """`resolve_call` of the call CALL_ID of PATH, in SCOPE, to CALLEE (as its row has
+        them: no fact is made)."""
+        key = (path, call_id)
         found = self.call_targets.get(key)
         if found is None:
-            found = self.call_targets_of(path, call)
+            found = self.call_targets_of(path, scope, callee)
             if not self.inferring:
                 self.call_targets[key] = found
         return found
 
-    def call_targets_of(self, path: str, call: Call) -> list[CallTarget]:
-        callee = call.callee
+    def call_targets_of(self, path: str, scope: str, callee: str) -> list[CallTarget]:
         if not callee or callee.rpartition(".")[2] not in self.known_names:
             return []
         module = self.index.module_of[path]
         head, _, method = callee.rpartition(".")
         if head == "super()":
-            klass = self.self_class(path, call.scope)
+            klass = self.self_class(path, scope)
             if klass is None:
                 return []
             for owner in self.index.mro(klass)[1:]:
@@ -296,21 +300,21 @@ class Resolver:
                     return [CallTarget(full, None, 1.0, True)]
             return self.constructor_of(self.index.mro(klass)[1:], method)
         if head:
-            receiver = self.ref_type(path, call.scope, head)
+            receiver = self.ref_type(path, scope, head)
             if receiver is not None:
                 full = self.index.method(receiver, method)
                 if full is not None:
                     function = self.index.functions[full][1]
-                    through_class = self.names_class(path, call.scope, head)
+                    through_class = self.names_class(path, scope, head)
                     bound = function.is_classmethod or not through_class
                     found = [CallTarget(full, None, 1.0, bound and not function.is_static)]
                     # The receiver may be any subclass (factories): their overrides run too.
                     return found + self.overrides(receiver, method, OVERRIDE)
                 return self.overrides(receiver, method, GUESS)
-        local = self.local_function(path, call.scope, callee)
+        local = self.local_function(path, scope, callee)
         if local is not None:
             return [CallTarget(local, None, 1.0, False)]
-        if self.is_local(path, call.scope, callee.partition(".")[0]):
+        if self.is_local(path, scope, callee.partition(".")[0]):
             # A parameter or local that shadows a global: only its type could tell.
             return self.guess_method(method) if head else []
         symbol = self.index.resolve(module, callee)

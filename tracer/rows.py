@@ -160,3 +160,4 @@ SCOPE = 0  # of an Assign, a Return, a Use
 TARGETS = 1  # of an Assign: ((path, index), ...)
 CALL_SCOPE = 1  # of a Call
 CALLEE = 2  # of a Call
+DISCARDED = 5  # of a Call: its result is thrown away

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tracer.facts import MODULE_SCOPE, Assign, Call, Return, Value
 from tracer.names import FLAG_METHODS, class_bodies, flag_dest
 from tracer.parse import SourceLines
+from tracer.rows import CALL_SCOPE, CALLEE, DISCARDED, rows_of
 from tracer.steps import Step
 
 if TYPE_CHECKING:  # the tables call in here; only their type is needed
@@ -74,9 +75,11 @@ class UnitIndex:
 def build_unit(tables: FileTables, unit: UnitIndex) -> None:
     """The steps of one unit, made in the order (and with the ids) of a whole-file build."""
     path, flows = tables.path, tables.flows
+    calls, targets = rows_of(flows.calls), tables.resolver.targets
     for call_id in unit.calls:
+        row = calls[call_id]
         dict.__setitem__(
-            tables.targets, call_id, tables.resolver.resolve_call(path, flows.calls[call_id])
+            tables.targets, call_id, targets(path, call_id, row[CALL_SCOPE], row[CALLEE])
         )
     add_definitions(tables, unit)
     if unit.assigns and tables.in_class_body is None:
@@ -103,7 +106,14 @@ def build_unit(tables: FileTables, unit: UnitIndex) -> None:
         tables.add(step, use.scope, (4, i))
         record_reads(tables, step, use.scope, use.value)
     for call_id in unit.calls:
-        add_call(tables, flows.calls[call_id])
+        row = calls[call_id]
+        # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
+        if (
+            row[DISCARDED]
+            or dict.get(tables.targets, call_id)
+            or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
+        ):
+            add_call(tables, flows.calls[call_id])
 
 
 def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
