@@ -21,11 +21,13 @@ from tracer.rows import CALL_SCOPE, CALLEE, rows_of
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
+from tracer.values import call_of_ref
 
 ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
 COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
 MAX_FAMILY_NAMES = 40
 MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
+WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
 
 
 class FlowGraph(FlagEdges):
@@ -318,6 +320,24 @@ class FlowGraph(FlagEdges):
             found.append(f"{path}#f:{definition.qualname}.{attr}")
         return sorted(found, key=lambda s: -self.centrality(s))
 
+    def dynamic_fields(self, tables: FileTables, base: str, attr: str) -> list[str]:
+        """The declared fields ATTR that a read of `BASE.ATTR` through a bag filled by
+        setattr may come from: those of the classes the receiver names, if any
+        (`get_schedule().x`, `self.schedule.x`: Schedule.x), else all of them."""
+        fields = self.declared_fields(attr)
+        spoken: list[str] = []
+        for part in base.split("."):
+            call_id = call_of_ref(part)
+            if call_id is not None and 0 <= call_id < len(tables.calls):
+                part = rows_of(tables.calls)[call_id][CALLEE]
+            spoken += words_of(part)
+        # A field step is `path#f:Class.attr` (or `path#f:Outer.Class.attr`).
+        classes = [f.partition("#f:")[2].rpartition(".")[0].rpartition(".")[2] for f in fields]
+        named = [
+            f for f, klass in zip(fields, classes, strict=True) if contains(spoken, words_of(klass))
+        ]
+        return (named or fields)[:MAX_DYNAMIC]
+
     def single_owner(self, attr: str) -> bool:
         if len(self.mentioning(attr)) > COMMON_WORD_FILES:
             return False
@@ -490,7 +510,7 @@ class FlowGraph(FlagEdges):
         klass = self.resolver.ref_type(tables.path, scope, base)
         if klass is not None and not self.binds(klass, attr):
             # Read through a bag filled by setattr: the declared fields of that name.
-            for field_step in self.declared_fields(attr)[:MAX_DYNAMIC]:
+            for field_step in self.dynamic_fields(tables, base, attr):
                 yield attr_edge(tables, field_step, step.id, ref, DYNAMIC)
             return
         classes = self.index.family(klass) if klass else []
@@ -551,6 +571,18 @@ def attr_edge(
     if ref in reader_tables.opaque.get(reader, ()):
         return Edge(src, reader, "attr_via_call", confidence * OPAQUE)
     return Edge(src, reader, "attr", confidence)
+
+
+def words_of(name: str) -> list[str]:
+    """The lower-case words of an identifier or dotted name: `get_schedule()` -> get,
+    schedule; `MemoryPoolConfig` -> memory, pool, config."""
+    return [w.lower() for w in WORD.findall(name)]
+
+
+def contains(words: list[str], part: list[str]) -> bool:
+    """Does PART appear in WORDS, in order and without a gap?"""
+    size = len(part)
+    return size > 0 and any(words[i : i + size] == part for i in range(len(words) - size + 1))
 
 
 def dedupe(edges: list[Edge]) -> list[Edge]:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import spine_of, trace
 from tracer.errors import NameNotFound
+from tracer.resolve import DYNAMIC
 from tracer.trace import Chain
 
 Place = tuple[str, int, str]
@@ -1178,6 +1179,69 @@ def test_class_field_is_not_a_module_local(snippet_session):
         ("pkg/args.py", 9, "local_assign"),
         ("pkg/args.py", 10, "formula"),
     }
+
+
+BAG = """
+    class Bag:
+        \"\"\"Filled by setattr: binds none of the names read through it.\"\"\"
+
+        def __getattr__(self, name):
+            return self.__dict__[name]
+
+
+    def get_schedule() -> Bag:
+        return Bag()
+"""
+FIELDS = """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class PoolConfig:
+        fraction: float = 0.0
+
+
+    @dataclass
+    class Schedule:
+        fraction: float = 0.9
+"""
+
+
+@pytest.mark.parametrize(
+    ("receiver", "fields"),
+    [
+        ("get_schedule().fraction", {("pkg/fields.py", 11, "field")}),  # Schedule names it
+        ("bag.fraction", {("pkg/fields.py", 6, "field"), ("pkg/fields.py", 11, "field")}),
+    ],
+)
+def test_read_through_a_setattr_bag_comes_from_the_fields_of_the_class_it_names(
+    snippet_session, receiver, fields
+):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/bag.py": BAG,
+            "pkg/fields.py": FIELDS,
+            "pkg/run.py": f"""
+                from pkg.bag import Bag, get_schedule
+
+
+                def start(bag: Bag):
+                    fraction = {receiver}
+                    tokens = fraction * 100
+            """,
+        }
+    )
+    # Traced from the local of the field's name: a field reached by a guess is its origin.
+    chain = trace(session.graph, "start.fraction", sinks=["tokens"])
+    read = ("pkg/run.py", 5, "local_assign")
+    into_read = {(place(chain, e.src), e.kind, e.confidence) for e in chain.edges}
+    assert {edge for edge in into_read if edge[0][2] == "field"} == {
+        (field, "attr", DYNAMIC) for field in fields
+    }
+    spine = spine_of(session, chain)
+    assert spine[0] in fields
+    assert spine[1:] == [read, ("pkg/run.py", 6, "formula")]
 
 
 # -- qualified names -----------------------------------------------------------------------
