@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not
 
 ORIGIN_RANK = {"cli_flag": 3, "field": 2}
 CHANGING_KINDS = frozenset({"formula", "return"})
+FLAG_KINDS = frozenset({"flag_to_field", "generated_flag"})
+OPAQUE_KINDS = frozenset({"local_via_call", "attr_via_call"})  # passed to a call, not returned
 TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
 
 
@@ -134,10 +136,12 @@ def walk(
     follow: Callable[[str], bool] = lambda _: True,
     stop: Callable[[str], bool] = lambda _: False,
     min_confidence: float = 0.0,
+    through: Callable[[str, Edge], bool] = lambda _step, _edge: True,
 ) -> dict[str, str | None]:
     """Breadth-first in one direction, at most MAX_DEPTH steps from STARTS; only steps for
-    which FOLLOW holds are expanded; ends early at the first step for which STOP holds.
-    Returns each reached step with the step it was reached from."""
+    which FOLLOW holds are expanded, along the edges THROUGH lets by; ends early at the
+    first step for which STOP holds. Returns each reached step with the step it was
+    reached from."""
     parent: dict[str, str | None] = dict.fromkeys(starts)
     depth = dict.fromkeys(starts, 0)
     queue = deque(starts)
@@ -150,7 +154,7 @@ def walk(
         found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
         for edge in found:
             edges[(edge.src, edge.dst, edge.kind)] = edge
-            if edge.confidence < min_confidence:
+            if edge.confidence < min_confidence or not through(current, edge):
                 continue
             nxt = edge.dst if forward else edge.src
             if nxt in depth:
@@ -179,7 +183,14 @@ def origin_path(
 ) -> list[str]:
     """Origin ... seed. The origin is a flag or field of the traced name, else the furthest
     step where the value starts, reached by following single-input steps back (a value
-    carried, not combined)."""
+    carried, not combined), and through updates of a value by its own name (`x += y`
+    carries x)."""
+    carries = {}  # step -> does it carry one value on, rather than combine several?
+
+    def carried(step_id: str) -> bool:
+        if step_id not in carries:
+            carries[step_id] = single_input(graph, step_id)
+        return carries[step_id]
 
     def back(min_confidence: float) -> dict[str, str | None]:
         return walk(
@@ -188,13 +199,18 @@ def origin_path(
             False,
             max_depth,
             edges,
-            follow=lambda s: single_input(graph, s),
+            follow=lambda s: carried(s) or updates_itself(graph, s),
             min_confidence=min_confidence,
+            through=lambda s, e: carried(s) or graph.step(e.src).name == graph.step(s).name,
         )
 
     def named_origins(parent: dict[str, str | None]) -> list[str]:
         return [
-            s for s in parent if graph.step(s).name in names and graph.step(s).kind in ORIGIN_RANK
+            s
+            for s in parent
+            if graph.step(s).name in names
+            and graph.step(s).kind in ORIGIN_RANK
+            and not carrier(graph, s, parent)
         ]
 
     parent = back(TRUSTED)
@@ -206,13 +222,45 @@ def origin_path(
     if named:
         origin = max(named, key=lambda s: ORIGIN_RANK[graph.step(s).kind])
     else:
-        # The furthest step where the value starts (nothing flows into it); breadth-first
-        # order puts the furthest last and, among equals, the first written first.
+        # The furthest step where the value starts: nothing flows into it but what it
+        # passes to calls outside the tree from elsewhere (`mem_get_info(gpu_id)` measures,
+        # it does not return gpu_id; `torch.tensor(free)` of a value reached here does not
+        # start one). Among equals, one that measures from an input (`mem_get_info(gpu_id)`)
+        # before one that takes none (`psutil.virtual_memory()`), then the first written
+        # (breadth-first order puts the furthest last and, among equals, in file order).
         depth = {s: len(path_to(parent, s)) for s in parent}
-        leaves = [s for s in parent if not graph.edges(s, False)] or list(parent)
+        leaves = [s for s in parent if starts_value(graph, s, parent)] or list(parent)
         furthest = max(depth[s] for s in leaves)
-        origin = next(s for s in leaves if depth[s] == furthest)
+        candidates = [s for s in leaves if depth[s] == furthest]
+        origin = next((s for s in candidates if graph.edges(s, False)), candidates[0])
     return path_to(parent, origin)  # origin first
+
+
+def starts_value(graph: FlowGraph, step_id: str, reached: Mapping[str, object]) -> bool:
+    """Does no value flow into the step, but as an argument of a call outside the tree
+    that comes from none of the REACHED steps?"""
+    return all(e.kind in OPAQUE_KINDS and e.src not in reached for e in graph.edges(step_id, False))
+
+
+def carrier(graph: FlowGraph, step_id: str, reached: Mapping[str, object]) -> bool:
+    """Is the step a record's field that only carries a value on: no flag sets it and one
+    constructor call, reached here, fills it (`Result(pre_model_load_memory=measured)`)?
+    Its origin is that value's."""
+    if graph.step(step_id).kind != "field":
+        return False
+    kinds = [e.kind for e in graph.edges(step_id, False) if e.confidence >= TRUSTED]
+    filled = [e.src for e in graph.edges(step_id, False) if e.kind == "arg_to_field"]
+    return not set(kinds) & FLAG_KINDS and len(filled) == 1 and filled[0] in reached
+
+
+def updates_itself(graph: FlowGraph, step_id: str) -> bool:
+    """Is the step an assignment that reads its own target (`x += y`, `x = x * k`)?"""
+    step = graph.step(step_id)
+    if step.kind != "formula":
+        return False
+    tables = graph.file(step.file)
+    target = tables.bound.get(step_id)
+    return target is not None and target in tables.refs.get(step_id, ())
 
 
 def single_input(graph: FlowGraph, step_id: str) -> bool:

@@ -160,6 +160,8 @@ def test_measured_free_memory_spine(release, version):
     assert_in_order(spine_pairs(chain), expected)
     first = {s.id: s for s in chain.steps}[chain.spine[0]]
     assert first.file.endswith(("utils.py", "utils/common.py"))  # inside get_available_gpu_memory
+    # The CUDA measurement, not another device's branch (hpu, npu) or psutil's fallback.
+    assert first.code == "free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)"
 
 
 @pytest.mark.release

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import spine_of, trace
+from tests.conftest import spine_code, spine_of, trace
 from tracer.errors import NameNotFound
 from tracer.resolve import DYNAMIC
 from tracer.trace import Chain
@@ -1302,3 +1302,123 @@ def test_unknown_name_raises_name_not_found(snippet_session):
     session = snippet_session({"pkg/__init__.py": "", "pkg/a.py": TWO_CLASSES})
     with pytest.raises(NameNotFound):
         trace(session.graph, "Runner.nothing_here")
+
+
+# -- origins ---------------------------------------------------------------------------------
+
+MEASURE = """
+    import psutil
+    import torch
+
+
+    def free_memory(device, gpu_id, distributed):
+        if device == "cuda":
+            if torch.cuda.get_device_properties(gpu_id).is_integrated:
+                free = psutil.virtual_memory().available
+            else:
+                free, _ = torch.cuda.mem_get_info(gpu_id)
+        elif device == "hpu":
+            free, total = torch.hpu.mem_get_info()
+        if distributed:
+            tensor = torch.tensor(free)
+            free = tensor.item()
+        return free / (1 << 30)
+"""
+
+
+def test_origin_of_a_measured_value_is_the_measurement_of_the_input(snippet_session):
+    """Branches that measure start the value, not `torch.tensor(free)` of one of them; the
+    one that measures from an input (`mem_get_info(gpu_id)`) before those that take none."""
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/measure.py": MEASURE,
+            "pkg/runner.py": """
+                from pkg.measure import free_memory
+
+
+                class Runner:
+                    def start(self, gpu_id):
+                        total_gpu_memory = free_memory("cuda", gpu_id, True)
+                        self.tokens = total_gpu_memory * 2
+            """,
+        }
+    )
+    chain = trace(session.graph, "total_gpu_memory", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "free, _ = torch.cuda.mem_get_info(gpu_id)",
+        "return free / (1 << 30)",
+        'total_gpu_memory = free_memory("cuda", gpu_id, True)',
+        "self.tokens = total_gpu_memory * 2",
+    ]
+
+
+def test_a_record_field_filled_once_carries_the_value_it_is_filled_with(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/boot.py": """
+                from dataclasses import dataclass
+
+                import torch
+
+
+                @dataclass
+                class Booted:
+                    free_memory: float
+
+
+                def boot(gpu_id) -> Booted:
+                    free_memory = torch.cuda.mem_get_info(gpu_id)[0]
+                    return Booted(free_memory=free_memory)
+            """,
+            "pkg/runner.py": """
+                from pkg.boot import boot
+
+
+                class Runner:
+                    def start(self, gpu_id):
+                        result = boot(gpu_id)
+                        self.free_memory = result.free_memory
+                        self.tokens = self.free_memory * 2
+            """,
+        }
+    )
+    chain = trace(session.graph, "free_memory", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "free_memory = torch.cuda.mem_get_info(gpu_id)[0]",
+        "return Booted(free_memory=free_memory)",
+        "free_memory: float",
+        "self.free_memory = result.free_memory",
+        "self.tokens = self.free_memory * 2",
+    ]
+
+
+def test_a_value_updated_by_its_own_name_is_traced_to_where_it_was_first_set(snippet_session):
+    """`x += y` carries x: the spine goes on back through it (the update is written first,
+    so the search from the sink meets it first)."""
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": """
+                import torch
+
+
+                class Runner:
+                    def grow(self, extra):
+                        self.free_memory += extra
+
+                    def start(self, gpu_id):
+                        self.free_memory = torch.cuda.mem_get_info(gpu_id)[0]
+
+                    def size(self):
+                        self.tokens = self.free_memory * 2
+            """,
+        }
+    )
+    chain = trace(session.graph, "free_memory", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "self.free_memory = torch.cuda.mem_get_info(gpu_id)[0]",
+        "self.free_memory += extra",
+        "self.tokens = self.free_memory * 2",
+    ]
