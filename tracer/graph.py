@@ -17,7 +17,7 @@ from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
 from tracer.resolve import DYNAMIC, GUESS, OPAQUE, CallTarget, Resolver
-from tracer.rows import CALL_SCOPE, CALLEE, rows_of
+from tracer.rows import HEAD_CALLEE, call_heads
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -92,19 +92,15 @@ class FlowGraph(FlagEdges):
         by_callee = self.callees.get(path)
         if by_callee is None:
             by_callee = self.callees[path] = {}
-            for call_id, row in enumerate(rows_of(self.facts.flows(path).calls)):
-                by_callee.setdefault(row[CALLEE].rpartition(".")[2], []).append(call_id)
+            for call_id, (_, callee) in enumerate(call_heads(self.facts.flows(path).calls)):
+                by_callee.setdefault(callee.rpartition(".")[2], []).append(call_id)
         candidates = sorted(i for word in words | renamed for i in by_callee.get(word, ()))
-        rows = rows_of(self.facts.flows(path).calls)
+        heads = call_heads(self.facts.flows(path).calls)
         targets = self.resolver.targets
         return [
             call_id
             for call_id in candidates
-            if any(
-                map(
-                    wanted, targets(path, call_id, rows[call_id][CALL_SCOPE], rows[call_id][CALLEE])
-                )
-            )
+            if any(map(wanted, targets(path, call_id, *heads[call_id])))
         ]
 
     def renamed(self, path: str) -> set[str]:
@@ -329,7 +325,7 @@ class FlowGraph(FlagEdges):
         for part in base.split("."):
             call_id = call_of_ref(part)
             if call_id is not None and 0 <= call_id < len(tables.calls):
-                part = rows_of(tables.calls)[call_id][CALLEE]
+                part = call_heads(tables.calls)[call_id][HEAD_CALLEE]
             spoken += words_of(part)
         # A field step is `path#f:Class.attr` (or `path#f:Outer.Class.attr`).
         classes = [f.partition("#f:")[2].rpartition(".")[0].rpartition(".")[2] for f in fields]

@@ -13,7 +13,7 @@ from typing import Any, TypeVar, overload
 from tracer.facts import Arg, Assign, Call, FileFlows, Return, Target, Use, Value
 from tracer.values import NOTHING
 
-ROWS_VERSION = "3"  # of the cached layout
+ROWS_VERSION = "4"  # of the cached layout
 T = TypeVar("T")
 Row = tuple[Any, ...]
 
@@ -21,15 +21,19 @@ Row = tuple[Any, ...]
 class Rows(Sequence[T]):
     """A read-only sequence of facts made from ROWS on first access, one at a time; ROWS may
     come pickled, and are then unpickled on first use (a query reads the calls of many
-    files it never reads the statements of)."""
+    files it never reads the statements of). HEADS, pickled apart, are the few columns a
+    query reads of many rows it makes no fact of (a call's scope and callee)."""
 
-    __slots__ = ("loaded", "made", "make", "pickled")
+    __slots__ = ("heads_pickled", "loaded", "made", "make", "pickled")
 
-    def __init__(self, rows: tuple[Row, ...] | bytes, make: Callable[[Row], T]) -> None:
+    def __init__(
+        self, rows: tuple[Row, ...] | bytes, make: Callable[[Row], T], heads: bytes | None = None
+    ) -> None:
         self.pickled = rows if isinstance(rows, bytes) else None
         self.loaded = None if isinstance(rows, bytes) else rows
         self.make = make
         self.made: list[T | None] | None = None
+        self.heads_pickled = heads
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -39,7 +43,17 @@ class Rows(Sequence[T]):
             self.pickled = None
         return self.loaded
 
+    @property
+    def heads(self) -> tuple[Row, ...] | None:
+        """The rows' heads, unpickled (once); None when they came without."""
+        found = self.heads_pickled
+        if isinstance(found, bytes):
+            found = self.heads_pickled = pickle.loads(found)
+        return found  # type: ignore[return-value]
+
     def __len__(self) -> int:
+        if self.loaded is None and self.heads_pickled is not None:
+            return len(self.heads)  # type: ignore[arg-type]
         return len(self.rows)
 
     @overload
@@ -72,11 +86,10 @@ def encode(fact: Any) -> Any:
 def encode_flows(flows: FileFlows) -> tuple[bytes, ...]:
     """FLOWS as rows, one pickle per kind of fact (calls, assigns, returns, uses), equal
     strings and tuples shared within each: pickle then writes each once, and loading makes
-    each once (about twice as fast to load)."""
-    return tuple(
-        pickle.dumps(share(encode(tuple(getattr(flows, f.name))), {}), pickle.HIGHEST_PROTOCOL)
-        for f in fields(flows)
-    )
+    each once (about twice as fast to load); then the calls' heads (scope, callee)."""
+    kinds = tuple(share(encode(tuple(getattr(flows, f.name))), {}) for f in fields(flows))
+    heads = share(tuple((call.scope, call.callee) for call in flows.calls), {})
+    return tuple(pickle.dumps(rows, pickle.HIGHEST_PROTOCOL) for rows in (*kinds, heads))
 
 
 def share(item: Any, seen: dict[Any, Any]) -> Any:
@@ -134,9 +147,9 @@ def use(row: Row) -> Use:
 def decode_flows(encoded: tuple[bytes, ...]) -> FileFlows:
     """Flows over the rows ENCODED holds; each kind is unpickled, and each fact made, when
     first read."""
-    calls, assigns, returns, uses = encoded
+    calls, assigns, returns, uses, heads = encoded
     return FileFlows(
-        calls=Rows(calls, call),
+        calls=Rows(calls, call, heads),
         assigns=Rows(assigns, assign),
         returns=Rows(returns, return_),
         uses=Rows(uses, use),
@@ -146,6 +159,15 @@ def decode_flows(encoded: tuple[bytes, ...]) -> FileFlows:
 def rows_of(facts: Sequence[Any]) -> tuple[Row, ...]:
     """The rows of FACTS: those it was made from, else encoded now."""
     return facts.rows if isinstance(facts, Rows) else tuple(map(encode, facts))
+
+
+def call_heads(calls: Sequence[Call]) -> tuple[tuple[str, str], ...]:
+    """(scope, callee) of each of CALLS, without unpickling their rows when they came with
+    heads."""
+    heads = calls.heads if isinstance(calls, Rows) else None
+    if heads is None:
+        heads = tuple((row[CALL_SCOPE], row[CALLEE]) for row in rows_of(calls))
+    return heads  # type: ignore[return-value]
 
 
 def where(facts: Sequence[T], test: Callable[[Row], bool]) -> Iterator[tuple[int, T]]:
@@ -161,3 +183,4 @@ TARGETS = 1  # of an Assign: ((path, index), ...)
 CALL_SCOPE = 1  # of a Call
 CALLEE = 2  # of a Call
 DISCARDED = 5  # of a Call: its result is thrown away
+HEAD_SCOPE, HEAD_CALLEE = 0, 1  # of a call's head

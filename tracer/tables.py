@@ -10,7 +10,7 @@ from typing import Any
 from tracer.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary
 from tracer.names import FLAG_METHODS, FileNames, top_classes, unit_of
 from tracer.resolve import CallTarget, Resolver
-from tracer.rows import CALL_SCOPE, CALLEE, SCOPE, TARGETS, rows_of
+from tracer.rows import HEAD_SCOPE, SCOPE, TARGETS, call_heads, rows_of
 from tracer.steps import Step
 from tracer.unit_steps import CodeLines, Read, UnitIndex, build_unit
 
@@ -141,7 +141,7 @@ class FileTables:
             ("assigns", [row[SCOPE] for row in rows_of(self.flows.assigns)]),
             ("returns", [row[SCOPE] for row in rows_of(self.flows.returns)]),
             ("uses", [row[SCOPE] for row in rows_of(self.flows.uses)]),
-            ("calls", [row[CALL_SCOPE] for row in rows_of(self.calls)]),
+            ("calls", [head[HEAD_SCOPE] for head in call_heads(self.calls)]),
         )
         for kind, scopes in kinds:
             by_scope: dict[str, list[int]] = {}
@@ -216,7 +216,7 @@ class FileTables:
         number = int(rest.partition(".")[0].partition(":")[0] or -1)
         facts = {"a": self.flows.assigns, "r": self.flows.returns, "u": self.flows.uses}
         if kind == "c" and 0 <= number < len(self.calls):
-            return self.unit_of(rows_of(self.calls)[number][CALL_SCOPE])
+            return self.unit_of(call_heads(self.calls)[number][HEAD_SCOPE])
         if kind in facts and 0 <= number < len(facts[kind]):
             return self.unit_of(rows_of(facts[kind])[number][SCOPE])
         return WHOLE  # not a step of this file: nothing to build
@@ -244,7 +244,7 @@ class FileTables:
         if call_id is ALL:
             self.ensure_all()
         elif isinstance(call_id, int) and 0 <= call_id < len(self.calls):
-            self.ensure(self.unit_of(rows_of(self.calls)[call_id][CALL_SCOPE]))
+            self.ensure(self.unit_of(call_heads(self.calls)[call_id][HEAD_SCOPE]))
 
     def by_attr_read(self, attr: object) -> None:
         if attr is ALL or not isinstance(attr, str):
@@ -269,9 +269,9 @@ class FileTables:
         return self.defaults
 
     def by_flag(self, dest: object) -> None:
-        for row in rows_of(self.calls):
-            if row[CALLEE].rpartition(".")[2] in FLAG_METHODS:
-                self.ensure(self.unit_of(row[CALL_SCOPE]))
+        for scope, callee in call_heads(self.calls):
+            if callee.rpartition(".")[2] in FLAG_METHODS:
+                self.ensure(self.unit_of(scope))
 
     # -- queries over several units ----------------------------------------------------------
 

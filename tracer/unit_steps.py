@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tracer.facts import MODULE_SCOPE, Assign, Call, Return, Value
 from tracer.names import FLAG_METHODS, class_bodies, flag_dest
 from tracer.parse import SourceLines
-from tracer.rows import CALL_SCOPE, CALLEE, DISCARDED, rows_of
+from tracer.rows import CALLEE, DISCARDED, call_heads, rows_of
 from tracer.steps import Step
 
 if TYPE_CHECKING:  # the tables call in here; only their type is needed
@@ -75,12 +75,9 @@ class UnitIndex:
 def build_unit(tables: FileTables, unit: UnitIndex) -> None:
     """The steps of one unit, made in the order (and with the ids) of a whole-file build."""
     path, flows = tables.path, tables.flows
-    calls, targets = rows_of(flows.calls), tables.resolver.targets
+    heads, targets = call_heads(flows.calls), tables.resolver.targets
     for call_id in unit.calls:
-        row = calls[call_id]
-        dict.__setitem__(
-            tables.targets, call_id, targets(path, call_id, row[CALL_SCOPE], row[CALLEE])
-        )
+        dict.__setitem__(tables.targets, call_id, targets(path, call_id, *heads[call_id]))
     add_definitions(tables, unit)
     if unit.assigns and tables.in_class_body is None:
         tables.in_class_body = class_bodies(tables.summary)
@@ -105,6 +102,7 @@ def build_unit(tables: FileTables, unit: UnitIndex) -> None:
         )
         tables.add(step, use.scope, (4, i))
         record_reads(tables, step, use.scope, use.value)
+    calls = rows_of(flows.calls)
     for call_id in unit.calls:
         row = calls[call_id]
         # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
