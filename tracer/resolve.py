@@ -256,6 +256,12 @@ class Resolver:
                         break
             if found:
                 break
+            # A property reads as an attribute: its return annotation types it.
+            method = self.index.functions.get(f"{owner}.{attr}")
+            if method is not None and method[1].returns and is_property(method[1]):
+                found = self.index.annotation_class(module, method[1].returns)
+                if found:
+                    break
             qual = definition.qualname + "."
             if not self.facts.has_flows(path) and attr not in self.facts.names(path).self_attrs:
                 continue  # no `self.ATTR = ...` in that file: its flows are not needed
@@ -390,6 +396,14 @@ class Resolver:
             return []
         confidence = GUESS if len(candidates) == 1 else GUESS / 2
         return [CallTarget(full, None, confidence, True) for full in candidates]
+
+
+PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def is_property(function: FunctionDef) -> bool:
+    """Is FUNCTION read as an attribute (`@property`, `@functools.cached_property`)?"""
+    return any(d.rpartition(".")[2] in PROPERTIES for d in function.decorators)
 
 
 def writes_self(target: Row) -> bool:

@@ -1422,3 +1422,38 @@ def test_a_value_updated_by_its_own_name_is_traced_to_where_it_was_first_set(sni
         "self.free_memory += extra",
         "self.tokens = self.free_memory * 2",
     ]
+
+
+def test_a_property_is_typed_by_its_return_annotation(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/runner.py": """
+                class Runner:
+                    def __init__(self, size):
+                        self.tokens = size * 2
+            """,
+            "pkg/worker.py": """
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:
+                    from pkg.runner import Runner
+
+
+                class Worker:
+                    @property
+                    def runner(self) -> "Runner":
+                        return self._runner
+
+                    def start(self):
+                        self.tokens = self.runner.tokens
+            """,
+        }
+    )
+    chain = trace(session.graph, "Runner.__init__.size", sinks=["tokens"])
+    assert (
+        ("pkg/runner.py", 3, "formula"),
+        ("pkg/worker.py", 13, "attr_write"),
+        "attr",
+        1.0,
+    ) in edges_of(chain)
