@@ -75,10 +75,14 @@ def chain_of(
     seed_names = {graph.step(s).name for s in seeds}
     anchors = seeds
     link: list[str] = []
-    if direction != "backward" and sinks:
-        # Of all the places NAME is bound, start from the one nearest a sink.
+    if sinks and (direction != "backward" or not seed_names & set(sinks)):
+        # Of all the places NAME is bound, start from the one nearest a sink (backward: the
+        # path there is cut at NAME's last binding; a sink's own name starts from all).
         link = sink_link(graph, seeds, set(sinks), max_depth, edges)
         anchors = link[:1] or seeds
+        if direction == "backward":  # where the value comes from: up to its last binding
+            bound = [i for i, step_id in enumerate(link) if step_id in set(seeds)]
+            link = link[: bound[-1] + 1] if bound else []
     backward_part = [anchors[0]]
     if direction != "forward":
         backward_part = origin_path(graph, anchors, seed_names, max_depth, edges)

@@ -1457,3 +1457,50 @@ def test_a_property_is_typed_by_its_return_annotation(snippet_session):
         "attr",
         1.0,
     ) in edges_of(chain)
+
+
+def test_backward_spine_runs_from_the_flag_to_the_last_binding_of_the_name(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": """
+                import argparse
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Args:
+                    mem_frac: float = 0.9
+
+                    @staticmethod
+                    def add_cli_args(parser: argparse.ArgumentParser):
+                        parser.add_argument("--mem-frac", type=float, default=Args.mem_frac)
+            """,
+            "pkg/runner.py": """
+                from pkg.args import Args
+
+
+                class Runner:
+                    def __init__(self, mem_frac: float):
+                        self.mem_frac = mem_frac
+
+                    def size(self, total):
+                        self.tokens = total * self.mem_frac
+
+
+                def start(args: Args):
+                    return Runner(mem_frac=args.mem_frac)
+            """,
+        }
+    )
+    chain = trace(session.graph, "mem_frac", direction="backward", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/args.py", 11, "cli_flag"),
+        ("pkg/args.py", 7, "field"),
+        ("pkg/runner.py", 13, "call_arg"),
+        ("pkg/runner.py", 5, "param"),
+        ("pkg/runner.py", 6, "attr_write"),
+    ]
+    # A sink's own name is traced back from all its bindings: here the formula.
+    sink = trace(session.graph, "tokens", direction="backward", sinks=["tokens"])
+    assert spine_of(session, sink)[-1] == ("pkg/runner.py", 9, "formula")
