@@ -73,6 +73,7 @@ def chain_of(
         )
     edges: dict[tuple[str, str, str], Edge] = {}
     seed_names = {graph.step(s).name for s in seeds}
+    seed_set = set(seeds)
     anchors = seeds
     link: list[str] = []
     if sinks and (direction != "backward" or not seed_names & set(sinks)):
@@ -81,7 +82,7 @@ def chain_of(
         link = sink_link(graph, seeds, set(sinks), max_depth, edges)
         anchors = link[:1] or seeds
         if direction == "backward":  # where the value comes from: up to its last binding
-            bound = [i for i, step_id in enumerate(link) if step_id in set(seeds)]
+            bound = [i for i, step_id in enumerate(link) if step_id in seed_set]
             link = link[: bound[-1] + 1] if bound else []
     backward_part = [anchors[0]]
     if direction != "forward":
@@ -189,7 +190,7 @@ def origin_path(
     step where the value starts, reached by following single-input steps back (a value
     carried, not combined), and through updates of a value by its own name (`x += y`
     carries x)."""
-    carries = {}  # step -> does it carry one value on, rather than combine several?
+    carries: dict[str, bool] = {}  # step -> does it carry one value on, not combine several?
 
     def carried(step_id: str) -> bool:
         if step_id not in carries:
