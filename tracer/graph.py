@@ -16,7 +16,7 @@ import tracer.index as index_module
 from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
-from tracer.resolve import DYNAMIC, GUESS, OPAQUE, CallTarget, Resolver
+from tracer.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
 from tracer.rows import HEAD_CALLEE, call_heads
 from tracer.steps import Edge, Step
 from tracer.store import Facts
@@ -289,9 +289,15 @@ class FlowGraph(FlagEdges):
             if owner in family:
                 return 1.0
             # A class that never binds ATTR yet has it read (a bag filled by setattr, like
-            # a config namespace) may carry the value of a declared field of that name.
+            # a config namespace) may carry the value of a declared field of that name: the
+            # one of the class the receiver names, if it names any (see dynamic_fields).
             if declared and not self.binds(owner, attr):
-                return DYNAMIC
+                named = self.receiver_classes(path, access.base, attr)
+                if not named:
+                    return DYNAMIC
+                if family.isdisjoint(named):
+                    return 0.0
+                return NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
             return 0.0
         # One side untyped: accept only if a single class family holds ATTR.
         return GUESS if self.single_owner(attr) else 0.0
@@ -316,23 +322,38 @@ class FlowGraph(FlagEdges):
             found.append(f"{path}#f:{definition.qualname}.{attr}")
         return sorted(found, key=lambda s: -self.centrality(s))
 
-    def dynamic_fields(self, tables: FileTables, base: str, attr: str) -> list[str]:
-        """The declared fields ATTR that a read of `BASE.ATTR` through a bag filled by
-        setattr may come from: those of the classes the receiver names, if any
-        (`get_schedule().x`, `self.schedule.x`: Schedule.x), else all of them."""
+    def dynamic_fields(self, path: str, base: str, attr: str) -> tuple[list[str], float]:
+        """The declared fields ATTR that a read of `BASE.ATTR` in PATH, through a bag filled
+        by setattr, may come from, and how sure that is: the field of the one class the
+        receiver names (`get_schedule().x`, `self.schedule.x`: Schedule.x) as a trusted step;
+        those of several it names, or of every class when it names none, as guesses."""
+        named = self.receiver_classes(path, base, attr)
         fields = self.declared_fields(attr)
+        if named:
+            steps = {self.field_step(klass, attr) for klass in named}
+            fields = [f for f in fields if f in steps]
+        return fields[:MAX_DYNAMIC], NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+
+    def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
+        """The classes declaring ATTR that the receiver BASE (read in PATH) names: words of
+        the class name, in order, among the words of the receiver or of the function it
+        calls (`get_schedule()`: Schedule)."""
         spoken: list[str] = []
         for part in base.split("."):
             call_id = call_of_ref(part)
-            if call_id is not None and 0 <= call_id < len(tables.calls):
-                part = call_heads(tables.calls)[call_id][HEAD_CALLEE]
+            if call_id is not None:
+                heads = call_heads(self.facts.flows(path).calls)
+                part = heads[call_id][HEAD_CALLEE] if 0 <= call_id < len(heads) else ""
             spoken += words_of(part)
-        # A field step is `path#f:Class.attr` (or `path#f:Outer.Class.attr`).
-        classes = [f.partition("#f:")[2].rpartition(".")[0].rpartition(".")[2] for f in fields]
-        named = [
-            f for f, klass in zip(fields, classes, strict=True) if contains(spoken, words_of(klass))
+        return [
+            klass
+            for klass in self.field_index.get(attr, [])
+            if contains(spoken, words_of(klass.rpartition(".")[2]))
         ]
-        return (named or fields)[:MAX_DYNAMIC]
+
+    def field_step(self, klass: str, attr: str) -> str:
+        path, definition = self.index.classes[klass]
+        return f"{path}#f:{definition.qualname}.{attr}"
 
     def single_owner(self, attr: str) -> bool:
         if len(self.mentioning(attr)) > COMMON_WORD_FILES:
@@ -506,8 +527,9 @@ class FlowGraph(FlagEdges):
         klass = self.resolver.ref_type(tables.path, scope, base)
         if klass is not None and not self.binds(klass, attr):
             # Read through a bag filled by setattr: the declared fields of that name.
-            for field_step in self.dynamic_fields(tables, base, attr):
-                yield attr_edge(tables, field_step, step.id, ref, DYNAMIC)
+            fields, confidence = self.dynamic_fields(tables.path, base, attr)
+            for field_step in fields:
+                yield attr_edge(tables, field_step, step.id, ref, confidence)
             return
         classes = self.index.family(klass) if klass else []
         family = set(classes)

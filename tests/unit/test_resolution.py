@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import spine_code, spine_of, trace
 from tracer.errors import NameNotFound
-from tracer.resolve import DYNAMIC
+from tracer.resolve import DYNAMIC, NAMED_DYNAMIC
 from tracer.trace import Chain
 
 Place = tuple[str, int, str]
@@ -1208,14 +1208,16 @@ FIELDS = """
 
 
 @pytest.mark.parametrize(
-    ("receiver", "fields"),
+    ("receiver", "fields", "confidence"),
     [
-        ("get_schedule().fraction", {("pkg/fields.py", 11, "field")}),  # Schedule names it
-        ("bag.fraction", {("pkg/fields.py", 6, "field"), ("pkg/fields.py", 11, "field")}),
+        # Schedule, named by the accessor: a trusted step.
+        ("get_schedule().fraction", {("pkg/fields.py", 11, "field")}, NAMED_DYNAMIC),
+        # No class named: every declared field, guesses.
+        ("bag.fraction", {("pkg/fields.py", 6, "field"), ("pkg/fields.py", 11, "field")}, DYNAMIC),
     ],
 )
 def test_read_through_a_setattr_bag_comes_from_the_fields_of_the_class_it_names(
-    snippet_session, receiver, fields
+    snippet_session, receiver, fields, confidence
 ):
     session = snippet_session(
         {
@@ -1237,11 +1239,19 @@ def test_read_through_a_setattr_bag_comes_from_the_fields_of_the_class_it_names(
     read = ("pkg/run.py", 5, "local_assign")
     into_read = {(place(chain, e.src), e.kind, e.confidence) for e in chain.edges}
     assert {edge for edge in into_read if edge[0][2] == "field"} == {
-        (field, "attr", DYNAMIC) for field in fields
+        (field, "attr", confidence) for field in fields
     }
     spine = spine_of(session, chain)
     assert spine[0] in fields
     assert spine[1:] == [read, ("pkg/run.py", 6, "formula")]
+    # The same edges found forward, from each field: PoolConfig's reaches no named read.
+    for field, klass in (
+        (("pkg/fields.py", 6, "field"), "PoolConfig"),
+        (("pkg/fields.py", 11, "field"), "Schedule"),
+    ):
+        ahead = trace(session.graph, f"{klass}.fraction", direction="forward", sinks=["tokens"])
+        reached = (field, read, "attr", confidence) in edges_of(ahead)
+        assert reached == (field in fields)
 
 
 # -- qualified names -----------------------------------------------------------------------
