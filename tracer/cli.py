@@ -524,12 +524,12 @@ def entry() -> NoReturn:
     """The `sgtrace` script: main(), then out at once. What a command writes is flushed or
     closed by then (cache entries atomically), so the interpreter's teardown (freeing every
     module and, after a trace, a heap of facts) would only make the user wait."""
-    code = main()
     try:
+        code = main()
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:  # `| head`: the reader has what it wanted
-        pass
+        code = 0
     os._exit(code)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -220,3 +222,25 @@ def test_the_fact_cache_still_writes_when_its_folder_was_removed_meanwhile(tmp_p
     cache.put("summary", "ab12", {"x": 2})
     assert cache.get("summary", "ab12") == {"x": 2}
     assert sorted(p.name for p in (tmp_path / "cache/facts/summary/ab").iterdir()) == ["ab12.pkl"]
+
+
+def test_the_script_stops_quietly_when_its_reader_does(write_tree, tmp_path):
+    """`sgtrace trace ... | head -1`: the rest of the output has nowhere to go; no traceback,
+    exit 0. The script process, as `sgtrace` runs it (`tracer.cli.entry`)."""
+    lines = "".join(f"    x{i} = fraction * {i}\n" for i in range(400))
+    root = write_tree({"pkg/run.py": f"def start(fraction):\n{lines}"})
+    env = {**os.environ, "SGTRACE_CACHE": str(tmp_path / "cache")}
+    script = [sys.executable, "-c", "from tracer.cli import entry; entry()"]
+    reader = subprocess.Popen(
+        [*script, "trace", str(root), "fraction", "--color", "never"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    first = reader.stdout.readline()
+    reader.stdout.close()  # what `head -1` does after its line
+    code = reader.wait(timeout=120)
+    errors = reader.stderr.read().decode()
+    assert first.startswith(b"fraction in ")
+    assert (code, "Traceback" in errors) == (0, False), errors
