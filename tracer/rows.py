@@ -14,6 +14,7 @@ from tracer.facts import Arg, Assign, Call, FileFlows, Return, Target, Use, Valu
 from tracer.values import NOTHING
 
 ROWS_VERSION = "4"  # of the cached layout
+ROWS_PARTS = 5  # pickles in a file's entry: calls, assigns, returns, uses, calls' heads
 T = TypeVar("T")
 Row = tuple[Any, ...]
 

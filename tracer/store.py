@@ -17,7 +17,7 @@ from tracer.facts import FileFlows, FileSummary
 from tracer.flows import extract_flows
 from tracer.names import NAMES_VERSION, FileNames, file_names
 from tracer.parse import parse
-from tracer.rows import ROWS_VERSION, decode_flows, encode_flows
+from tracer.rows import ROWS_PARTS, ROWS_VERSION, decode_flows, encode_flows
 from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import Snapshot
 from tracer.symbols import summarize
@@ -158,7 +158,7 @@ class Facts:
             return found
         key = self.key(path)
         rows = self.cache.get("flowrows", f"{key}-{ROWS_VERSION}")
-        if not isinstance(rows, tuple):
+        if not (isinstance(rows, tuple) and len(rows) == ROWS_PARTS):  # else not ours: redo
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
             extracted = extract_flows(parsed, self.summaries.get(path) or summarize(parsed))

@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import spine_of, trace
 from tracer.cli import main
 from tracer.errors import NoPythonFiles, SourceNotFound
+from tracer.rows import ROWS_PARTS, ROWS_VERSION
 from tracer.session import Session, index_snapshot, open_session
 from tracer.sources import local_snapshot
 from tracer.sources.cache import FactCache
@@ -244,3 +245,16 @@ def test_the_script_stops_quietly_when_its_reader_does(write_tree, tmp_path):
     errors = reader.stderr.read().decode()
     assert first.startswith(b"fraction in ")
     assert (code, "Traceback" in errors) == (0, False), errors
+
+
+def test_a_flows_entry_of_another_layout_is_extracted_again(write_tree, tmp_path):
+    """A cache entry under the current key but of another shape (a layout written by other
+    code) is not trusted: the file's flows are extracted again and the trace goes on."""
+    root = write_tree({"pkg/run.py": "def start(fraction):\n    tokens = fraction * 2\n"})
+    cache = FactCache(tmp_path / "cache")
+    session = open_session(str(root), cache=cache)
+    key = f"{session.facts.key('pkg/run.py')}-{ROWS_VERSION}"
+    cache.put("flowrows", key, (b"not", b"these", b"rows"))
+    chain = trace(open_session(str(root), cache=cache).graph, "fraction", sinks=["tokens"])
+    assert spine_of(session, chain) == [("pkg/run.py", 1, "param"), ("pkg/run.py", 2, "formula")]
+    assert len(cache.get("flowrows", key)) == ROWS_PARTS  # written again, whole
