@@ -92,10 +92,10 @@ class Resolver:
             self.assigns_by_scope[key] = table
         return table
 
-    def assigned(self, path: str, scope: str) -> set[str] | dict[str, list[Assign]]:
+    def assigned(self, path: str, scope: str) -> set[str]:
         """What SCOPE assigns to (names and dotted paths), read from rows: no fact is made."""
         key = f"{path}:{scope}"
-        found = self.assigns_by_scope.get(key) or self.assigned_by_scope.get(key)
+        found = self.assigned_by_scope.get(key)
         if found is None:
             rows = rows_of(self.facts.flows(path).assigns)
             found = {t[0] for i in self.scopes_of(path).get(scope, ()) for t in rows[i][TARGETS]}
