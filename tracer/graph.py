@@ -89,13 +89,13 @@ class FlowGraph(FlagEdges):
         renamed = self.renamed(path)
         if callees.isdisjoint(words) and callees.isdisjoint(renamed):
             return []
+        heads = call_heads(self.facts.flows(path).calls)
         by_callee = self.callees.get(path)
         if by_callee is None:
             by_callee = self.callees[path] = {}
-            for call_id, (_, callee) in enumerate(call_heads(self.facts.flows(path).calls)):
+            for call_id, (_, callee) in enumerate(heads):
                 by_callee.setdefault(callee.rpartition(".")[2], []).append(call_id)
         candidates = sorted(i for word in words | renamed for i in by_callee.get(word, ()))
-        heads = call_heads(self.facts.flows(path).calls)
         targets = self.resolver.targets
         return [
             call_id
@@ -224,8 +224,8 @@ class FlowGraph(FlagEdges):
         step = tables.steps[step_id]
         scope = tables.scope_of[step_id]
         if step.kind == "cli_flag" and step_id in self.generated_owner:
-            path, klass = self.index.classes[self.generated_owner[step_id]]
-            yield Edge(step_id, f"{path}#f:{klass.qualname}.{step.name}", "generated_flag", 0.9)
+            field = self.field_step(self.generated_owner[step_id], step.name)
+            yield Edge(step_id, field, "generated_flag", 0.9)
         elif step.kind == "cli_flag":
             yield from self.flag_fields(tables, step)
         elif step.kind == "call_arg":
@@ -316,10 +316,7 @@ class FlowGraph(FlagEdges):
 
     def declared_fields(self, attr: str) -> list[str]:
         """Steps of the class-level fields named ATTR, the more central modules first."""
-        found = []
-        for klass in self.field_index.get(attr, []):
-            path, definition = self.index.classes[klass]
-            found.append(f"{path}#f:{definition.qualname}.{attr}")
+        found = [self.field_step(klass, attr) for klass in self.field_index.get(attr, [])]
         return sorted(found, key=lambda s: -self.centrality(s))
 
     def dynamic_fields(self, path: str, base: str, attr: str) -> tuple[list[str], float]:
@@ -352,6 +349,7 @@ class FlowGraph(FlagEdges):
         ]
 
     def field_step(self, klass: str, attr: str) -> str:
+        """The step of the field ATTR declared in KLASS (full name)."""
         path, definition = self.index.classes[klass]
         return f"{path}#f:{definition.qualname}.{attr}"
 

@@ -253,9 +253,10 @@ def carrier(graph: FlowGraph, step_id: str, reached: Mapping[str, object]) -> bo
     Its origin is that value's."""
     if graph.step(step_id).kind != "field":
         return False
-    kinds = [e.kind for e in graph.edges(step_id, False) if e.confidence >= TRUSTED]
-    filled = [e.src for e in graph.edges(step_id, False) if e.kind == "arg_to_field"]
-    return not set(kinds) & FLAG_KINDS and len(filled) == 1 and filled[0] in reached
+    into = graph.edges(step_id, False)
+    flagged = any(e.kind in FLAG_KINDS and e.confidence >= TRUSTED for e in into)
+    filled = [e.src for e in into if e.kind == "arg_to_field"]
+    return not flagged and len(filled) == 1 and filled[0] in reached
 
 
 def updates_itself(graph: FlowGraph, step_id: str) -> bool:

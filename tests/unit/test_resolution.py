@@ -904,6 +904,20 @@ def test_return_value_becomes_the_call_result(snippet_session):
 
 # -- command-line flags --------------------------------------------------------------------
 
+FLAG_ARGS = """
+    import argparse
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Args:
+        mem_frac: float = 0.9
+
+        @staticmethod
+        def add_cli_args(parser: argparse.ArgumentParser):
+            parser.add_argument("--mem-frac", type=float, default=Args.mem_frac)
+"""
+
 READER = """
     from pkg.args import Args
 
@@ -918,19 +932,7 @@ def test_argparse_flag_sets_the_dataclass_field_of_the_same_name(snippet_session
     session = snippet_session(
         {
             "pkg/__init__.py": "",
-            "pkg/args.py": """
-                import argparse
-                from dataclasses import dataclass
-
-
-                @dataclass
-                class Args:
-                    mem_frac: float = 0.9
-
-                    @staticmethod
-                    def add_cli_args(parser: argparse.ArgumentParser):
-                        parser.add_argument("--mem-frac", type=float, default=Args.mem_frac)
-            """,
+            "pkg/args.py": FLAG_ARGS,
             "pkg/run.py": READER,
         }
     )
@@ -1473,19 +1475,7 @@ def test_backward_spine_runs_from_the_flag_to_the_last_binding_of_the_name(snipp
     session = snippet_session(
         {
             "pkg/__init__.py": "",
-            "pkg/args.py": """
-                import argparse
-                from dataclasses import dataclass
-
-
-                @dataclass
-                class Args:
-                    mem_frac: float = 0.9
-
-                    @staticmethod
-                    def add_cli_args(parser: argparse.ArgumentParser):
-                        parser.add_argument("--mem-frac", type=float, default=Args.mem_frac)
-            """,
+            "pkg/args.py": FLAG_ARGS,
             "pkg/runner.py": """
                 from pkg.args import Args
 
