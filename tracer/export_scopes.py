@@ -253,7 +253,8 @@ def file_graph(
             + ", ".join(spine_files(chain)),
         )
     flow = session.graph
-    steps = sorted(flow.file(path).steps.values(), key=lambda s: (s.line, s.end_line, s.id))
+    tables = flow.file(path)
+    steps = sorted(map(tables.step, tables.steps), key=lambda s: (s.line, s.end_line, s.id))
     on_chain = {step.id for step in chain.steps if step.file == path}
     kept = nearest(session, path, steps, on_chain, max_nodes)
     edges = [

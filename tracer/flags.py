@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from tracer.resolve import GUESS, MAX_GUESSES
 from tracer.steps import Edge, Step
 from tracer.tables import FileTables
+from tracer.unit_steps import UNREAD
 
 FLAG_CALL = "add_argument"
 # A generator's add_argument takes a computed name: an f-string, a variable, *names.
@@ -127,7 +128,7 @@ class FlagEdges:
                                 line=call.line,
                                 end_line=call.end_line,
                                 symbol=call.scope,
-                                code=caller.lines.span(call.line, call.end_line),
+                                code=UNREAD,
                                 name=definition.name,
                             ),
                             call.scope,

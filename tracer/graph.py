@@ -17,7 +17,7 @@ from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
 from tracer.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
-from tracer.rows import HEAD_CALLEE, call_heads
+from tracer.rows import HEAD_CALLEE, call_heads, file_rows
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -40,7 +40,6 @@ class FlowGraph(FlagEdges):
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.owners: dict[str, set[str]] = {}
         self.renames: dict[str, set[str]] = {}
-        self.callees: dict[str, dict[str, list[int]]] = {}  # path -> callee's last name -> ids
         self.generated: dict[frozenset[str], dict[str, list[tuple[str, str]]]] = {}
         self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
         self.derived_key = f"{facts.snapshot_key}-{code_key()}"
@@ -89,18 +88,13 @@ class FlowGraph(FlagEdges):
         renamed = self.renamed(path)
         if callees.isdisjoint(words) and callees.isdisjoint(renamed):
             return []
-        heads = call_heads(self.facts.flows(path).calls)
-        by_callee = self.callees.get(path)
-        if by_callee is None:
-            by_callee = self.callees[path] = {}
-            for call_id, (_, callee) in enumerate(heads):
-                by_callee.setdefault(callee.rpartition(".")[2], []).append(call_id)
+        flows = self.facts.flows(path)
+        heads = call_heads(flows.calls)
+        by_callee = file_rows(flows, self.facts.summaries[path]).callees
         candidates = sorted(i for word in words | renamed for i in by_callee.get(word, ()))
         targets = self.resolver.targets
         return [
-            call_id
-            for call_id in candidates
-            if any(map(wanted, targets(path, call_id, *heads[call_id])))
+            call_id for call_id in candidates if any(map(wanted, targets(path, *heads[call_id])))
         ]
 
     def renamed(self, path: str) -> set[str]:
@@ -121,7 +115,7 @@ class FlowGraph(FlagEdges):
         return found
 
     def step(self, step_id: str) -> Step:
-        return self.file(step_id.partition("#")[0]).steps[step_id]
+        return self.file(step_id.partition("#")[0]).step(step_id)
 
     def centrality(self, step_id: str) -> int:
         """How many modules import the module of STEP_ID (main paths run through those)."""

@@ -22,6 +22,7 @@ from tracer.facts import (
     compact_pickle,
 )
 from tracer.rows import share
+from tracer.units import top_classes, unit_of
 
 NAMES_VERSION = "7"
 FLAG_METHODS = frozenset({"add_argument"})
@@ -77,24 +78,6 @@ class FileNames:
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
     self_attrs: frozenset[str]  # ATTR of every `self.ATTR = ...` (the resolver types them)
-
-
-def unit_of(scope: str, classes: frozenset[str]) -> str:
-    """The part of a file the tables of SCOPE are built with: its top-level function, or its
-    method of a top-level class (CLASSES), with all that is nested in it; a top-level class
-    alone (its fields); or the module's own code and lambdas."""
-    if scope == MODULE_SCOPE:
-        return MODULE_SCOPE
-    head, _, rest = scope.partition(".")
-    if head.startswith("<lambda"):
-        return MODULE_SCOPE
-    if head in classes and rest:
-        return f"{head}.{rest.partition('.')[0]}"
-    return head
-
-
-def top_classes(summary: FileSummary) -> frozenset[str]:
-    return frozenset(c.qualname for c in summary.classes if "." not in c.qualname)
 
 
 def crosses_units(summary: FileSummary, flows: FileFlows) -> bool:

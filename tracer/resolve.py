@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef
 from tracer.index import Index
-from tracer.rows import SCOPE, TARGETS, Row, rows_of, where
+from tracer.rows import TARGETS, FileRows, file_rows, row_at
 from tracer.store import Facts
 from tracer.values import call_of_ref
 
@@ -37,14 +37,14 @@ class Resolver:
         self.attr_types: dict[tuple[str, str], str | None] = {}
         self.name_types: dict[tuple[str, str, str], str | None] = {}
         self.returned: dict[str, str | None] = {}
-        self.self_writes_by_path: dict[str, dict[str, list[int]]] = {}  # ATTR -> assignments
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
         self.assigned_by_scope: dict[str, set[str]] = {}
         self.assign_scopes: dict[str, dict[str, list[int]]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
-        # Targets of each call (path, call id), once resolved outside any type inference: a
-        # query meets one call twice or more (ruling a caller in, then building its steps).
-        self.call_targets: dict[tuple[str, int], list[CallTarget]] = {}
+        # Targets of each callee text as written in a scope of a file, once resolved outside
+        # any type inference: a query meets one call twice or more (ruling a caller in, then
+        # building its steps), and a function calls one callee several times.
+        self.call_targets: dict[tuple[str, str, str], list[CallTarget]] = {}
         self.inferring = 0  # types being inferred: what is found meanwhile may be partial
         for full, (_, function) in index.functions.items():
             if function.class_qualname is not None:
@@ -97,19 +97,26 @@ class Resolver:
         key = f"{path}:{scope}"
         found = self.assigned_by_scope.get(key)
         if found is None:
-            rows = rows_of(self.facts.flows(path).assigns)
-            found = {t[0] for i in self.scopes_of(path).get(scope, ()) for t in rows[i][TARGETS]}
+            assigns = self.facts.flows(path).assigns
+            found = {
+                target[0]
+                for i in self.scopes_of(path).get(scope, ())
+                for target in row_at(assigns, i)[TARGETS]
+            }
             self.assigned_by_scope[key] = found
         return found
 
     def scopes_of(self, path: str) -> dict[str, list[int]]:
-        """The indices of PATH's assignments, by scope (read from rows: no fact is made)."""
+        """The indices of PATH's assignments, by scope (no row is read)."""
         found = self.assign_scopes.get(path)
         if found is None:
             found = self.assign_scopes[path] = {}
-            for index, row in enumerate(rows_of(self.facts.flows(path).assigns)):
-                found.setdefault(row[SCOPE], []).append(index)
+            for index, scope in enumerate(self.rows(path).assign_scopes):
+                found.setdefault(scope, []).append(index)
         return found
+
+    def rows(self, path: str) -> FileRows:
+        return file_rows(self.facts.flows(path), self.facts.summaries[path])
 
     # -- types -----------------------------------------------------------------------------
 
@@ -209,7 +216,10 @@ class Resolver:
     def class_returned(self, path: str, function: FunctionDef) -> str | None:
         classes = set()
         returns = self.facts.flows(path).returns
-        for _, ret in where(returns, lambda row: row[SCOPE] == function.qualname):
+        for i, scope in enumerate(self.rows(path).return_scopes):
+            if scope != function.qualname:
+                continue
+            ret = returns[i]
             if len(ret.value.calls) != 1 or ret.value.refs:
                 return None
             call = self.facts.flows(path).calls[ret.value.calls[0]]
@@ -219,16 +229,8 @@ class Resolver:
 
     def self_writes(self, path: str, attr: str) -> list[Assign]:
         """The assignments `self.ATTR = ...` of a file (facts made for ATTR's alone)."""
-        table = self.self_writes_by_path.get(path)
-        if table is None:
-            table = {}
-            for index, row in enumerate(rows_of(self.facts.flows(path).assigns)):
-                for target in row[TARGETS]:
-                    if writes_self(target):
-                        table.setdefault(target[0][5:], []).append(index)
-            self.self_writes_by_path[path] = table
         assigns = self.facts.flows(path).assigns
-        return [assigns[index] for index in table.get(attr, ())]
+        return [assigns[index] for index in self.rows(path).self_writes.get(attr, ())]
 
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what
@@ -279,12 +281,12 @@ class Resolver:
 
     def resolve_call(self, path: str, call: Call) -> list[CallTarget]:
         """What CALL may run; confidence 1.0 when the types say so, lower for name guesses."""
-        return self.targets(path, call.id, call.scope, call.callee)
+        return self.targets(path, call.scope, call.callee)
 
-    def targets(self, path: str, call_id: int, scope: str, callee: str) -> list[CallTarget]:
-        """`resolve_call` of the call CALL_ID of PATH, in SCOPE, to CALLEE (as its row has
-        them: no fact is made)."""
-        key = (path, call_id)
+    def targets(self, path: str, scope: str, callee: str) -> list[CallTarget]:
+        """`resolve_call` of a call of PATH, in SCOPE, to CALLEE (as its row has them: no
+        fact is made)."""
+        key = (path, scope, callee)
         found = self.call_targets.get(key)
         if found is None:
             found = self.call_targets_of(path, scope, callee)
@@ -405,8 +407,3 @@ PROPERTIES = frozenset({"property", "cached_property"})
 def is_property(function: FunctionDef) -> bool:
     """Is FUNCTION read as an attribute (`@property`, `@functools.cached_property`)?"""
     return any(d.rpartition(".")[2] in PROPERTIES for d in function.decorators)
-
-
-def writes_self(target: Row) -> bool:
-    """Is a target row (path, index) a `self.ATTR`?"""
-    return target[0].startswith("self.") and target[0].count(".") == 1

@@ -6,56 +6,141 @@ and a query reads few of them. `Rows` turns a row into its fact the first time i
 from __future__ import annotations
 
 import pickle
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar, overload
 
-from tracer.facts import Arg, Assign, Call, FileFlows, Return, Target, Use, Value
+from tracer.facts import Arg, Assign, Call, FileFlows, FileSummary, Return, Target, Use, Value
+from tracer.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
 from tracer.values import NOTHING
 
-ROWS_VERSION = "4"  # of the cached layout
-ROWS_PARTS = 5  # pickles in a file's entry: calls, assigns, returns, uses, calls' heads
+ROWS_VERSION = "by-unit-1"  # of the cached layout
+# Pickles in a file's entry: the calls' heads (scope, callee); where the units are (names,
+# sizes, runs); the columns the resolver reads (scopes of assignments and returns, `self.x`
+# writes); callees by last name; assignment targets by last name; the units' rows.
+ROWS_PARTS = 6
+HEADS, LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS = range(ROWS_PARTS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
 
 
+class FileRows:
+    """A file's rows as cached: pickled unit by unit (see `tracer.units`), each unit's rows
+    unpickled the first time one of them is read: a query reads few units of the files it
+    touches. The other parts, each unpickled when first asked, answer what a query asks of
+    many rows it makes no fact of."""
+
+    __slots__ = ("loaded", "members", "parts", "starts", "whole")
+
+    def __init__(self, *parts: bytes) -> None:
+        self.parts: list[Any] = list(parts)
+        self.loaded: list[list[Row | None]] | None = None  # per ROW_KINDS, per row
+        self.members: dict[int, list[list[int]]] = {}  # unit -> per MEMBER_KINDS: indices
+        self.starts: list[list[int] | None] = [None] * len(MEMBER_KINDS)  # of the runs
+        self.whole: list[tuple[Row, ...] | None] = [None] * len(ROW_KINDS)
+
+    def part(self, number: int) -> Any:
+        found = self.parts[number]
+        if isinstance(found, bytes):
+            found = self.parts[number] = pickle.loads(found)
+        return found
+
+    @property
+    def heads(self) -> tuple[Row, ...]:
+        return self.part(HEADS)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        return self.part(LAYOUT)[0]
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return self.part(LAYOUT)[1]
+
+    @property
+    def assign_scopes(self) -> tuple[str, ...]:
+        return self.part(COLUMNS)[0]
+
+    @property
+    def return_scopes(self) -> tuple[str, ...]:
+        return self.part(COLUMNS)[1]
+
+    @property
+    def self_writes(self) -> dict[str, tuple[int, ...]]:
+        return self.part(COLUMNS)[2]
+
+    @property
+    def callees(self) -> dict[str, tuple[int, ...]]:
+        return self.part(CALLEES)
+
+    @property
+    def binders(self) -> dict[str, tuple[int, ...]]:
+        return self.part(BINDERS)
+
+    def owner(self, kind: int, i: int) -> int:
+        """The unit (position in `units`) of member I of KIND (a position in MEMBER_KINDS)."""
+        runs = self.part(LAYOUT)[2][kind]
+        starts = self.starts[kind]
+        if starts is None:
+            starts = self.starts[kind] = [start for start, _ in runs]
+        return runs[bisect_right(starts, i) - 1][1]
+
+    def unit_members(self, unit: int) -> list[list[int]]:
+        """Per MEMBER_KINDS, the indices of the members of UNIT (a position in `units`)."""
+        found = self.members.get(unit)
+        if found is None:
+            _, sizes, runs = self.part(LAYOUT)
+            found = self.members[unit] = members_of(runs, sizes, unit)
+        return found
+
+    def row(self, kind: int, i: int) -> Row:
+        """Row I of KIND (a position in ROW_KINDS)."""
+        if self.loaded is None:
+            self.loaded = [[None] * self.sizes[member] for member in ROW_MEMBER]
+        found = self.loaded[kind][i]
+        if found is None:
+            self.load(self.owner(ROW_MEMBER[kind], i))
+            found = self.loaded[kind][i]
+        return found  # type: ignore[return-value]
+
+    def load(self, unit: int) -> None:
+        assert self.loaded is not None
+        members = self.unit_members(unit)
+        for kind, rows in enumerate(pickle.loads(self.part(CHUNKS)[unit])):
+            loaded = self.loaded[kind]
+            for i, row in zip(members[ROW_MEMBER[kind]], rows, strict=True):
+                loaded[i] = row
+
+    def rows(self, kind: int) -> tuple[Row, ...]:
+        """Every row of KIND, in order."""
+        found = self.whole[kind]
+        if found is None:
+            size = self.sizes[ROW_MEMBER[kind]]
+            found = self.whole[kind] = tuple(self.row(kind, i) for i in range(size))
+        return found
+
+
 class Rows(Sequence[T]):
-    """A read-only sequence of facts made from ROWS on first access, one at a time; ROWS may
-    come pickled, and are then unpickled on first use (a query reads the calls of many
-    files it never reads the statements of). HEADS, pickled apart, are the few columns a
-    query reads of many rows it makes no fact of (a call's scope and callee)."""
+    """One kind of a file's facts, each made from its row the first time it is read."""
 
-    __slots__ = ("heads_pickled", "loaded", "made", "make", "pickled")
+    __slots__ = ("file_rows", "kind", "made", "make")
 
-    def __init__(
-        self, rows: tuple[Row, ...] | bytes, make: Callable[[Row], T], heads: bytes | None = None
-    ) -> None:
-        self.pickled = rows if isinstance(rows, bytes) else None
-        self.loaded = None if isinstance(rows, bytes) else rows
+    def __init__(self, file_rows: FileRows, kind: int, make: Callable[[Row], T]) -> None:
+        self.file_rows = file_rows
+        self.kind = kind
         self.make = make
         self.made: list[T | None] | None = None
-        self.heads_pickled = heads
 
     @property
     def rows(self) -> tuple[Row, ...]:
-        if self.loaded is None:
-            assert self.pickled is not None
-            self.loaded = pickle.loads(self.pickled)
-            self.pickled = None
-        return self.loaded
+        return self.file_rows.rows(self.kind)
 
-    @property
-    def heads(self) -> tuple[Row, ...] | None:
-        """The rows' heads, unpickled (once); None when they came without."""
-        found = self.heads_pickled
-        if isinstance(found, bytes):
-            found = self.heads_pickled = pickle.loads(found)
-        return found  # type: ignore[return-value]
+    def row(self, index: int) -> Row:
+        return self.file_rows.row(self.kind, index)
 
     def __len__(self) -> int:
-        if self.loaded is None and self.heads_pickled is not None:
-            return len(self.heads)  # type: ignore[arg-type]
-        return len(self.rows)
+        return self.file_rows.sizes[ROW_MEMBER[self.kind]]
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -63,16 +148,16 @@ class Rows(Sequence[T]):
     def __getitem__(self, index: slice) -> list[T]: ...
     def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self.rows)))]
+            return [self[i] for i in range(*index.indices(len(self)))]
         if self.made is None:
-            self.made = [None] * len(self.rows)
+            self.made = [None] * len(self)
         made = self.made[index]
         if made is None:
-            made = self.made[index] = self.make(self.rows[index])
+            made = self.made[index] = self.make(self.file_rows.row(self.kind, index))
         return made
 
     def __iter__(self) -> Iterator[T]:
-        return map(self.__getitem__, range(len(self.rows)))
+        return map(self.__getitem__, range(len(self)))
 
 
 def encode(fact: Any) -> Any:
@@ -84,13 +169,31 @@ def encode(fact: Any) -> Any:
     return fact
 
 
-def encode_flows(flows: FileFlows) -> tuple[bytes, ...]:
-    """FLOWS as rows, one pickle per kind of fact (calls, assigns, returns, uses), equal
-    strings and tuples shared within each: pickle then writes each once, and loading makes
-    each once (about twice as fast to load); then the calls' heads (scope, callee)."""
-    kinds = tuple(share(encode(tuple(getattr(flows, f.name))), {}) for f in fields(flows))
-    heads = share(tuple((call.scope, call.callee) for call in flows.calls), {})
-    return tuple(pickle.dumps(rows, pickle.HIGHEST_PROTOCOL) for rows in (*kinds, heads))
+def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
+    """FLOWS as cached (see FileRows), the rows of each unit (calls, assigns, returns,
+    uses) pickled apart. Equal strings and tuples are shared within each pickle: pickle then
+    writes each once, and loading makes each once."""
+    index = index_rows(flows, summary)
+    kinds = [tuple(getattr(flows, kind)) for kind in ROW_KINDS]
+    members = [members_of(index.runs, index.sizes, unit) for unit in range(len(index.units))]
+    chunks = tuple(
+        dumps(
+            tuple(
+                tuple(encode(facts[i]) for i in unit[ROW_MEMBER[kind]])
+                for kind, facts in enumerate(kinds)
+            )
+        )
+        for unit in members
+    )
+    heads = tuple((call.scope, call.callee) for call in flows.calls)
+    layout = (index.units, index.sizes, index.runs)
+    columns = (index.assign_scopes, index.return_scopes, index.self_writes)
+    parts = (heads, layout, columns, index.callees, index.binders)
+    return (*map(dumps, parts), pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL))
+
+
+def dumps(item: Any) -> bytes:
+    return pickle.dumps(share(item, {}), pickle.HIGHEST_PROTOCOL)
 
 
 def share(item: Any, seen: dict[Any, Any]) -> Any:
@@ -100,6 +203,8 @@ def share(item: Any, seen: dict[Any, Any]) -> Any:
         return seen.setdefault(item, item)
     if isinstance(item, tuple):
         item = tuple(share(part, seen) for part in item)
+        if any(isinstance(part, dict) for part in item):
+            return item  # unhashable
         return seen.setdefault((item, tuple(map(type, item))), item)
     if isinstance(item, dict):
         return {share(key, seen): share(value, seen) for key, value in item.items()}
@@ -146,14 +251,14 @@ def use(row: Row) -> Use:
 
 
 def decode_flows(encoded: tuple[bytes, ...]) -> FileFlows:
-    """Flows over the rows ENCODED holds; each kind is unpickled, and each fact made, when
-    first read."""
-    calls, assigns, returns, uses, heads = encoded
+    """Flows over the rows ENCODED holds; each unit's rows are unpickled, and each fact made,
+    when first read."""
+    file_rows = FileRows(*encoded)
     return FileFlows(
-        calls=Rows(calls, call, heads),
-        assigns=Rows(assigns, assign),
-        returns=Rows(returns, return_),
-        uses=Rows(uses, use),
+        calls=Rows(file_rows, 0, call),
+        assigns=Rows(file_rows, 1, assign),
+        returns=Rows(file_rows, 2, return_),
+        uses=Rows(file_rows, 3, use),
     )
 
 
@@ -162,20 +267,24 @@ def rows_of(facts: Sequence[Any]) -> tuple[Row, ...]:
     return facts.rows if isinstance(facts, Rows) else tuple(map(encode, facts))
 
 
+def row_at(facts: Sequence[Any], index: int) -> Row:
+    """The row of FACTS[INDEX], without making the fact (or the others' rows) when cached."""
+    return facts.row(index) if isinstance(facts, Rows) else encode(facts[index])
+
+
+def file_rows(flows: FileFlows, summary: FileSummary) -> FileRows:
+    """FLOWS' rows as cached; flows made otherwise (SUMMARY is their file's) are encoded."""
+    calls = flows.calls
+    if isinstance(calls, Rows):
+        return calls.file_rows
+    return FileRows(*encode_flows(flows, summary))
+
+
 def call_heads(calls: Sequence[Call]) -> tuple[tuple[str, str], ...]:
-    """(scope, callee) of each of CALLS, without unpickling their rows when they came with
-    heads."""
-    heads = calls.heads if isinstance(calls, Rows) else None
-    if heads is None:
-        heads = tuple((row[CALL_SCOPE], row[CALLEE]) for row in rows_of(calls))
-    return heads  # type: ignore[return-value]
-
-
-def where(facts: Sequence[T], test: Callable[[Row], bool]) -> Iterator[tuple[int, T]]:
-    """(index, fact) of the FACTS whose row passes TEST; only those facts are made."""
-    for index, row in enumerate(rows_of(facts)):
-        if test(row):
-            yield index, facts[index]
+    """(scope, callee) of each of CALLS, without unpickling their rows when cached."""
+    if isinstance(calls, Rows):
+        return calls.file_rows.heads  # type: ignore[return-value]
+    return tuple((call.scope, call.callee) for call in calls)
 
 
 # Row fields the filters read (positions follow the dataclasses' field order).

@@ -161,8 +161,8 @@ class Facts:
         if not (isinstance(rows, tuple) and len(rows) == ROWS_PARTS):  # else not ours: redo
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
-            extracted = extract_flows(parsed, self.summaries.get(path) or summarize(parsed))
-            rows = encode_flows(extracted)
+            summary = self.summaries.get(path) or summarize(parsed)
+            rows = encode_flows(extract_flows(parsed, summary), summary)
             self.cache.put("flowrows", f"{key}-{ROWS_VERSION}", rows)
         found = self.flows_by_path[path] = decode_flows(rows)
         return found

@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
 from tracer.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary
-from tracer.names import FLAG_METHODS, FileNames, top_classes, unit_of
+from tracer.names import FLAG_METHODS, FileNames
 from tracer.resolve import CallTarget, Resolver
-from tracer.rows import HEAD_SCOPE, SCOPE, TARGETS, call_heads, rows_of
+from tracer.rows import call_heads, file_rows
 from tracer.steps import Step
-from tracer.unit_steps import CodeLines, Read, UnitIndex, build_unit
+from tracer.unit_steps import UNREAD, CodeLines, Read, UnitIndex, build_unit
+from tracer.units import MEMBER_KINDS, top_classes, unit_of
 
 __all__ = ["FileTables", "Read", "build_tables"]
 
@@ -84,7 +86,7 @@ class FileTables:
         self.names = names
         self.resolver = resolver
         self.calls: Sequence[Call] = flows.calls
-        self.lines = CodeLines(source)
+        self.source = source
         by_step, by_scope, by_call = self.by_step, self.by_scope, self.by_call
         self.steps: dict[str, Step] = Demanded(by_step)
         self.scope_of: dict[str, str] = Demanded(by_step)
@@ -116,8 +118,22 @@ class FileTables:
         self.unit_names: dict[str, str] = {}  # scope -> its unit
         self.defaults: dict[str, set[str]] | None = None
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
-        self.units = self.unit_index()
+        self.rows = file_rows(flows, summary)
+        self.units = (WHOLE,) if self.whole else self.rows.units
         self.in_class_body: Callable[[int], bool] | None = None
+
+    @cached_property
+    def lines(self) -> CodeLines:
+        return CodeLines(self.source)
+
+    def step(self, step_id: str) -> Step:
+        """The step STEP_ID, with its code (read from the source the first time it is asked
+        for: most steps a query makes are never shown)."""
+        step = self.steps[step_id]
+        if step.code == UNREAD:
+            step = replace(step, code=self.lines.span(step.line, step.end_line))
+            dict.__setitem__(self.steps, step_id, step)
+        return step
 
     @cached_property
     def attr_writes(self) -> dict[str, list[Read]]:
@@ -133,35 +149,23 @@ class FileTables:
             self.unit_names[scope] = found
         return found
 
-    def unit_index(self) -> dict[str, UnitIndex]:
-        units: dict[str, UnitIndex] = {}
-        kinds = (
-            ("functions", [f.qualname for f in self.summary.functions]),
-            ("classes", [c.qualname for c in self.summary.classes]),
-            ("assigns", [row[SCOPE] for row in rows_of(self.flows.assigns)]),
-            ("returns", [row[SCOPE] for row in rows_of(self.flows.returns)]),
-            ("uses", [row[SCOPE] for row in rows_of(self.flows.uses)]),
-            ("calls", [head[HEAD_SCOPE] for head in call_heads(self.calls)]),
-        )
-        for kind, scopes in kinds:
-            by_scope: dict[str, list[int]] = {}
-            for i, scope in enumerate(scopes):
-                by_scope.setdefault(scope, []).append(i)
-            for scope, indices in by_scope.items():
-                unit = units.get(self.unit_of(scope))
-                if unit is None:
-                    unit = units[self.unit_of(scope)] = UnitIndex()
-                getattr(unit, kind).extend(indices)
-        for unit in units.values():  # scopes interleave: keep each kind in file order
-            for kind, _ in kinds:
-                getattr(unit, kind).sort()
-        return units
+    def unit_index(self, unit: str) -> UnitIndex | None:
+        """What UNIT holds; None for a name that is no unit of the file."""
+        if self.whole:
+            sizes = self.rows.sizes
+            return UnitIndex(*(list(range(size)) for size in sizes)) if unit == WHOLE else None
+        number = self.unit_numbers.get(unit)
+        return None if number is None else UnitIndex(*self.rows.unit_members(number))
+
+    @cached_property
+    def unit_numbers(self) -> dict[str, int]:
+        return {unit: number for number, unit in enumerate(self.rows.units)}
 
     def ensure(self, unit: str) -> None:
         if unit in self.built or self.building:
             return
         self.built.add(unit)
-        found = self.units.get(unit)
+        found = self.unit_index(unit)
         if found is not None:
             self.building = True
             try:
@@ -214,12 +218,17 @@ class FileTables:
         if kind in ("p", "f"):
             return self.unit_of(rest[1:].rpartition(".")[0])
         number = int(rest.partition(".")[0].partition(":")[0] or -1)
-        facts = {"a": self.flows.assigns, "r": self.flows.returns, "u": self.flows.uses}
-        if kind == "c" and 0 <= number < len(self.calls):
-            return self.unit_of(call_heads(self.calls)[number][HEAD_SCOPE])
-        if kind in facts and 0 <= number < len(facts[kind]):
-            return self.unit_of(rows_of(facts[kind])[number][SCOPE])
-        return WHOLE  # not a step of this file: nothing to build
+        member_kind = MEMBER_KIND_OF_TAG.get(kind)
+        if member_kind is None:
+            return WHOLE  # not a step of this file: nothing to build
+        return self.unit_of_member(member_kind, number)
+
+    def unit_of_member(self, kind: int, number: int) -> str:
+        """The unit of member NUMBER of KIND (a position in MEMBER_KINDS); WHOLE if there is
+        none."""
+        if self.whole or not 0 <= number < self.rows.sizes[kind]:
+            return WHOLE
+        return self.rows.units[self.rows.owner(kind, number)]
 
     def by_scope(self, key: object) -> None:
         if key is ALL:
@@ -244,7 +253,7 @@ class FileTables:
         if call_id is ALL:
             self.ensure_all()
         elif isinstance(call_id, int) and 0 <= call_id < len(self.calls):
-            self.ensure(self.unit_of(call_heads(self.calls)[call_id][HEAD_SCOPE]))
+            self.ensure(self.unit_of_member(CALLS, call_id))
 
     def by_attr_read(self, attr: object) -> None:
         if attr is ALL or not isinstance(attr, str):
@@ -284,9 +293,8 @@ class FileTables:
         for klass in self.summary.classes:
             if any(f.name == word for f in klass.fields):
                 self.ensure(self.unit_of(klass.qualname))
-        for row in rows_of(self.flows.assigns):
-            if any(t[0].rpartition(".")[2] == word for t in row[TARGETS]):
-                self.ensure(self.unit_of(row[SCOPE]))
+        for unit in self.rows.binders.get(word, ()):
+            self.ensure(WHOLE if self.whole else self.rows.units[unit])
         if word in self.names.flag_dests:
             self.by_flag(word)
         found = [s for s in dict.values(self.steps) if s.name == word]
@@ -305,6 +313,10 @@ class FileTables:
 
 
 WHOLE = "*"  # the one unit of a file whose units cannot be built apart
+ROW_TAGS = {"a": "assigns", "r": "returns", "u": "uses", "c": "calls"}
+CALLS = MEMBER_KINDS.index("calls")
+# Step id tags of the steps made from rows: `a3.0`, `r1`, `u2`, `c12.1`.
+MEMBER_KIND_OF_TAG = {tag: MEMBER_KINDS.index(kind) for tag, kind in ROW_TAGS.items()}
 
 
 def build_tables(

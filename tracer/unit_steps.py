@@ -10,13 +10,16 @@ from typing import TYPE_CHECKING
 from tracer.facts import MODULE_SCOPE, Assign, Call, Return, Value
 from tracer.names import FLAG_METHODS, class_bodies, flag_dest
 from tracer.parse import SourceLines
-from tracer.rows import CALLEE, DISCARDED, call_heads, rows_of
+from tracer.rows import CALLEE, DISCARDED, call_heads, row_at
 from tracer.steps import Step
 
 if TYPE_CHECKING:  # the tables call in here; only their type is needed
     from tracer.tables import FileTables
 
 NO_REFS: frozenset[str] = frozenset()
+# The code of a step made from a row, until the step is first asked for (most never are):
+# then the lines of its span. A span is stripped: it never is a lone space.
+UNREAD = " "
 # Calls whose result is their argument's value, converted or combined: the value flows on.
 VALUE_PRESERVING = frozenset(
     [
@@ -77,7 +80,7 @@ def build_unit(tables: FileTables, unit: UnitIndex) -> None:
     path, flows = tables.path, tables.flows
     heads, targets = call_heads(flows.calls), tables.resolver.targets
     for call_id in unit.calls:
-        dict.__setitem__(tables.targets, call_id, targets(path, call_id, *heads[call_id]))
+        dict.__setitem__(tables.targets, call_id, targets(path, *heads[call_id]))
     add_definitions(tables, unit)
     if unit.assigns and tables.in_class_body is None:
         tables.in_class_body = class_bodies(tables.summary)
@@ -97,14 +100,13 @@ def build_unit(tables: FileTables, unit: UnitIndex) -> None:
             use.line,
             use.end_line,
             use.scope,
-            tables.lines.span(use.line, use.end_line),
+            UNREAD,
             "",
         )
         tables.add(step, use.scope, (4, i))
         record_reads(tables, step, use.scope, use.value)
-    calls = rows_of(flows.calls)
     for call_id in unit.calls:
-        row = calls[call_id]
+        row = row_at(flows.calls, call_id)
         # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
         if (
             row[DISCARDED]
@@ -132,7 +134,7 @@ def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
             line=assign.line,
             end_line=assign.end_line,
             symbol=assign.scope,
-            code=tables.lines.span(assign.line, assign.end_line),
+            code=UNREAD,
             name=target.path.rpartition(".")[2],
         )
         tables.add(step, assign.scope, (2, index, j))
@@ -157,7 +159,7 @@ def add_return(tables: FileTables, index: int, ret: Return) -> None:
             ret.line,
             ret.end_line,
             ret.scope,
-            tables.lines.span(ret.line, ret.end_line),
+            UNREAD,
             "return",
         )
         tables.add(step, ret.scope, (3, index, -1 if position is None else position))
@@ -220,7 +222,7 @@ def add_call(tables: FileTables, call: Call) -> None:
                 line=arg.line,
                 end_line=arg.end_line,
                 symbol=call.scope,
-                code=tables.lines.span(arg.line, arg.end_line),
+                code=UNREAD,
                 name=arg.keyword or "",
             )
             tables.add(step, call.scope, (5, call.id, i))
@@ -234,7 +236,7 @@ def add_call(tables: FileTables, call: Call) -> None:
             call.line,
             call.end_line,
             call.scope,
-            tables.lines.span(call.line, call.end_line),
+            UNREAD,
             "",
         )
         tables.add(step, call.scope, (5, call.id, -1))
@@ -255,7 +257,7 @@ def add_flag(tables: FileTables, call: Call) -> None:
         line=call.line,
         end_line=call.end_line,
         symbol=call.scope,
-        code=tables.lines.span(call.line, call.end_line),
+        code=UNREAD,
         name=dest,
     )
     tables.add(step, call.scope, (5, call.id, -1))

@@ -254,7 +254,7 @@ def test_a_flows_entry_of_another_layout_is_extracted_again(write_tree, tmp_path
     cache = FactCache(tmp_path / "cache")
     session = open_session(str(root), cache=cache)
     key = f"{session.facts.key('pkg/run.py')}-{ROWS_VERSION}"
-    cache.put("flowrows", key, (b"not", b"these", b"rows"))
+    cache.put("flowrows", key, (b"not",) * (ROWS_PARTS + 1))
     chain = trace(open_session(str(root), cache=cache).graph, "fraction", sinks=["tokens"])
     assert spine_of(session, chain) == [("pkg/run.py", 1, "param"), ("pkg/run.py", 2, "formula")]
     assert len(cache.get("flowrows", key)) == ROWS_PARTS  # written again, whole
