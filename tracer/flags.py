@@ -79,7 +79,7 @@ class FlagEdges:
                     if target.function is not None or target.klass not in heirs:
                         continue
                     siblings = caller.calls[call_id].args
-                    for arg, arg_step in caller.call_args.get(call_id, []):
+                    for arg, arg_step in caller.arguments(call_id):
                         for dst, kind, confidence in self.bindings(target, arg, siblings):
                             if dst == step.id:
                                 yield Edge(arg_step, step.id, kind, confidence)

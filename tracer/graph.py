@@ -374,7 +374,7 @@ class FlowGraph(FlagEdges):
 
     def bind_forward(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
         call_id = int(step_id.rpartition("#c")[2].partition(".")[0])
-        arg = next(a for a, sid in tables.call_args[call_id] if sid == step_id)
+        arg = next(a for a, sid in tables.arguments(call_id) if sid == step_id)
         siblings = tables.calls[call_id].args
         for target in tables.targets[call_id]:
             for dst, kind, confidence in self.bindings(target, arg, siblings):
@@ -552,7 +552,7 @@ class FlowGraph(FlagEdges):
             return
         for caller, call_id, target in self.callers(found[0]):
             siblings = caller.calls[call_id].args
-            for arg, arg_step in caller.call_args.get(call_id, []):
+            for arg, arg_step in caller.arguments(call_id):
                 for dst, kind, confidence in self.bindings(target, arg, siblings):
                     if dst == step.id:
                         yield Edge(arg_step, step.id, kind, confidence * target.confidence)

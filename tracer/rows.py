@@ -15,9 +15,9 @@ from tracer.facts import Arg, Assign, Call, FileFlows, FileSummary, Return, Targ
 from tracer.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
 from tracer.values import NOTHING
 
-ROWS_VERSION = "by-unit-1"  # of the cached layout
+ROWS_VERSION = "by-unit-2"  # of the cached layout
 # Pickles in a file's entry: the calls' heads (scope, callee); where the units are (names,
-# sizes, runs); the columns the resolver reads (scopes of assignments and returns, `self.x`
+# sizes, spans); the columns the resolver reads (scopes of assignments and returns, `self.x`
 # writes); callees by last name; assignment targets by last name; the units' rows.
 ROWS_PARTS = 6
 HEADS, LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS = range(ROWS_PARTS)
@@ -31,13 +31,14 @@ class FileRows:
     touches. The other parts, each unpickled when first asked, answer what a query asks of
     many rows it makes no fact of."""
 
-    __slots__ = ("loaded", "members", "parts", "starts", "whole")
+    __slots__ = ("loaded", "members", "parts", "runs", "whole")
 
     def __init__(self, *parts: bytes) -> None:
         self.parts: list[Any] = list(parts)
         self.loaded: list[list[Row | None]] | None = None  # per ROW_KINDS, per row
         self.members: dict[int, list[list[int]]] = {}  # unit -> per MEMBER_KINDS: indices
-        self.starts: list[list[int] | None] = [None] * len(MEMBER_KINDS)  # of the runs
+        # Per MEMBER_KINDS: where each range of members starts, and its unit, in order.
+        self.runs: list[tuple[list[int], list[int]] | None] = [None] * len(MEMBER_KINDS)
         self.whole: list[tuple[Row, ...] | None] = [None] * len(ROW_KINDS)
 
     def part(self, number: int) -> Any:
@@ -80,18 +81,19 @@ class FileRows:
 
     def owner(self, kind: int, i: int) -> int:
         """The unit (position in `units`) of member I of KIND (a position in MEMBER_KINDS)."""
-        runs = self.part(LAYOUT)[2][kind]
-        starts = self.starts[kind]
-        if starts is None:
-            starts = self.starts[kind] = [start for start, _ in runs]
-        return runs[bisect_right(starts, i) - 1][1]
+        runs = self.runs[kind]
+        if runs is None:
+            spans = self.part(LAYOUT)[2]
+            found = sorted((start, unit) for unit, s in enumerate(spans) for start, _ in s[kind])
+            runs = self.runs[kind] = ([start for start, _ in found], [unit for _, unit in found])
+        starts, units = runs
+        return units[bisect_right(starts, i) - 1]
 
     def unit_members(self, unit: int) -> list[list[int]]:
         """Per MEMBER_KINDS, the indices of the members of UNIT (a position in `units`)."""
         found = self.members.get(unit)
         if found is None:
-            _, sizes, runs = self.part(LAYOUT)
-            found = self.members[unit] = members_of(runs, sizes, unit)
+            found = self.members[unit] = members_of(self.part(LAYOUT)[2][unit])
         return found
 
     def row(self, kind: int, i: int) -> Row:
@@ -175,7 +177,7 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
     writes each once, and loading makes each once."""
     index = index_rows(flows, summary)
     kinds = [tuple(getattr(flows, kind)) for kind in ROW_KINDS]
-    members = [members_of(index.runs, index.sizes, unit) for unit in range(len(index.units))]
+    members = [members_of(spans) for spans in index.spans]
     chunks = tuple(
         dumps(
             tuple(
@@ -186,7 +188,7 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
         for unit in members
     )
     heads = tuple((call.scope, call.callee) for call in flows.calls)
-    layout = (index.units, index.sizes, index.runs)
+    layout = (index.units, index.sizes, index.spans)
     columns = (index.assign_scopes, index.return_scopes, index.self_writes)
     parts = (heads, layout, columns, index.callees, index.binders)
     return (*map(dumps, parts), pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL))
@@ -293,4 +295,7 @@ TARGETS = 1  # of an Assign: ((path, index), ...)
 CALL_SCOPE = 1  # of a Call
 CALLEE = 2  # of a Call
 DISCARDED = 5  # of a Call: its result is thrown away
+ASSIGN_LINE = 6  # of an Assign
+VALUE_REFS, VALUE_CALLS, VALUE_ARITHMETIC = 0, 1, 2  # of a Value
+ARG_VALUE = 3  # of an Arg
 HEAD_SCOPE, HEAD_CALLEE = 0, 1  # of a call's head

@@ -103,7 +103,7 @@ class FileTables:
         self.attr_reads: dict[str, list[Read]] = Demanded(self.by_attr_read)
         self.returns: dict[str, list[str]] = Demanded(self.by_function)
         self.consumers: dict[int, list[str]] = Demanded(by_call)
-        self.call_args: dict[int, list[tuple[Arg, str]]] = Demanded(by_call)
+        self.call_args: dict[int, list[str]] = Demanded(by_call)  # the steps of its args
         self.targets: dict[int, list[CallTarget]] = Demanded(by_call)
         self.flags: dict[str, list[tuple[str, tuple[str, ...]]]] = Demanded(self.by_flag)
         self.flag_generators = set(names.flag_generators)  # scopes that build flags by name
@@ -134,6 +134,11 @@ class FileTables:
             step = replace(step, code=self.lines.span(step.line, step.end_line))
             dict.__setitem__(self.steps, step_id, step)
         return step
+
+    def arguments(self, call_id: int) -> list[tuple[Arg, str]]:
+        """The arguments of a resolved call, each with its step (none if unresolved)."""
+        steps = self.call_args.get(call_id, [])
+        return list(zip(self.calls[call_id].args, steps, strict=True)) if steps else []
 
     @cached_property
     def attr_writes(self) -> dict[str, list[Read]]:

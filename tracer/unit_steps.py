@@ -7,10 +7,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tracer.facts import MODULE_SCOPE, Assign, Call, Return, Value
+from tracer.facts import MODULE_SCOPE, Call
 from tracer.names import FLAG_METHODS, class_bodies, flag_dest
 from tracer.parse import SourceLines
-from tracer.rows import CALLEE, DISCARDED, call_heads, row_at
+from tracer.rows import (
+    ARG_VALUE,
+    ASSIGN_LINE,
+    CALLEE,
+    DISCARDED,
+    VALUE_ARITHMETIC,
+    VALUE_CALLS,
+    VALUE_REFS,
+    Row,
+    call_heads,
+    row_at,
+)
 from tracer.steps import Step
 
 if TYPE_CHECKING:  # the tables call in here; only their type is needed
@@ -76,7 +87,9 @@ class UnitIndex:
 
 
 def build_unit(tables: FileTables, unit: UnitIndex) -> None:
-    """The steps of one unit, made in the order (and with the ids) of a whole-file build."""
+    """The steps of one unit, made in the order (and with the ids) of a whole-file build.
+    They are made from the cached rows (see `tracer.rows`): a unit's facts are read once,
+    here, and making fact objects of them would cost more than the steps."""
     path, flows = tables.path, tables.flows
     heads, targets = call_heads(flows.calls), tables.resolver.targets
     for call_id in unit.calls:
@@ -85,26 +98,17 @@ def build_unit(tables: FileTables, unit: UnitIndex) -> None:
     if unit.assigns and tables.in_class_body is None:
         tables.in_class_body = class_bodies(tables.summary)
     for i in unit.assigns:
-        assign = flows.assigns[i]
+        row = row_at(flows.assigns, i)
         assert tables.in_class_body is not None
-        if not tables.in_class_body(assign.line):  # class-level assignments are fields already
-            add_assign(tables, i, assign)
+        if not tables.in_class_body(row[ASSIGN_LINE]):  # class-level ones are fields already
+            add_assign(tables, i, row)
     for i in unit.returns:
-        add_return(tables, i, flows.returns[i])
+        add_return(tables, i, row_at(flows.returns, i))
     for i in unit.uses:
-        use = flows.uses[i]
-        step = Step(
-            f"{path}#u{i}",
-            "use",
-            path,
-            use.line,
-            use.end_line,
-            use.scope,
-            UNREAD,
-            "",
-        )
-        tables.add(step, use.scope, (4, i))
-        record_reads(tables, step, use.scope, use.value)
+        scope, value, line, end_line = row_at(flows.uses, i)
+        step = Step(f"{path}#u{i}", "use", path, line, end_line, scope, UNREAD, "")
+        tables.add(step, scope, (4, i))
+        record_reads(tables, step, scope, value)
     for call_id in unit.calls:
         row = row_at(flows.calls, call_id)
         # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
@@ -113,60 +117,63 @@ def build_unit(tables: FileTables, unit: UnitIndex) -> None:
             or dict.get(tables.targets, call_id)
             or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
         ):
-            add_call(tables, flows.calls[call_id])
+            add_call(tables, row)
 
 
-def add_assign(tables: FileTables, index: int, assign: Assign) -> None:
+def add_assign(tables: FileTables, index: int, row: Row) -> None:
+    """The steps of an assignment's targets (ROW, an Assign's)."""
     path = tables.path
-    changes = assign.op not in ("=", "for", "with", ":=")  # x += v reads x too
-    for j, target in enumerate(assign.targets):
-        if not target.path:
+    scope, targets, whole_value, items, op, _, line, end_line = row
+    changes = op not in ("=", "for", "with", ":=")  # x += v reads x too
+    for j, (target, position) in enumerate(targets):
+        if not target:
             continue
-        value = assign.value
-        if target.index is not None and len(assign.items) == len({t.index for t in assign.targets}):
-            value = assign.items[target.index]
-        attr = "." in target.path
+        value = whole_value
+        if position is not None and len(items) == len({t[1] for t in targets}):
+            value = items[position]
+        attr = "." in target
         kind = "attr_write" if attr else "local_assign"
         step = Step(
             id=f"{path}#a{index}.{j}",
-            kind="formula" if value.arithmetic or changes else kind,
+            kind="formula" if value[VALUE_ARITHMETIC] or changes else kind,
             file=path,
-            line=assign.line,
-            end_line=assign.end_line,
-            symbol=assign.scope,
+            line=line,
+            end_line=end_line,
+            symbol=scope,
             code=UNREAD,
-            name=target.path.rpartition(".")[2],
+            name=target.rpartition(".")[2],
         )
-        tables.add(step, assign.scope, (2, index, j))
-        tables.bound[step.id] = target.path
-        if target.index is not None:
-            tables.position[step.id] = target.index
-        record_reads(tables, step, assign.scope, value, (target.path,) if changes else ())
+        tables.add(step, scope, (2, index, j))
+        tables.bound[step.id] = target
+        if position is not None:
+            tables.position[step.id] = position
+        record_reads(tables, step, scope, value, (target,) if changes else ())
         if not attr:  # attribute writes come from the file's names
-            tables.local_defs.setdefault((assign.scope, target.path), []).append(step.id)
+            tables.local_defs.setdefault((scope, target), []).append(step.id)
 
 
-def add_return(tables: FileTables, index: int, ret: Return) -> None:
-    """One step per returned value; `return a, b` gives one per position, so that
-    `x, y = f()` takes each from its own."""
-    parts = list(enumerate(ret.items)) if len(ret.items) > 1 else [(None, ret.value)]
+def add_return(tables: FileTables, index: int, row: Row) -> None:
+    """One step per returned value (ROW, a Return's); `return a, b` gives one per position,
+    so that `x, y = f()` takes each from its own."""
+    scope, whole_value, items, line, end_line = row
+    parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
     for position, value in parts:
         suffix = "" if position is None else f".{position}"
         step = Step(
             f"{tables.path}#r{index}{suffix}",
             "return",
             tables.path,
-            ret.line,
-            ret.end_line,
-            ret.scope,
+            line,
+            end_line,
+            scope,
             UNREAD,
             "return",
         )
-        tables.add(step, ret.scope, (3, index, -1 if position is None else position))
-        tables.returns.setdefault(ret.scope, []).append(step.id)
+        tables.add(step, scope, (3, index, -1 if position is None else position))
+        tables.returns.setdefault(scope, []).append(step.id)
         if position is not None:
             tables.position[step.id] = position
-        record_reads(tables, step, ret.scope, value)
+        record_reads(tables, step, scope, value)
 
 
 def add_definitions(tables: FileTables, unit: UnitIndex) -> None:
@@ -188,7 +195,7 @@ def add_definitions(tables: FileTables, unit: UnitIndex) -> None:
             tables.local_defs.setdefault((function.qualname, param.name), []).append(step.id)
             if param.default_refs:  # evaluated where the function is defined
                 outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
-                record_reads(tables, step, outer, Value(param.default_refs, ()))
+                record_reads(tables, step, outer, (param.default_refs, (), False, None))
     for i in unit.classes:
         klass = tables.summary.classes[i]
         for j, definition in enumerate(klass.fields):
@@ -205,43 +212,34 @@ def add_definitions(tables: FileTables, unit: UnitIndex) -> None:
             tables.add(step, MODULE_SCOPE, (1, i, j))
 
 
-def add_call(tables: FileTables, call: Call) -> None:
+def add_call(tables: FileTables, row: Row) -> None:
     """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;
-    `add_argument` calls become flags."""
+    `add_argument` calls become flags. ROW is the call's."""
     path = tables.path
-    method = call.callee.rpartition(".")[2]
-    if method in FLAG_METHODS:
-        add_flag(tables, call)
+    call_id, scope, callee, _, args, discarded, line, end_line = row
+    if callee.rpartition(".")[2] in FLAG_METHODS:
+        add_flag(tables, tables.calls[call_id])
         return
-    if dict.get(tables.targets, call.id):
-        for i, arg in enumerate(call.args):
+    if dict.get(tables.targets, call_id):
+        for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
             step = Step(
-                id=f"{path}#c{call.id}.{i}",
+                id=f"{path}#c{call_id}.{i}",
                 kind="call_arg",
                 file=path,
-                line=arg.line,
-                end_line=arg.end_line,
-                symbol=call.scope,
+                line=arg_line,
+                end_line=arg_end_line,
+                symbol=scope,
                 code=UNREAD,
-                name=arg.keyword or "",
+                name=keyword or "",
             )
-            tables.add(step, call.scope, (5, call.id, i))
-            tables.call_args.setdefault(call.id, []).append((arg, step.id))
-            record_reads(tables, step, call.scope, arg.value)
-    elif call.discarded:
-        step = Step(
-            f"{path}#c{call.id}",
-            "use",
-            path,
-            call.line,
-            call.end_line,
-            call.scope,
-            UNREAD,
-            "",
-        )
-        tables.add(step, call.scope, (5, call.id, -1))
-        for arg in call.args:
-            record_reads(tables, step, call.scope, arg.value)
+            tables.add(step, scope, (5, call_id, i))
+            tables.call_args.setdefault(call_id, []).append(step.id)
+            record_reads(tables, step, scope, value)
+    elif discarded:
+        step = Step(f"{path}#c{call_id}", "use", path, line, end_line, scope, UNREAD, "")
+        tables.add(step, scope, (5, call_id, -1))
+        for arg in args:
+            record_reads(tables, step, scope, arg[ARG_VALUE])
 
 
 def add_flag(tables: FileTables, call: Call) -> None:
@@ -266,33 +264,34 @@ def add_flag(tables: FileTables, call: Call) -> None:
 
 
 def record_reads(
-    tables: FileTables, step: Step, scope: str, value: Value, extra: tuple[str, ...] = ()
+    tables: FileTables, step: Step, scope: str, value: Row, extra: tuple[str, ...] = ()
 ) -> None:
-    """Note what STEP reads. A resolved call contributes its result; an unresolved one its
-    receiver (`tensor.item()`) and its arguments: as the value itself for conversions
-    (`int(x)`), else as an opaque input (`mem_get_info(gpu_id)` does not return gpu_id)."""
-    if not value.calls and not extra:  # the common case: names only
-        index_reads(tables, step, scope, value.refs, NO_REFS, ())
+    """Note what STEP reads (VALUE, a Value's row). A resolved call contributes its result;
+    an unresolved one its receiver (`tensor.item()`) and its arguments: as the value itself
+    for conversions (`int(x)`), else as an opaque input (`mem_get_info(gpu_id)` does not
+    return gpu_id)."""
+    if not value[VALUE_CALLS] and not extra:  # the common case: names only
+        index_reads(tables, step, scope, value[VALUE_REFS], NO_REFS, ())
         return
     refs: dict[str, bool] = dict.fromkeys(extra, False)  # ref -> reached only opaquely
     results: list[int] = []
-    pending: list[tuple[Value, bool]] = [(value, False)]
+    pending: list[tuple[Row, bool]] = [(value, False)]
     while pending:
         current, opaque = pending.pop()
-        for ref in current.refs:
+        for ref in current[VALUE_REFS]:
             refs[ref] = refs.get(ref, True) and opaque
-        for call_id in current.calls:
+        for call_id in current[VALUE_CALLS]:
             if dict.get(tables.targets, call_id):
                 results.append(call_id)
                 tables.consumers.setdefault(call_id, []).append(step.id)
                 continue
-            call = tables.calls[call_id]
-            receiver = call.callee.rpartition(".")[0]
+            _, _, callee, receiver_value, args, _, _, _ = row_at(tables.calls, call_id)
+            receiver = callee.rpartition(".")[0]
             if receiver and receiver != "super()":
                 refs[receiver] = refs.get(receiver, True) and opaque
-            pending.append((call.receiver, opaque))
-            keeps_value = call.callee in VALUE_PRESERVING
-            pending.extend((arg.value, opaque or not keeps_value) for arg in call.args)
+            pending.append((receiver_value, opaque))
+            keeps_value = callee in VALUE_PRESERVING
+            pending.extend((arg[ARG_VALUE], opaque or not keeps_value) for arg in args)
     opaque = frozenset(ref for ref, hidden in refs.items() if hidden) or NO_REFS
     index_reads(tables, step, scope, tuple(refs), opaque, tuple(results))
 

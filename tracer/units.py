@@ -42,7 +42,7 @@ class RowIndex:
 
     units: tuple[str, ...]  # in the order a whole-file build first meets them
     sizes: tuple[int, ...]  # per MEMBER_KINDS: how many members
-    runs: tuple[Runs, ...]  # per MEMBER_KINDS: which unit holds each member
+    spans: tuple[tuple[Spans, ...], ...]  # per unit, per MEMBER_KINDS: where its members are
     assign_scopes: tuple[str, ...]
     return_scopes: tuple[str, ...]
     self_writes: dict[str, tuple[int, ...]]  # ATTR -> the assignments to `self.ATTR`
@@ -50,9 +50,9 @@ class RowIndex:
     binders: dict[str, tuple[int, ...]]  # last name of an assignment target -> units
 
 
-# Members of one kind as runs: (first index, unit) where a run of consecutive members of one
-# unit starts (a unit's code is mostly one stretch of the file: a few runs per unit).
-Runs = tuple[tuple[int, int], ...]
+# A unit's members of one kind, as (first, end) ranges of consecutive indices: a unit's code
+# is mostly one stretch of the file, so a unit has few.
+Spans = tuple[tuple[int, int], ...]
 
 
 def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
@@ -86,7 +86,7 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
     return RowIndex(
         units=tuple(number),
         sizes=tuple(map(len, owners)),
-        runs=tuple(runs_of(kind) for kind in owners),
+        spans=spans_of(owners, len(number)),
         assign_scopes=tuple(scopes[MEMBER_KINDS.index("assigns")]),
         return_scopes=tuple(scopes[MEMBER_KINDS.index("returns")]),
         self_writes={attr: tuple(found) for attr, found in self_writes.items()},
@@ -95,19 +95,25 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
     )
 
 
-def runs_of(owners: list[int]) -> Runs:
-    """OWNERS (the unit of each member, in order) as runs."""
-    return tuple((i, unit) for i, unit in enumerate(owners) if i == 0 or owners[i - 1] != unit)
+def spans_of(owners: list[list[int]], units: int) -> tuple[tuple[Spans, ...], ...]:
+    """Per unit, per kind, the ranges of its members, from OWNERS (per kind, the unit of
+    each member)."""
+    spans: list[list[list[tuple[int, int]]]] = [[[] for _ in owners] for _ in range(units)]
+    for kind, kind_owners in enumerate(owners):
+        start = 0
+        for i in range(1, len(kind_owners) + 1):
+            if i == len(kind_owners) or kind_owners[i] != kind_owners[start]:
+                spans[kind_owners[start]][kind].append((start, i))
+                start = i
+    return tuple(tuple(map(tuple, unit)) for unit in spans)
 
 
-def members_of(runs: tuple[Runs, ...], sizes: tuple[int, ...], unit: int) -> list[list[int]]:
-    """Per kind, the indices of UNIT's members: its RUNS unrolled (SIZES: members per kind)."""
+def members_of(spans: tuple[Spans, ...]) -> list[list[int]]:
+    """Per kind, the indices a unit's SPANS cover."""
     members: list[list[int]] = []
-    for kind_runs, size in zip(runs, sizes, strict=True):
+    for kind_spans in spans:
         indices: list[int] = []
-        for i, (start, owner) in enumerate(kind_runs):
-            if owner == unit:
-                end = kind_runs[i + 1][0] if i + 1 < len(kind_runs) else size
-                indices.extend(range(start, end))
+        for start, end in kind_spans:
+            indices.extend(range(start, end))
         members.append(indices)
     return members
