@@ -17,7 +17,7 @@ from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
 from tracer.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
-from tracer.rows import HEAD_CALLEE, call_heads, file_rows
+from tracer.rows import CALLEE, file_rows, row_at
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -88,13 +88,13 @@ class FlowGraph(FlagEdges):
         renamed = self.renamed(path)
         if callees.isdisjoint(words) and callees.isdisjoint(renamed):
             return []
-        flows = self.facts.flows(path)
-        heads = call_heads(flows.calls)
-        by_callee = file_rows(flows, self.facts.summaries[path]).callees
-        candidates = sorted(i for word in words | renamed for i in by_callee.get(word, ()))
+        by_callee = file_rows(self.facts.flows(path), self.facts.summaries[path]).callees
+        candidates = sorted(call for word in words | renamed for call in by_callee.get(word, ()))
         targets = self.resolver.targets
         return [
-            call_id for call_id in candidates if any(map(wanted, targets(path, *heads[call_id])))
+            call_id
+            for call_id, scope, callee in candidates
+            if any(map(wanted, targets(path, scope, callee)))
         ]
 
     def renamed(self, path: str) -> set[str]:
@@ -333,8 +333,8 @@ class FlowGraph(FlagEdges):
         for part in base.split("."):
             call_id = call_of_ref(part)
             if call_id is not None:
-                heads = call_heads(self.facts.flows(path).calls)
-                part = heads[call_id][HEAD_CALLEE] if 0 <= call_id < len(heads) else ""
+                calls = self.facts.flows(path).calls
+                part = row_at(calls, call_id)[CALLEE] if 0 <= call_id < len(calls) else ""
             spoken += words_of(part)
         return [
             klass

@@ -39,7 +39,6 @@ class Resolver:
         self.returned: dict[str, str | None] = {}
         self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
         self.assigned_by_scope: dict[str, set[str]] = {}
-        self.assign_scopes: dict[str, dict[str, list[int]]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
         # Targets of each callee text as written in a scope of a file, once resolved outside
         # any type inference: a query meets one call twice or more (ruling a caller in, then
@@ -106,14 +105,9 @@ class Resolver:
             self.assigned_by_scope[key] = found
         return found
 
-    def scopes_of(self, path: str) -> dict[str, list[int]]:
+    def scopes_of(self, path: str) -> dict[str, tuple[int, ...]]:
         """The indices of PATH's assignments, by scope (no row is read)."""
-        found = self.assign_scopes.get(path)
-        if found is None:
-            found = self.assign_scopes[path] = {}
-            for index, scope in enumerate(self.rows(path).assign_scopes):
-                found.setdefault(scope, []).append(index)
-        return found
+        return self.rows(path).assigns_by_scope
 
     def rows(self, path: str) -> FileRows:
         return file_rows(self.facts.flows(path), self.facts.summaries[path])
@@ -216,9 +210,7 @@ class Resolver:
     def class_returned(self, path: str, function: FunctionDef) -> str | None:
         classes = set()
         returns = self.facts.flows(path).returns
-        for i, scope in enumerate(self.rows(path).return_scopes):
-            if scope != function.qualname:
-                continue
+        for i in self.rows(path).returns_by_scope.get(function.qualname, ()):
             ret = returns[i]
             if len(ret.value.calls) != 1 or ret.value.refs:
                 return None

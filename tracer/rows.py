@@ -15,12 +15,12 @@ from tracer.facts import Arg, Assign, Call, FileFlows, FileSummary, Return, Targ
 from tracer.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
 from tracer.values import NOTHING
 
-ROWS_VERSION = "by-unit-2"  # of the cached layout
-# Pickles in a file's entry: the calls' heads (scope, callee); where the units are (names,
-# sizes, spans); the columns the resolver reads (scopes of assignments and returns, `self.x`
-# writes); callees by last name; assignment targets by last name; the units' rows.
-ROWS_PARTS = 6
-HEADS, LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS = range(ROWS_PARTS)
+ROWS_VERSION = "by-unit-3"  # of the cached layout
+# Pickles in a file's entry: where the units are (names, sizes, spans); the columns the
+# resolver reads (assignments and returns by scope, `self.x` writes); the calls by their
+# callee's last name; assignment targets by last name; the units' rows.
+ROWS_PARTS = 5
+LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS = range(ROWS_PARTS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
 
@@ -48,10 +48,6 @@ class FileRows:
         return found
 
     @property
-    def heads(self) -> tuple[Row, ...]:
-        return self.part(HEADS)
-
-    @property
     def units(self) -> tuple[str, ...]:
         return self.part(LAYOUT)[0]
 
@@ -60,11 +56,11 @@ class FileRows:
         return self.part(LAYOUT)[1]
 
     @property
-    def assign_scopes(self) -> tuple[str, ...]:
+    def assigns_by_scope(self) -> dict[str, tuple[int, ...]]:
         return self.part(COLUMNS)[0]
 
     @property
-    def return_scopes(self) -> tuple[str, ...]:
+    def returns_by_scope(self) -> dict[str, tuple[int, ...]]:
         return self.part(COLUMNS)[1]
 
     @property
@@ -72,7 +68,8 @@ class FileRows:
         return self.part(COLUMNS)[2]
 
     @property
-    def callees(self) -> dict[str, tuple[int, ...]]:
+    def callees(self) -> dict[str, tuple[tuple[int, str, str], ...]]:
+        """Last name of a callee -> (id, scope, callee) of each call to it, in order."""
         return self.part(CALLEES)
 
     @property
@@ -187,10 +184,9 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
         )
         for unit in members
     )
-    heads = tuple((call.scope, call.callee) for call in flows.calls)
     layout = (index.units, index.sizes, index.spans)
-    columns = (index.assign_scopes, index.return_scopes, index.self_writes)
-    parts = (heads, layout, columns, index.callees, index.binders)
+    columns = (index.assigns_by_scope, index.returns_by_scope, index.self_writes)
+    parts = (layout, columns, index.callees, index.binders)
     return (*map(dumps, parts), pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL))
 
 
@@ -282,13 +278,6 @@ def file_rows(flows: FileFlows, summary: FileSummary) -> FileRows:
     return FileRows(*encode_flows(flows, summary))
 
 
-def call_heads(calls: Sequence[Call]) -> tuple[tuple[str, str], ...]:
-    """(scope, callee) of each of CALLS, without unpickling their rows when cached."""
-    if isinstance(calls, Rows):
-        return calls.file_rows.heads  # type: ignore[return-value]
-    return tuple((call.scope, call.callee) for call in calls)
-
-
 # Row fields the filters read (positions follow the dataclasses' field order).
 SCOPE = 0  # of an Assign, a Return, a Use
 TARGETS = 1  # of an Assign: ((path, index), ...)
@@ -298,4 +287,3 @@ DISCARDED = 5  # of a Call: its result is thrown away
 ASSIGN_LINE = 6  # of an Assign
 VALUE_REFS, VALUE_CALLS, VALUE_ARITHMETIC = 0, 1, 2  # of a Value
 ARG_VALUE = 3  # of an Arg
-HEAD_SCOPE, HEAD_CALLEE = 0, 1  # of a call's head

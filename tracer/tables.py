@@ -11,7 +11,7 @@ from typing import Any
 from tracer.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary
 from tracer.names import FLAG_METHODS, FileNames
 from tracer.resolve import CallTarget, Resolver
-from tracer.rows import call_heads, file_rows
+from tracer.rows import file_rows
 from tracer.steps import Step
 from tracer.unit_steps import UNREAD, CodeLines, Read, UnitIndex, build_unit
 from tracer.units import MEMBER_KINDS, top_classes, unit_of
@@ -283,8 +283,8 @@ class FileTables:
         return self.defaults
 
     def by_flag(self, dest: object) -> None:
-        for scope, callee in call_heads(self.calls):
-            if callee.rpartition(".")[2] in FLAG_METHODS:
+        for method in FLAG_METHODS:
+            for _, scope, _ in self.rows.callees.get(method, ()):
                 self.ensure(self.unit_of(scope))
 
     # -- queries over several units ----------------------------------------------------------

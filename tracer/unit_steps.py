@@ -13,13 +13,13 @@ from tracer.parse import SourceLines
 from tracer.rows import (
     ARG_VALUE,
     ASSIGN_LINE,
+    CALL_SCOPE,
     CALLEE,
     DISCARDED,
     VALUE_ARITHMETIC,
     VALUE_CALLS,
     VALUE_REFS,
     Row,
-    call_heads,
     row_at,
 )
 from tracer.steps import Step
@@ -91,9 +91,10 @@ def build_unit(tables: FileTables, unit: UnitIndex) -> None:
     They are made from the cached rows (see `tracer.rows`): a unit's facts are read once,
     here, and making fact objects of them would cost more than the steps."""
     path, flows = tables.path, tables.flows
-    heads, targets = call_heads(flows.calls), tables.resolver.targets
+    targets = tables.resolver.targets
     for call_id in unit.calls:
-        dict.__setitem__(tables.targets, call_id, targets(path, *heads[call_id]))
+        row = row_at(flows.calls, call_id)
+        dict.__setitem__(tables.targets, call_id, targets(path, row[CALL_SCOPE], row[CALLEE]))
     add_definitions(tables, unit)
     if unit.assigns and tables.in_class_body is None:
         tables.in_class_body = class_bodies(tables.summary)

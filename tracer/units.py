@@ -43,10 +43,10 @@ class RowIndex:
     units: tuple[str, ...]  # in the order a whole-file build first meets them
     sizes: tuple[int, ...]  # per MEMBER_KINDS: how many members
     spans: tuple[tuple[Spans, ...], ...]  # per unit, per MEMBER_KINDS: where its members are
-    assign_scopes: tuple[str, ...]
-    return_scopes: tuple[str, ...]
+    assigns_by_scope: dict[str, tuple[int, ...]]
+    returns_by_scope: dict[str, tuple[int, ...]]
     self_writes: dict[str, tuple[int, ...]]  # ATTR -> the assignments to `self.ATTR`
-    callees: dict[str, tuple[int, ...]]  # last name of a callee -> the calls' ids
+    callees: dict[str, tuple[tuple[int, str, str], ...]]  # last name -> (id, scope, callee)
     binders: dict[str, tuple[int, ...]]  # last name of an assignment target -> units
 
 
@@ -71,10 +71,11 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
     owners = [
         [number.setdefault(unit_of(s, classes), len(number)) for s in kind] for kind in scopes
     ]
-    callees: dict[str, list[int]] = {}
+    callees: dict[str, list[tuple[int, str, str]]] = {}
     for call in flows.calls:
         if call.callee:
-            callees.setdefault(call.callee.rpartition(".")[2], []).append(call.id)
+            name = call.callee.rpartition(".")[2]
+            callees.setdefault(name, []).append((call.id, call.scope, call.callee))
     self_writes: dict[str, list[int]] = {}
     binders: dict[str, set[int]] = {}
     assign_units = owners[MEMBER_KINDS.index("assigns")]
@@ -87,12 +88,20 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
         units=tuple(number),
         sizes=tuple(map(len, owners)),
         spans=spans_of(owners, len(number)),
-        assign_scopes=tuple(scopes[MEMBER_KINDS.index("assigns")]),
-        return_scopes=tuple(scopes[MEMBER_KINDS.index("returns")]),
+        assigns_by_scope=by_scope(scopes[MEMBER_KINDS.index("assigns")]),
+        returns_by_scope=by_scope(scopes[MEMBER_KINDS.index("returns")]),
         self_writes={attr: tuple(found) for attr, found in self_writes.items()},
         callees={name: tuple(ids) for name, ids in callees.items()},
         binders={name: tuple(sorted(units)) for name, units in binders.items()},
     )
+
+
+def by_scope(scopes: list[str]) -> dict[str, tuple[int, ...]]:
+    """Scope -> the indices of the members in it, from SCOPES (the scope of each member)."""
+    found: dict[str, list[int]] = {}
+    for i, scope in enumerate(scopes):
+        found.setdefault(scope, []).append(i)
+    return {scope: tuple(indices) for scope, indices in found.items()}
 
 
 def spans_of(owners: list[list[int]], units: int) -> tuple[tuple[Spans, ...], ...]:
