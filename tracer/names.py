@@ -9,7 +9,7 @@ per file like the flows, and loads far faster (strings and tuples, no fact objec
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, ItemsView
+from collections.abc import Callable, ItemsView, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -24,60 +24,81 @@ from tracer.facts import (
 from tracer.rows import share
 from tracer.units import top_classes, unit_of
 
-NAMES_VERSION = "7"
+NAMES_VERSION = "lazy-sets-1"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[str, str, str, int]
 V = TypeVar("V")
 
 
-class ByName(Generic[V]):
-    """Name -> V, kept pickled until first asked: most files a query loads names for are
-    ruled out by their sets alone, without these tables (a file's attribute reads and
-    writes), which are the bulk of its names."""
+class Pickled(Generic[V]):
+    """A value kept pickled until first asked: most files a query loads names for are ruled
+    out by one of their parts alone, and unpickling the others would cost more than that."""
 
     __slots__ = ("data", "loaded")
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.loaded: dict[str, V] | None = None
+        self.loaded: V | None = None
 
-    @classmethod
-    def of(cls, table: dict[str, V]) -> ByName[V]:
-        return cls(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
-
-    def table(self) -> dict[str, V]:
+    def value(self) -> V:
         if self.loaded is None:
             self.loaded = pickle.loads(self.data)
         return self.loaded
 
-    def get(self, name: str, default: Any = ()) -> V:
-        return self.table().get(name, default)
-
-    def items(self) -> ItemsView[str, V]:
-        return self.table().items()
-
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ByName) and other.data == self.data
+        return type(other) is type(self) and other.data == self.data  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash(self.data)
 
     def __reduce__(self) -> tuple[type, tuple[bytes]]:
-        return ByName, (self.data,)
+        return type(self), (self.data,)
+
+
+class ByName(Pickled[dict[str, V]]):
+    """Name -> V: a file's attribute reads and writes, the bulk of its names."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, table: dict[str, V]) -> ByName[V]:
+        return cls(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+
+    def get(self, name: str, default: Any = ()) -> V:
+        return self.value().get(name, default)
+
+    def items(self) -> ItemsView[str, V]:
+        return self.value().items()
+
+
+class NameSet(Pickled[frozenset[str]]):
+    """A set of names (what a file binds, calls, assigns to `self.`)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> NameSet:
+        return cls(pickle.dumps(frozenset(names), pickle.HIGHEST_PROTOCOL))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.value()
+
+    def isdisjoint(self, names: Iterable[str]) -> bool:
+        return self.value().isdisjoint(names)
 
 
 @compact_pickle
 @dataclass(frozen=True, slots=True)
 class FileNames:
-    binders: frozenset[str]  # names a parameter, field, assignment or flag of the file binds
-    callees: frozenset[str]  # the last name of every callee (`f` of `self.x.f(...)`)
+    binders: NameSet  # names a parameter, field, assignment or flag of the file binds
+    callees: NameSet  # the last name of every callee (`f` of `self.x.f(...)`)
     writes: ByName[tuple[Write, ...]]  # attribute -> its writes, in the tables' order
     reads: ByName[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
-    self_attrs: frozenset[str]  # ATTR of every `self.ATTR = ...` (the resolver types them)
+    self_attrs: NameSet  # ATTR of every `self.ATTR = ...` (the resolver types them)
 
 
 def crosses_units(summary: FileSummary, flows: FileFlows) -> bool:
@@ -204,14 +225,14 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
     binders.discard("")
     seen: dict[Any, Any] = {}  # equal strings and tuples pickled (and loaded) once
     return FileNames(
-        binders=frozenset(binders),
-        callees=frozenset(c.callee.rpartition(".")[2] for c in flows.calls if c.callee),
+        binders=NameSet.of(binders),
+        callees=NameSet.of(c.callee.rpartition(".")[2] for c in flows.calls if c.callee),
         writes=ByName.of(share(attribute_writes(path, summary, flows), {})),
         reads=ByName.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
         whole=crosses_units(summary, flows),
-        self_attrs=frozenset(
+        self_attrs=NameSet.of(
             t.path[5:]
             for a in flows.assigns
             for t in a.targets
