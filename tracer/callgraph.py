@@ -174,7 +174,8 @@ class CallGraph:
                 return None
             found = self.resolver.assigns(path, scope).get(name)
             if found or scope == MODULE_SCOPE:
-                return [a for a in found or () if a.op == "=" and len(a.targets) == 1]
+                assigns = [self.facts.flows(path).assigns[i] for i in found or ()]
+                return [a for a in assigns if a.op == "=" and len(a.targets) == 1]
             scope = self.enclosing_scope(module, scope)
 
     def constructed_class(self, path: str, assign: Assign) -> str | None:

@@ -37,8 +37,8 @@ class Resolver:
         self.attr_types: dict[tuple[str, str], str | None] = {}
         self.name_types: dict[tuple[str, str, str], str | None] = {}
         self.returned: dict[str, str | None] = {}
-        self.assigns_by_scope: dict[str, dict[str, list[Assign]]] = {}
-        self.assigned_by_scope: dict[str, set[str]] = {}
+        self.assigns_in_scope: dict[tuple[str, str], dict[str, list[int]]] = {}
+        self.local_names: dict[tuple[str, str], frozenset[str]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
         # Targets of each callee text as written in a scope of a file, once resolved outside
         # any type inference: a query meets one call twice or more (ruling a caller in, then
@@ -79,30 +79,31 @@ class Resolver:
             scope = scope.rpartition(".")[0]
         return None
 
-    def assigns(self, path: str, scope: str) -> dict[str, list[Assign]]:
-        key = f"{path}:{scope}"
-        table = self.assigns_by_scope.get(key)
+    def assigns(self, path: str, scope: str) -> dict[str, list[int]]:
+        """Target (a name or dotted path) -> the indices of SCOPE's assignments to it, read
+        from rows: no fact is made."""
+        key = (path, scope)
+        table = self.assigns_in_scope.get(key)
         if table is None:
-            table = {}
-            assigns = self.facts.flows(path).assigns
+            table = self.assigns_in_scope[key] = {}
+            rows = self.facts.flows(path).assigns
             for index in self.scopes_of(path).get(scope, ()):
-                for target in assigns[index].targets:
-                    table.setdefault(target.path, []).append(assigns[index])
-            self.assigns_by_scope[key] = table
+                for target in row_at(rows, index)[TARGETS]:
+                    table.setdefault(target[0], []).append(index)
         return table
 
-    def assigned(self, path: str, scope: str) -> set[str]:
-        """What SCOPE assigns to (names and dotted paths), read from rows: no fact is made."""
-        key = f"{path}:{scope}"
-        found = self.assigned_by_scope.get(key)
+    def locals_of(self, path: str, scope: str) -> frozenset[str]:
+        """The parameters of the function SCOPE and what it assigns to (names and paths);
+        none when SCOPE is no function."""
+        key = (path, scope)
+        found = self.local_names.get(key)
         if found is None:
-            assigns = self.facts.flows(path).assigns
-            found = {
-                target[0]
-                for i in self.scopes_of(path).get(scope, ())
-                for target in row_at(assigns, i)[TARGETS]
-            }
-            self.assigned_by_scope[key] = found
+            function = self.function(path, scope)
+            found = frozenset()
+            if function is not None:  # the module's and a class body's names are not locals
+                params = {p.name for p in function[1].params}
+                found = frozenset(params | self.assigns(path, scope).keys())
+            self.local_names[key] = found
         return found
 
     def scopes_of(self, path: str) -> dict[str, tuple[int, ...]]:
@@ -151,8 +152,9 @@ class Resolver:
                 if i == 0 and function.class_qualname is not None and not function.is_static:
                     return self.self_class(path, scope)
                 return self.index.annotation_class(module, param.annotation)
-        for assign in self.assigns(path, scope).get(name, []):
-            klass = self.assigned_type(path, scope, assign)
+        assigns = self.facts.flows(path).assigns
+        for index in self.assigns(path, scope).get(name, ()):
+            klass = self.assigned_type(path, scope, assigns[index])
             if klass is not None:
                 return klass
         symbol = self.index.resolve(module, name)
@@ -340,10 +342,7 @@ class Resolver:
 
     def is_local(self, path: str, scope: str, name: str) -> bool:
         """Is NAME a parameter or an assigned local of the function SCOPE?"""
-        found = self.function(path, scope)
-        if found is None:
-            return False
-        return any(p.name == name for p in found[1].params) or name in self.assigned(path, scope)
+        return name in self.locals_of(path, scope)
 
     def local_function(self, path: str, scope: str, name: str) -> str | None:
         """A function defined in SCOPE or an enclosing function (closures)."""
