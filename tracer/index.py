@@ -142,31 +142,25 @@ class Index:
             package = package.rpartition(".")[0]
         return f"{package}.{module}" if module and package else (module or package)
 
-    def resolve(
-        self, module: str, dotted: str, _seen: frozenset[str] = frozenset()
-    ) -> Symbol | None:
+    def resolve(self, module: str, dotted: str) -> Symbol | None:
         """What DOTTED means inside MODULE's namespace: local definitions, aliases, imports
-        (relative, aliased, re-exported through `__init__`), then members of what it found."""
-        if not _seen:  # a question from outside: its answer depends on the index alone
-            key = (module, dotted)
-            if key not in self.resolved:
-                self.resolved[key] = self.resolve(module, dotted, frozenset({""}))
+        (relative, aliased, re-exported through `__init__`), then members of what it found.
+        Every answer is kept: a re-exported name is asked for by each module importing it."""
+        key = (module, dotted)
+        if key in self.resolved:
             return self.resolved[key]
+        self.resolved[key] = None  # a name met again while resolving it (a cycle) is unknown
         head, _, rest = dotted.partition(".")
-        symbol = self.resolve_head(module, head, _seen)
-        if symbol is None:
-            return None
+        symbol = self.resolve(module, head) if rest else self.resolve_name(module, head)
         for part in rest.split(".") if rest else ():
-            symbol = self.member(symbol, part, _seen)
             if symbol is None:
-                return None
+                break
+            symbol = self.member(symbol, part)
+        self.resolved[key] = symbol
         return symbol
 
-    def resolve_head(self, module: str, name: str, seen: frozenset[str]) -> Symbol | None:
-        key = f"{module}:{name}"
-        if key in seen:
-            return None
-        seen = seen | {key}
+    def resolve_name(self, module: str, name: str) -> Symbol | None:
+        """`resolve` of a plain NAME."""
         path = self.path_of.get(module)
         if path is None:
             return None
@@ -178,7 +172,7 @@ class Index:
         aliases, imports, star_modules = self.namespace(module, path)
         alias = aliases.get(name)
         if alias is not None:
-            return self.resolve(module, alias, seen)
+            return self.resolve(module, alias)
         imp = imports.get(name)
         if imp is not None:
             if imp.name is None:  # import a.b.c (binds a) / import a.b as c
@@ -189,11 +183,11 @@ class Index:
             if submodule in self.path_of:
                 return Symbol("module", submodule)
             if source in self.path_of:
-                return self.resolve_head(source, imp.name, seen)
+                return self.resolve(source, imp.name)
             return Symbol("external", submodule)
         for star in star_modules:
             if star in self.path_of:
-                found = self.resolve_head(star, name, seen)
+                found = self.resolve(star, name)
                 if found is not None:
                     return found
         if name in self.path_of and "." not in module:
@@ -205,7 +199,7 @@ class Index:
         return None
 
     def namespace(self, module: str, path: str) -> Namespace:
-        """MODULE's names, as `resolve_head` reads them: each name's first alias to another
+        """MODULE's names, as `resolve_name` reads them: each name's first alias to another
         name, each local name's first import, and the modules of its `import *`, in order."""
         found = self.namespaces.get(path)
         if found is None:
@@ -227,13 +221,13 @@ class Index:
     def module_symbol(self, dotted: str) -> Symbol:
         return Symbol("module" if dotted in self.path_of else "external", dotted)
 
-    def member(self, symbol: Symbol, name: str, seen: frozenset[str]) -> Symbol | None:
+    def member(self, symbol: Symbol, name: str) -> Symbol | None:
         if symbol.kind == "external":
             return Symbol("external", f"{symbol.name}.{name}")
         if symbol.kind == "module":
             if f"{symbol.name}.{name}" in self.path_of:
                 return Symbol("module", f"{symbol.name}.{name}")
-            return self.resolve_head(symbol.name, name, seen)
+            return self.resolve(symbol.name, name)
         if symbol.kind == "class":
             method = self.method(symbol.name, name)
             if method is not None:
