@@ -380,6 +380,7 @@ def meet(
         forward = len(front) <= len(back)
         parents = ahead if forward else behind
         layer: list[str] = []
+        met = False
         for current in front if forward else back:
             found = graph.edges(current, forward)
             found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
@@ -390,6 +391,12 @@ def meet(
                     continue
                 parents[nxt] = current
                 layer.append(nxt)
+                met = met or nxt in behind
+            # Going forward, the first step reached that the other side holds is the one the
+            # whole layer would give first: the rest of the layer is not needed. (Going
+            # backward, a later step of `ahead` may be met first: the layer is finished.)
+            if forward and met:
+                break
         if forward:
             front = layer
         else:
