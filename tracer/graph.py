@@ -17,7 +17,7 @@ from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
 from tracer.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
-from tracer.rows import CALLEE, file_rows, row_at
+from tracer.rows import CALLEE, FileRows, file_rows, row_at
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -84,18 +84,19 @@ class FlowGraph(FlagEdges):
         """Ids of the calls in PATH that resolve to a WANTED target, in order. Only calls whose
         callee's last name is one of WORDS (or a local name for a definition named otherwise)
         can, and only those are resolved."""
-        callees = self.facts.names(path).callees
-        renamed = self.renamed(path)
-        if callees.isdisjoint(words) and callees.isdisjoint(renamed):
-            return []
-        by_callee = file_rows(self.facts.flows(path), self.facts.summaries[path]).callees
-        candidates = sorted(call for word in words | renamed for call in by_callee.get(word, ()))
+        rows = self.rows(path)
+        candidates = sorted(
+            call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
+        )
         targets = self.resolver.targets
         return [
             call_id
-            for call_id, scope, callee in candidates
-            if any(map(wanted, targets(path, scope, callee)))
+            for call_id in candidates
+            if any(map(wanted, targets(path, *rows.call_head(call_id))))
         ]
+
+    def rows(self, path: str) -> FileRows:
+        return file_rows(self.facts.flows(path), self.facts.summaries[path])
 
     def renamed(self, path: str) -> set[str]:
         """Names PATH imports or aliases that stand for a definition of another name."""
@@ -103,7 +104,7 @@ class FlowGraph(FlagEdges):
         if found is None:
             module = self.index.module_of[path]
             summary = self.facts.summaries[path]
-            callees = self.facts.names(path).callees  # only a called name matters here
+            callees = self.rows(path).callees  # only a called name matters here
             local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
             local = [name for name in local if name in callees]
             found = set()

@@ -24,7 +24,7 @@ from tracer.facts import (
 from tracer.rows import share
 from tracer.units import top_classes, unit_of
 
-NAMES_VERSION = "lazy-sets-1"
+NAMES_VERSION = "lazy-sets-2"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[str, str, str, int]
@@ -92,7 +92,6 @@ class NameSet(Pickled[frozenset[str]]):
 @dataclass(frozen=True, slots=True)
 class FileNames:
     binders: NameSet  # names a parameter, field, assignment or flag of the file binds
-    callees: NameSet  # the last name of every callee (`f` of `self.x.f(...)`)
     writes: ByName[tuple[Write, ...]]  # attribute -> its writes, in the tables' order
     reads: ByName[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
@@ -226,7 +225,6 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
     seen: dict[Any, Any] = {}  # equal strings and tuples pickled (and loaded) once
     return FileNames(
         binders=NameSet.of(binders),
-        callees=NameSet.of(c.callee.rpartition(".")[2] for c in flows.calls if c.callee),
         writes=ByName.of(share(attribute_writes(path, summary, flows), {})),
         reads=ByName.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
         flag_dests=frozenset(dests),

@@ -15,10 +15,11 @@ from tracer.facts import Arg, Assign, Call, FileFlows, FileSummary, Return, Targ
 from tracer.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
 from tracer.values import NOTHING
 
-ROWS_VERSION = "by-unit-3"  # of the cached layout
+ROWS_VERSION = "by-unit-4"  # of the cached layout
 # Pickles in a file's entry: where the units are (names, sizes, spans); the columns the
 # resolver reads (assignments and returns by scope, `self.x` writes); the calls by their
-# callee's last name; assignment targets by last name; the units' rows.
+# callee's last name, with each call's scope and callee; assignment targets by last name;
+# the units' rows.
 ROWS_PARTS = 5
 LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS = range(ROWS_PARTS)
 T = TypeVar("T")
@@ -68,9 +69,14 @@ class FileRows:
         return self.part(COLUMNS)[2]
 
     @property
-    def callees(self) -> dict[str, tuple[tuple[int, str, str], ...]]:
-        """Last name of a callee -> (id, scope, callee) of each call to it, in order."""
-        return self.part(CALLEES)
+    def callees(self) -> dict[str, tuple[int, ...]]:
+        """Last name of a callee -> the ids of the calls to it, in order."""
+        return self.part(CALLEES)[0]
+
+    def call_head(self, call_id: int) -> tuple[str, str]:
+        """The scope and the callee (as written) of the call CALL_ID."""
+        _, scopes, callees = self.part(CALLEES)
+        return scopes[call_id], callees[call_id]
 
     @property
     def binders(self) -> dict[str, tuple[int, ...]]:
@@ -186,7 +192,8 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
     )
     layout = (index.units, index.sizes, index.spans)
     columns = (index.assigns_by_scope, index.returns_by_scope, index.self_writes)
-    parts = (layout, columns, index.callees, index.binders)
+    calls = (index.callees, index.call_scopes, index.call_callees)
+    parts = (layout, columns, calls, index.binders)
     return (*map(dumps, parts), pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL))
 
 

@@ -284,8 +284,8 @@ class FileTables:
 
     def by_flag(self, dest: object) -> None:
         for method in FLAG_METHODS:
-            for _, scope, _ in self.rows.callees.get(method, ()):
-                self.ensure(self.unit_of(scope))
+            for call_id in self.rows.callees.get(method, ()):
+                self.ensure(self.unit_of_member(CALLS, call_id))
 
     # -- queries over several units ----------------------------------------------------------
 

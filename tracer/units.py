@@ -35,6 +35,11 @@ def top_classes(summary: FileSummary) -> frozenset[str]:
     return frozenset(c.qualname for c in summary.classes if "." not in c.qualname)
 
 
+# A unit's members of one kind, as (first, end) ranges of consecutive indices: a unit's code
+# is mostly one stretch of the file, so a unit has few.
+Spans = tuple[tuple[int, int], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class RowIndex:
     """Where a file's facts are, by unit, and the few columns queries filter rows by; each
@@ -46,13 +51,10 @@ class RowIndex:
     assigns_by_scope: dict[str, tuple[int, ...]]
     returns_by_scope: dict[str, tuple[int, ...]]
     self_writes: dict[str, tuple[int, ...]]  # ATTR -> the assignments to `self.ATTR`
-    callees: dict[str, tuple[tuple[int, str, str], ...]]  # last name -> (id, scope, callee)
+    callees: dict[str, tuple[int, ...]]  # last name of a callee -> the ids of its calls
+    call_scopes: tuple[str, ...]
+    call_callees: tuple[str, ...]  # each call's callee as written (`self.pool.alloc`)
     binders: dict[str, tuple[int, ...]]  # last name of an assignment target -> units
-
-
-# A unit's members of one kind, as (first, end) ranges of consecutive indices: a unit's code
-# is mostly one stretch of the file, so a unit has few.
-Spans = tuple[tuple[int, int], ...]
 
 
 def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
@@ -71,11 +73,10 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
     owners = [
         [number.setdefault(unit_of(s, classes), len(number)) for s in kind] for kind in scopes
     ]
-    callees: dict[str, list[tuple[int, str, str]]] = {}
+    callees: dict[str, list[int]] = {}
     for call in flows.calls:
         if call.callee:
-            name = call.callee.rpartition(".")[2]
-            callees.setdefault(name, []).append((call.id, call.scope, call.callee))
+            callees.setdefault(call.callee.rpartition(".")[2], []).append(call.id)
     self_writes: dict[str, list[int]] = {}
     binders: dict[str, set[int]] = {}
     assign_units = owners[MEMBER_KINDS.index("assigns")]
@@ -91,7 +92,9 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
         assigns_by_scope=by_scope(scopes[MEMBER_KINDS.index("assigns")]),
         returns_by_scope=by_scope(scopes[MEMBER_KINDS.index("returns")]),
         self_writes={attr: tuple(found) for attr, found in self_writes.items()},
-        callees={name: tuple(ids) for name, ids in callees.items()},
+        callees={name: tuple(calls) for name, calls in callees.items()},
+        call_scopes=tuple(scopes[MEMBER_KINDS.index("calls")]),
+        call_callees=tuple(call.callee for call in flows.calls),
         binders={name: tuple(sorted(units)) for name, units in binders.items()},
     )
 
