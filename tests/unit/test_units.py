@@ -3,11 +3,14 @@ whatever order queries reach them; what they hold must not depend on that order.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 
 from tracer.facts import MODULE_SCOPE, Assign, Call, FileFlows, FileSummary, Target, Value
-from tracer.names import crosses_units
+from tracer.names import ByName, NameSet, crosses_units
 from tracer.tables import WHOLE, FileTables
+from tracer.unit_steps import UNREAD
+from tracer.units import ROW_KINDS, members_of, spans_of
 from tracer.values import NOTHING
 
 SOURCE = """
@@ -110,3 +113,66 @@ def test_a_call_read_from_another_unit_makes_the_file_whole():
     assert crosses_units(summary, FileFlows((inner,), (reading,), (), ()))
     same_unit = replace(reading, scope="handle")
     assert not crosses_units(summary, FileFlows((inner,), (same_unit,), (), ()))
+
+
+# -- rows cached by unit -------------------------------------------------------------------
+
+
+def loaded_rows(tables: FileTables) -> dict[str, list[int]]:
+    """Per kind of row, the indices of the rows unpickled so far."""
+    loaded = tables.rows.loaded or [[] for _ in ROW_KINDS]
+    return {
+        kind: [i for i, row in enumerate(rows) if row is not None]
+        for kind, rows in zip(ROW_KINDS, loaded, strict=True)
+    }
+
+
+def test_a_unit_is_read_from_the_cache_alone(snippet_session):
+    tables_of(snippet_session, SOURCE).ensure_all()  # extracts and caches the file's facts
+    tables = tables_of(snippet_session, SOURCE)  # a new session on that cache
+    assert loaded_rows(tables) == {"calls": [], "assigns": [], "returns": [], "uses": []}
+    tables.binding_steps("value")  # a parameter of `scaled`: its unit is built
+    # `return value * size` is the only row of `scaled`: nothing of the module code, of
+    # `Pool.__init__` or of `Pool.grow` is unpickled.
+    assert tables.built == {"scaled"}
+    assert loaded_rows(tables) == {"calls": [], "assigns": [], "returns": [0], "uses": []}
+    tables.local_reads.get(("Pool.grow", "cfg"))  # `Pool.grow`, with `inner` in it
+    assert loaded_rows(tables) == {"calls": [0], "assigns": [3], "returns": [0, 1], "uses": []}
+
+
+def test_spans_give_back_each_units_members():
+    owners = [[0, 0, 1, 1, 0, 2], [], [2, 2, 0]]  # per kind, the unit of each member
+    spans = spans_of(owners, 3)
+    assert spans == (
+        (((0, 2), (4, 5)), (), ((2, 3),)),
+        (((2, 4),), (), ()),
+        (((5, 6),), (), ((0, 2),)),
+    )
+    assert [members_of(unit) for unit in spans] == [
+        [[0, 1, 4], [], [2]],
+        [[2, 3], [], []],
+        [[5], [], [0, 1]],
+    ]
+
+
+def test_a_steps_code_is_read_when_the_step_is_asked_for(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/pool.py": SOURCE, "cfgmod.py": ""})
+    tables = session.graph.file("pkg/pool.py")
+    tables.ensure("Pool.__init__")
+    assert dict.__getitem__(tables.steps, "pkg/pool.py#a2.0").code == UNREAD  # built, unread
+    assert session.graph.step("pkg/pool.py#a2.0").code == "self.size = cfg.size"
+    assert dict.__getitem__(tables.steps, "pkg/pool.py#a2.0").code == "self.size = cfg.size"
+    multi_line = "def f(x):\n    return g(\n        x,\n    )\n"
+    session = snippet_session({"pkg/__init__.py": "", "pkg/f.py": multi_line})
+    assert session.graph.step("pkg/f.py#r0").code == "return g(\n    x,\n)"
+
+
+def test_a_files_names_are_unpickled_part_by_part():
+    names = NameSet.of(["size", "grow"])
+    again = pickle.loads(pickle.dumps(names))
+    assert again == names and again.loaded is None  # still bytes
+    assert "size" in again and "other" not in again
+    assert again.isdisjoint({"other"}) and not again.isdisjoint({"grow", "x"})
+    table = pickle.loads(pickle.dumps(ByName.of({"size": (("Pool.grow", "cfg"),)})))
+    assert table.loaded is None
+    assert table.get("size") == (("Pool.grow", "cfg"),) and table.get("other") == ()
