@@ -18,7 +18,7 @@ from tracer.flows import extract_flows
 from tracer.names import NAMES_VERSION, FileNames, file_names
 from tracer.parse import parse
 from tracer.rows import ROWS_PARTS, ROWS_VERSION, decode_flows, encode_flows
-from tracer.sources.cache import FactCache
+from tracer.sources.cache import FactCache, PackReader
 from tracer.sources.snapshot import Snapshot
 from tracer.symbols import summarize
 
@@ -111,12 +111,25 @@ class Facts:
             if loaded is not None:
                 self.summaries = loaded
                 return loaded
+        # Else each file's summary from the packs of earlier runs (the same file in another
+        # release or another checkout is parsed once), the others parsed and packed anew.
         total = len(self.snapshot.files)
+        packed = self.cache.packed("summary")
+        reader = PackReader()
         pickled: dict[str, bytes] = {}
+        new: dict[str, bytes] = {}
         for done, path in enumerate(self.snapshot.files, 1):
-            self.summaries[path], pickled[path] = self.summary_and_bytes(path)
+            key = self.key(path)
+            where = packed.get(key)
+            data = reader.read(where) if where is not None else None
+            summary = loaded_summary(data) if data is not None else None
+            if summary is None:
+                summary = self.summary(path)
+                data = new[key] = pickle.dumps(summary, pickle.HIGHEST_PROTOCOL)
+            self.summaries[path], pickled[path] = summary, data  # type: ignore[assignment]
             if progress is not None:
                 progress(done, total)
+        self.cache.put_pack("summary", new)
         self.cache.put("summaries", snapshot_key, pickled)
         return self.summaries
 
@@ -132,25 +145,9 @@ class Facts:
         return None
 
     def summary(self, path: str) -> FileSummary:
-        return self.summary_and_bytes(path)[0]
-
-    def summary_and_bytes(self, path: str) -> tuple[FileSummary, bytes]:
-        """PATH's summary and its pickle, from the cache or extracted (and then cached)."""
-        key = self.key(path)
-        data = self.cache.get_bytes("summary", key)
-        if data is not None:
-            try:
-                found = pickle.loads(data)
-            except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
-                found = None
-            if type(found) is FileSummary:
-                return found, data
-        parsed = parse(self.snapshot.read(path))
+        """PATH's summary, extracted now."""
         self.parsed_files += 1
-        found = summarize(parsed)
-        data = pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
-        self.cache.put_bytes("summary", key, data)
-        return found, data
+        return summarize(parse(self.snapshot.read(path)))
 
     def flows(self, path: str) -> FileFlows:
         found = self.flows_by_path.get(path)
@@ -191,3 +188,12 @@ class Facts:
         for path, summary in self.summaries.items():
             found.extend(f"{path}: {warning}" for warning in summary.warnings)
         return found
+
+
+def loaded_summary(data: bytes) -> FileSummary | None:
+    """The summary DATA pickles, or None if it holds no summary (another version's)."""
+    try:
+        found = pickle.loads(data)
+    except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError, TypeError):
+        return None
+    return found if type(found) is FileSummary else None

@@ -215,6 +215,31 @@ def test_a_changed_file_is_extracted_alone_and_the_index_follows_it(tmp_path):
     assert third.facts.summaries == second.facts.summaries
 
 
+def test_summaries_are_packed_once_and_shared_by_trees_with_the_same_files(tmp_path):
+    shared = {"pkg/__init__.py": b"", "pkg/other.py": b"def helper(x):\n    return x\n"}
+    first_tree = write(tmp_path / "a", {**shared, "pkg/a.py": b"def a(y):\n    return y\n"})
+    second_tree = write(tmp_path / "b", {**shared, "pkg/b.py": b"def b(z):\n    return z\n"})
+    first = open_session(str(first_tree), cache=FactCache(tmp_path / "cache"))
+    assert first.facts.parsed_files == 3
+    packs = sorted(p.suffix for p in (tmp_path / "cache/facts/summary-packs").iterdir())
+    assert packs == [".idx", ".pack"]  # one file for every summary, and its index
+    second = open_session(str(second_tree), cache=FactCache(tmp_path / "cache"))
+    assert second.facts.parsed_files == 1  # pkg/b.py: the others come from the first's pack
+    assert second.facts.summaries["pkg/other.py"] == first.facts.summaries["pkg/other.py"]
+    assert [f.name for f in second.facts.summaries["pkg/b.py"].functions] == ["b"]
+
+
+def test_a_damaged_pack_gives_its_summaries_again(tmp_path):
+    files = {"pkg/__init__.py": b"", "pkg/a.py": b"def a(y):\n    return y\n"}
+    first = open_session(str(write(tmp_path / "a", files)), cache=FactCache(tmp_path / "cache"))
+    (pack,) = (tmp_path / "cache/facts/summary-packs").glob("*.pack")
+    pack.write_bytes(pack.read_bytes()[:5])  # cut short (a disk filled up, a copy stopped)
+    other = {**files, "pkg/b.py": b"def b(z):\n    return z\n"}  # another tree: no whole hit
+    again = open_session(str(write(tmp_path / "b", other)), cache=FactCache(tmp_path / "cache"))
+    assert again.facts.parsed_files == 3
+    assert again.facts.summaries["pkg/a.py"] == first.facts.summaries["pkg/a.py"]
+
+
 def test_the_fact_cache_still_writes_when_its_folder_was_removed_meanwhile(tmp_path):
     cache = FactCache(tmp_path / "cache")
     cache.put("summary", "ab12", {"x": 1})

@@ -8,7 +8,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 TEMPORARY_NAMES = itertools.count()
 
@@ -97,3 +97,71 @@ class FactCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    # -- packs: many small entries of one kind in one file -----------------------------------
+
+    def packed(self, kind: str) -> dict[str, PackedEntry]:
+        """Key -> where it is, for every entry of KIND's packs (the first pack holding a key
+        wins; an index is written after its pack, so an index always names a whole pack)."""
+        found: dict[str, PackedEntry] = {}
+        if not self.enabled:
+            return found
+        try:
+            indexes = sorted(os.scandir(self.root / f"{kind}-packs"), key=lambda e: e.name)
+        except OSError:
+            return found
+        for entry in indexes:
+            if not entry.name.endswith(".idx"):
+                continue
+            try:
+                with open(entry.path, "rb") as stream:
+                    offsets = pickle.load(stream)
+            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+                continue  # written by another version: its entries are computed again
+            if not isinstance(offsets, dict):
+                continue
+            pack = entry.path[: -len(".idx")] + ".pack"
+            for key, (offset, length) in offsets.items():
+                found.setdefault(key, PackedEntry(pack, offset, length))
+        return found
+
+    def put_pack(self, kind: str, entries: dict[str, bytes]) -> None:
+        """Store ENTRIES (key -> pickled value) as one pack: one file to write, where an entry
+        a file costs a file system's creation of each (about 0.15 ms here, a tenth of a
+        parse). Packs are named by their contents, and written pack first, index last."""
+        if not self.enabled or not entries:
+            return
+        offsets: dict[str, tuple[int, int]] = {}
+        position = 0
+        for key, data in entries.items():
+            offsets[key] = (position, len(data))
+            position += len(data)
+        index = pickle.dumps(offsets, pickle.HIGHEST_PROTOCOL)
+        name = self.root / f"{kind}-packs" / content_hash(index)
+        write_atomic(name.with_suffix(".pack"), b"".join(entries.values()))
+        write_atomic(name.with_suffix(".idx"), index)
+
+
+class PackedEntry(NamedTuple):
+    pack: str
+    offset: int
+    length: int
+
+
+class PackReader:
+    """Reads entries out of packs, each pack file read once."""
+
+    def __init__(self) -> None:
+        self.packs: dict[str, bytes | None] = {}
+
+    def read(self, where: PackedEntry) -> bytes | None:
+        """The entry's bytes; None when its pack is gone or shorter than its index says."""
+        if where.pack not in self.packs:
+            try:
+                self.packs[where.pack] = Path(where.pack).read_bytes()
+            except OSError:
+                self.packs[where.pack] = None
+        data = self.packs[where.pack]
+        if data is None or where.offset + where.length > len(data):
+            return None
+        return data[where.offset : where.offset + where.length]
