@@ -21,6 +21,7 @@ CHANGING_KINDS = frozenset({"formula", "return"})
 FLAG_KINDS = frozenset({"flag_to_field", "generated_flag"})
 OPAQUE_KINDS = frozenset({"local_via_call", "attr_via_call"})  # passed to a call, not returned
 TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
+SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +77,13 @@ def chain_of(
     seed_set = set(seeds)
     anchors = seeds
     link: list[str] = []
-    if sinks and (direction != "backward" or not seed_names & set(sinks)):
+    if sinks and seed_names & set(sinks):
+        # A sink's own name: from the binding the others are copied from (the model runner's
+        # `self.max_total_num_tokens = ...`, not a metrics record that keeps a copy).
+        anchors = source_bindings(graph, seeds, set(sinks), edges)[:1] or seeds
+    elif sinks:
         # Of all the places NAME is bound, start from the one nearest a sink (backward: the
-        # path there is cut at NAME's last binding; a sink's own name starts from all).
+        # path there is cut at NAME's last binding).
         link = sink_link(graph, seeds, set(sinks), max_depth, edges)
         anchors = link[:1] or seeds
         if direction == "backward":  # where the value comes from: up to its last binding
@@ -327,6 +332,35 @@ def sink_test(graph: FlowGraph, sinks: set[str]) -> Callable[[str], bool]:
         return step.name in sinks and step.kind != "field" and kept_in_attribute(graph, step_id)
 
     return is_sink
+
+
+def source_bindings(
+    graph: FlowGraph,
+    seeds: list[str],
+    sinks: set[str],
+    edges: dict[tuple[str, str, str], Edge],
+) -> list[str]:
+    """The sink bindings among SEEDS, the source first: the one that reaches the most
+    others in a few trusted steps (its value is copied on), in the most central module,
+    that computes its value rather than copy another attribute's; among equals, the first
+    bound."""
+    is_sink = sink_test(graph, sinks)
+    bindings = [s for s in seeds if is_sink(s)]
+
+    def copies(binding: str) -> int:
+        reached = walk(graph, [binding], True, SOURCE_DEPTH, edges, min_confidence=TRUSTED)
+        return sum(1 for other in bindings if other != binding and other in reached)
+
+    def copied(binding: str) -> bool:
+        """Does the binding only copy another name's value (`self.x = result.x`)?"""
+        tables = graph.file(graph.step(binding).file)
+        return len(tables.refs.get(binding, ())) == 1 and not tables.results.get(binding)
+
+    key = {
+        b: (-copies(b), -graph.centrality(b), copied(b) or updates_itself(graph, b))
+        for b in bindings
+    }
+    return sorted(bindings, key=key.__getitem__)
 
 
 def sink_link(

@@ -173,3 +173,35 @@ def test_backward_from_the_result_reaches_both_inputs(release):
     assert "rest_memory = available_gpu_memory - total_gpu_memory * (" in codes
     last = {s.id: s for s in chain.steps}[chain.spine[-1]]
     assert last.name == "max_total_num_tokens"
+
+
+@pytest.mark.release
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        (
+            "0.4.6",
+            [
+                "max_num_token = int(rest_memory * (1 << 30) // cell_size)",
+                "return max_num_token",
+                "self.max_total_num_tokens = self.profile_max_num_token(total_gpu_memory)",
+            ],
+        ),
+        (
+            "0.5.9",
+            [
+                "return int(rest_memory * (1 << 30)) // cell_size",
+                "self.max_total_num_tokens = self.profile_max_num_token(total_gpu_memory)",
+            ],
+        ),
+    ],
+)
+def test_a_sinks_own_name_backward_ends_at_its_computation(release, version, expected):
+    """`sgtrace trace ... max_total_num_tokens --direction backward`: from the binding the
+    others copy (the model runner's), not a metrics record or a controller's copy of it."""
+    session = release(version)
+    chain = trace(
+        session.graph, "max_total_num_tokens", direction="backward", sinks=["max_total_num_tokens"]
+    )
+    steps = {s.id: s for s in chain.steps}
+    assert [steps[i].code.splitlines()[0].strip() for i in chain.spine] == expected

@@ -1501,6 +1501,47 @@ def test_backward_spine_runs_from_the_flag_to_the_last_binding_of_the_name(snipp
         ("pkg/runner.py", 5, "param"),
         ("pkg/runner.py", 6, "attr_write"),
     ]
-    # A sink's own name is traced back from all its bindings: here the formula.
+    # A sink's own name is traced back from its one binding here: the formula.
     sink = trace(session.graph, "tokens", direction="backward", sinks=["tokens"])
     assert spine_of(session, sink)[-1] == ("pkg/runner.py", 9, "formula")
+
+
+def test_a_sinks_own_name_is_traced_from_the_binding_the_others_copy(snippet_session):
+    """Several objects keep the sink's value (a worker, a stats record); the spine explains the
+    one they copy: the runner's, computed by its formula. The record's field (`= 0`, declared
+    first) is no origin of it, nor is the worker's copy."""
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/stats.py": """
+                class Stats:
+                    tokens: int = 0
+            """,
+            "pkg/runner.py": """
+                from pkg.stats import Stats
+
+
+                class Runner:
+                    def profile(self, free, fraction):
+                        rest = free * fraction
+                        return int(rest // 2)
+
+                    def size(self, free, fraction):
+                        self.tokens = self.profile(free, fraction)
+
+
+                class Worker:
+                    def __init__(self, runner: Runner):
+                        self.runner = runner
+                        self.stats = Stats()
+                        self.tokens = runner.tokens
+                        self.stats.tokens = self.tokens
+            """,
+        }
+    )
+    chain = trace(session.graph, "tokens", direction="backward", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/runner.py", 6, "formula"),  # `int(rest // 2)` carries rest, which combines two
+        ("pkg/runner.py", 7, "return"),
+        ("pkg/runner.py", 10, "attr_write"),
+    ]
