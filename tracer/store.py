@@ -121,7 +121,7 @@ class Facts:
         for done, path in enumerate(self.snapshot.files, 1):
             key = self.key(path)
             where = packed.get(key)
-            data = reader.read(where) if where is not None else None
+            data = new.get(key) or (reader.read(where) if where is not None else None)
             summary = loaded_summary(data) if data is not None else None
             if summary is None:
                 summary = self.summary(path)
