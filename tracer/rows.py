@@ -8,7 +8,6 @@ from __future__ import annotations
 import pickle
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar, overload
 
 from tracer.facts import Arg, Assign, Call, FileFlows, FileSummary, Return, Target, Use, Value
@@ -165,13 +164,66 @@ class Rows(Sequence[T]):
         return map(self.__getitem__, range(len(self)))
 
 
-def encode(fact: Any) -> Any:
-    """A fact (or a tuple of facts) as nested tuples of its field values, in field order."""
-    if isinstance(fact, tuple):
-        return tuple(encode(item) for item in fact)
-    if is_dataclass(fact):
-        return tuple(encode(getattr(fact, f.name)) for f in fields(fact))
-    return fact
+def value_row(value: Value) -> Row:
+    return (value.refs, value.calls, value.arithmetic, value.literal)
+
+
+def arg_row(arg: Arg) -> Row:
+    return (arg.keyword, arg.position, arg.star, value_row(arg.value), arg.line, arg.end_line)
+
+
+def call_row(call: Call) -> Row:
+    args = tuple(map(arg_row, call.args))
+    receiver = value_row(call.receiver)
+    return (
+        call.id,
+        call.scope,
+        call.callee,
+        receiver,
+        args,
+        call.discarded,
+        call.line,
+        call.end_line,
+    )
+
+
+def assign_row(assign: Assign) -> Row:
+    targets = tuple((target.path, target.index) for target in assign.targets)
+    items = tuple(map(value_row, assign.items))
+    value = value_row(assign.value)
+    return (
+        assign.scope,
+        targets,
+        value,
+        items,
+        assign.op,
+        assign.annotation,
+        assign.line,
+        assign.end_line,
+    )
+
+
+def return_row(ret: Return) -> Row:
+    items = tuple(map(value_row, ret.items))
+    return (ret.scope, value_row(ret.value), items, ret.line, ret.end_line)
+
+
+def use_row(use: Use) -> Row:
+    return (use.scope, value_row(use.value), use.line, use.end_line)
+
+
+ROW_OF: dict[type, Callable[[Any], Row]] = {
+    Call: call_row,
+    Assign: assign_row,
+    Return: return_row,
+    Use: use_row,
+}
+
+
+def encode(fact: Call | Assign | Return | Use) -> Row:
+    """A fact as the nested tuples of its field values, in field order (what `call`,
+    `assign`, `return_` and `use` read back)."""
+    return ROW_OF[type(fact)](fact)
 
 
 def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
@@ -204,19 +256,29 @@ def dumps(item: Any) -> bytes:
 def share(item: Any, seen: dict[Any, Any]) -> Any:
     """ITEM with equal strings and tuples made one object (tuples keyed with the types of
     their items too, so that `(0,)` never stands for `(False,)`)."""
-    if isinstance(item, str):
+    kind = type(item)
+    if kind is str:
         return seen.setdefault(item, item)
-    if isinstance(item, tuple):
-        item = tuple(share(part, seen) for part in item)
-        if any(isinstance(part, dict) for part in item):
+    if kind is tuple:
+        parts = []
+        for part in item:  # strings inline, numbers as they are: most parts are leaves
+            part_kind = type(part)
+            if part_kind is str:
+                part = seen.setdefault(part, part)
+            elif part_kind is tuple or part_kind is dict:
+                part = share(part, seen)
+            parts.append(part)
+        item = tuple(parts)
+        types = tuple(map(type, item))
+        if dict in types:
             return item  # unhashable
-        return seen.setdefault((item, tuple(map(type, item))), item)
-    if isinstance(item, dict):
+        return seen.setdefault((item, types), item)
+    if kind is dict:
         return {share(key, seen): share(value, seen) for key, value in item.items()}
     return item
 
 
-EMPTY_VALUE = encode(NOTHING)
+EMPTY_VALUE = value_row(NOTHING)
 
 
 def value(row: Row) -> Value:
