@@ -8,7 +8,7 @@ from __future__ import annotations
 import pickle
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from tracer.facts import Arg, Assign, Call, FileFlows, FileSummary, Return, Target, Use, Value
 from tracer.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
@@ -23,6 +23,18 @@ ROWS_PARTS = 5
 LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS = range(ROWS_PARTS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
+
+
+class Column(Generic[T]):
+    """A column of one of a FileRows' parts (the whole part when INDEX is None)."""
+
+    def __init__(self, part: int, index: int | None = None) -> None:
+        self.number = part
+        self.index = index
+
+    def __get__(self, rows: FileRows, owner: type | None = None) -> T:
+        found = rows.part(self.number)
+        return found if self.index is None else found[self.index]  # type: ignore[no-any-return]
 
 
 class FileRows:
@@ -47,39 +59,19 @@ class FileRows:
             found = self.parts[number] = pickle.loads(found)
         return found
 
-    @property
-    def units(self) -> tuple[str, ...]:
-        return self.part(LAYOUT)[0]
-
-    @property
-    def sizes(self) -> tuple[int, ...]:
-        return self.part(LAYOUT)[1]
-
-    @property
-    def assigns_by_scope(self) -> dict[str, tuple[int, ...]]:
-        return self.part(COLUMNS)[0]
-
-    @property
-    def returns_by_scope(self) -> dict[str, tuple[int, ...]]:
-        return self.part(COLUMNS)[1]
-
-    @property
-    def self_writes(self) -> dict[str, tuple[int, ...]]:
-        return self.part(COLUMNS)[2]
-
-    @property
-    def callees(self) -> dict[str, tuple[int, ...]]:
-        """Last name of a callee -> the ids of the calls to it, in order."""
-        return self.part(CALLEES)[0]
+    # What the parts hold: each is unpickled, whole, when one of its columns is first read.
+    units = Column[tuple[str, ...]](LAYOUT, 0)
+    sizes = Column[tuple[int, ...]](LAYOUT, 1)  # per MEMBER_KINDS
+    assigns_by_scope = Column[dict[str, tuple[int, ...]]](COLUMNS, 0)
+    returns_by_scope = Column[dict[str, tuple[int, ...]]](COLUMNS, 1)
+    self_writes = Column[dict[str, tuple[int, ...]]](COLUMNS, 2)
+    callees = Column[dict[str, tuple[int, ...]]](CALLEES, 0)  # last name -> ids of its calls
+    binders = Column[dict[str, tuple[int, ...]]](BINDERS)
 
     def call_head(self, call_id: int) -> tuple[str, str]:
         """The scope and the callee (as written) of the call CALL_ID."""
         _, scopes, callees = self.part(CALLEES)
         return scopes[call_id], callees[call_id]
-
-    @property
-    def binders(self) -> dict[str, tuple[int, ...]]:
-        return self.part(BINDERS)
 
     def owner(self, kind: int, i: int) -> int:
         """The unit (position in `units`) of member I of KIND (a position in MEMBER_KINDS)."""
