@@ -17,7 +17,7 @@ from tracer.facts import MODULE_SCOPE, Arg
 from tracer.flags import FlagEdges
 from tracer.index import Index
 from tracer.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
-from tracer.rows import CALLEE, FileRows, file_rows, row_at
+from tracer.rows import CALLEE, row_at
 from tracer.steps import Edge, Step
 from tracer.store import Facts
 from tracer.tables import FileTables, Read, build_tables
@@ -84,7 +84,7 @@ class FlowGraph(FlagEdges):
         """Ids of the calls in PATH that resolve to a WANTED target, in order. Only calls whose
         callee's last name is one of WORDS (or a local name for a definition named otherwise)
         can, and only those are resolved."""
-        rows = self.rows(path)
+        rows = self.facts.rows(path)
         candidates = sorted(
             call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
         )
@@ -95,16 +95,13 @@ class FlowGraph(FlagEdges):
             if any(map(wanted, targets(path, *rows.call_head(call_id))))
         ]
 
-    def rows(self, path: str) -> FileRows:
-        return file_rows(self.facts.flows(path), self.facts.summaries[path])
-
     def renamed(self, path: str) -> set[str]:
         """Names PATH imports or aliases that stand for a definition of another name."""
         found = self.renames.get(path)
         if found is None:
             module = self.index.module_of[path]
             summary = self.facts.summaries[path]
-            callees = self.rows(path).callees  # only a called name matters here
+            callees = self.facts.rows(path).callees  # only a called name matters here
             local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
             local = [name for name in local if name in callees]
             found = set()

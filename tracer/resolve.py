@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef
 from tracer.index import Index
-from tracer.rows import TARGETS, FileRows, file_rows, row_at
+from tracer.rows import TARGETS, row_at
 from tracer.store import Facts
 from tracer.values import call_of_ref
 
@@ -108,10 +108,7 @@ class Resolver:
 
     def scopes_of(self, path: str) -> dict[str, tuple[int, ...]]:
         """The indices of PATH's assignments, by scope (no row is read)."""
-        return self.rows(path).assigns_by_scope
-
-    def rows(self, path: str) -> FileRows:
-        return file_rows(self.facts.flows(path), self.facts.summaries[path])
+        return self.facts.rows(path).assigns_by_scope
 
     # -- types -----------------------------------------------------------------------------
 
@@ -212,7 +209,7 @@ class Resolver:
     def class_returned(self, path: str, function: FunctionDef) -> str | None:
         classes = set()
         returns = self.facts.flows(path).returns
-        for i in self.rows(path).returns_by_scope.get(function.qualname, ()):
+        for i in self.facts.rows(path).returns_by_scope.get(function.qualname, ()):
             ret = returns[i]
             if len(ret.value.calls) != 1 or ret.value.refs:
                 return None
@@ -224,7 +221,7 @@ class Resolver:
     def self_writes(self, path: str, attr: str) -> list[Assign]:
         """The assignments `self.ATTR = ...` of a file (facts made for ATTR's alone)."""
         assigns = self.facts.flows(path).assigns
-        return [assigns[index] for index in self.rows(path).self_writes.get(attr, ())]
+        return [assigns[index] for index in self.facts.rows(path).self_writes.get(attr, ())]
 
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what

@@ -17,7 +17,7 @@ from tracer.facts import FileFlows, FileSummary
 from tracer.flows import extract_flows
 from tracer.names import NAMES_VERSION, FileNames, file_names
 from tracer.parse import parse
-from tracer.rows import ROWS_PARTS, ROWS_VERSION, decode_flows, encode_flows
+from tracer.rows import ROWS_PARTS, ROWS_VERSION, FileRows, decode_flows, encode_flows, file_rows
 from tracer.sources.cache import FactCache, PackReader
 from tracer.sources.snapshot import Snapshot
 from tracer.symbols import summarize
@@ -103,7 +103,7 @@ class Facts:
 
     def read_summaries(self, progress: Progress | None) -> dict[str, FileSummary]:
         snapshot_key = self.snapshot_key
-        # The snapshot's entry holds each file's pickled summary as stored per file, so a
+        # The snapshot's entry holds each file's pickled summary as stored in the packs, so a
         # cold index pickles every summary once, and a warm one reads one file.
         whole = self.cache.get("summaries", snapshot_key)
         if isinstance(whole, dict) and whole.keys() == self.snapshot.files.keys():
@@ -163,6 +163,10 @@ class Facts:
             self.cache.put("flowrows", f"{key}-{ROWS_VERSION}", rows)
         found = self.flows_by_path[path] = decode_flows(rows)
         return found
+
+    def rows(self, path: str) -> FileRows:
+        """PATH's flows as cached: by unit, with the tables that locate them."""
+        return file_rows(self.flows(path), self.summaries[path])
 
     def has_flows(self, path: str) -> bool:
         """Are PATH's flows in memory already?"""
