@@ -114,7 +114,8 @@ class Facts:
         # Else each file's summary from the packs of earlier runs (the same file in another
         # release or another checkout is parsed once), the others parsed and packed anew.
         total = len(self.snapshot.files)
-        packed = self.cache.packed("summary")
+        packs = f"summary-{extractor_key()}"  # another extractor's packs are never read
+        packed = self.cache.packed(packs)
         reader = PackReader()
         pickled: dict[str, bytes] = {}
         new: dict[str, bytes] = {}
@@ -129,7 +130,7 @@ class Facts:
             self.summaries[path], pickled[path] = summary, data  # type: ignore[assignment]
             if progress is not None:
                 progress(done, total)
-        self.cache.put_pack("summary", new)
+        self.cache.put_pack(packs, new)
         self.cache.put("summaries", snapshot_key, pickled)
         return self.summaries
 
