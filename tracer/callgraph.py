@@ -19,7 +19,7 @@ followed.
 
 from __future__ import annotations
 
-from tracer.facts import MODULE_SCOPE, Assign, Call, Value
+from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef, Value
 from tracer.resolve import OVERRIDE, CallTarget
 from tracer.session import Session
 
@@ -43,16 +43,126 @@ class CallGraph:
 
     def build(self) -> dict[str, list[str]]:
         edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
+        sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
+        through_parameters: list[tuple[str, Call]] = []  # `f(...)` where f is a parameter
         for path, module in sorted(self.index.module_of.items()):
             edges.setdefault(module, set())
             for call in self.facts.flows(path).calls:
-                edges.setdefault(self.caller(module, call.scope), set()).update(
-                    self.callees(path, call)
-                )
+                found = self.callees(path, call)
+                edges.setdefault(self.caller(module, call.scope), set()).update(found)
+                for callee in found:
+                    sites.setdefault(callee, []).append((path, call))
+                if self.calls_parameter(path, call):
+                    through_parameters.append((path, call))
             for caller, callee in self.decorations(path):
                 edges.setdefault(caller, set()).add(callee)
+        # A function passed as an argument runs where the parameter is called; what a call
+        # through a parameter runs may itself be called with functions: until nothing is new.
+        new = True
+        while new:
+            new = False
+            for path, call in through_parameters:
+                caller = edges[self.caller(self.index.module_of[path], call.scope)]
+                for callee in self.passed_functions(path, call, sites) - caller:
+                    caller.add(callee)
+                    sites.setdefault(callee, []).append((path, call))
+                    new = True
         callees = set().union(*edges.values())
         return {name: sorted(edges.get(name, ())) for name in edges.keys() | callees}
+
+    # -- functions passed as values ----------------------------------------------------------
+
+    def calls_parameter(self, path: str, call: Call) -> bool:
+        """Is CALL `p(...)` where p is a parameter of the function it is in?"""
+        found = self.resolver.function(path, call.scope)
+        return (
+            found is not None
+            and "." not in call.callee
+            and any(p.name == call.callee for p in found[1].params)
+        )
+
+    def passed_functions(
+        self, path: str, call: Call, sites: dict[str, list[tuple[str, Call]]]
+    ) -> set[str]:
+        """The functions the callers pass for the parameter CALL calls."""
+        full, _ = self.resolver.function(path, call.scope)  # type: ignore[misc]
+        return self.passed(full, call.callee, sites, frozenset())
+
+    def passed(
+        self,
+        function: str,
+        parameter: str,
+        sites: dict[str, list[tuple[str, Call]]],
+        seen: frozenset[tuple[str, str]],
+    ) -> set[str]:
+        """The functions the calls of FUNCTION pass for PARAMETER (by position or by keyword):
+        names, bound methods (`a.func2`), lambdas written as the argument, and what the
+        caller's own parameter of that name was passed in turn."""
+        if (function, parameter) in seen:
+            return set()
+        seen |= {(function, parameter)}
+        definition = self.index.functions[function][1]
+        index = next(i for i, p in enumerate(definition.params) if p.name == parameter)
+        if definition.params[index].kind not in ("positional", "keyword_only"):
+            return set()
+        found: set[str] = set()
+        for site_path, site in sites.get(function, ()):
+            position = index - (1 if self.binds_self(site_path, site, definition) else 0)
+            lambdas = self.lambda_arguments(site_path, site)
+            for i, arg in enumerate(site.args):
+                if arg.star or not (arg.keyword == parameter or arg.position == position):
+                    continue
+                if i in lambdas:
+                    found.add(lambdas[i])
+                elif len(arg.value.refs) == 1 and not arg.value.calls:
+                    found |= self.function_value(
+                        site_path, site.scope, arg.value.refs[0], sites, seen
+                    )
+        return found
+
+    def function_value(
+        self,
+        path: str,
+        scope: str,
+        name: str,
+        sites: dict[str, list[tuple[str, Call]]],
+        seen: frozenset[tuple[str, str]],
+    ) -> set[str]:
+        """The functions NAME stands for in SCOPE: the one it names, or, for a parameter of
+        the function SCOPE, those its callers pass."""
+        enclosing = self.resolver.function(path, scope)
+        if enclosing is not None and any(p.name == name for p in enclosing[1].params):
+            return self.passed(enclosing[0], name, sites, seen)
+        function = self.function_named(path, scope, name)
+        return {function} if function is not None else set()
+
+    def binds_self(self, path: str, call: Call, definition: FunctionDef) -> bool:
+        """Does CALL fill the method DEFINITION's first parameter with its receiver? A method
+        called by a bare name was passed as a value: a bound method (`a.func2`)."""
+        if definition.class_qualname is None or definition.is_static:
+            return False
+        head = call.callee.rpartition(".")[0]
+        if not head:
+            return True
+        symbol = self.index.resolve(self.index.module_of[path], head)
+        return definition.is_classmethod or symbol is None or symbol.kind != "class"
+
+    def lambda_arguments(self, path: str, call: Call) -> dict[int, str]:
+        """Argument index -> the lambda written as that argument of CALL: the lambdas written
+        within the call, in order, to the arguments that read nothing, in order, when they
+        are as many."""
+        module = self.index.module_of[path]
+        lambdas = sorted(
+            (f.start_byte, f"{module}.{f.qualname}")
+            for f in self.index.summaries[path].functions
+            if f.is_lambda
+            and call.line <= f.line <= call.end_line
+            and self.enclosing_scope(module, f.qualname) == call.scope
+        )
+        empty = [i for i, a in enumerate(call.args) if not a.value.refs and not a.value.calls]
+        if not lambdas or len(lambdas) != len(empty):
+            return {}
+        return {i: name for i, (_, name) in zip(empty, lambdas, strict=True)}
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -228,12 +338,28 @@ class CallGraph:
         return set(lambdas) if len(lambdas) == 1 else set()
 
     def function_named(self, path: str, scope: str, name: str) -> str | None:
-        """The function NAME denotes in SCOPE: a closure, a module function, an import."""
+        """The function NAME denotes in SCOPE: a closure, a module function, an import, a
+        method of a typed object or of an instance made in the scope (`a.func2`)."""
         local = self.resolver.local_function(path, scope, name)
         if local is not None:
             return local
         symbol = self.index.resolve(self.index.module_of[path], name)
-        return symbol.name if symbol is not None and symbol.kind == "function" else None
+        if symbol is not None:
+            return symbol.name if symbol.kind == "function" else None
+        head, _, method = name.rpartition(".")
+        if not head or "." in head:
+            return None
+        klass = self.resolver.ref_type(path, scope, head)
+        if klass is None:
+            klass = next(
+                (
+                    found
+                    for assign in self.assignments(path, scope, head) or ()
+                    if (found := self.constructed_class(path, assign)) is not None
+                ),
+                None,
+            )
+        return self.index.method(klass, method) if klass is not None else None
 
     def outside_class(self, path: str, assign: Assign) -> str | None:
         """`ext.Cls` when ASSIGN binds the result of calling a class outside the tree (named

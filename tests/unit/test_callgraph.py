@@ -437,3 +437,44 @@ def test_cli_prints_the_call_graph_as_json(write_tree, tmp_path, monkeypatch, ca
         "helpers.greet": ["<builtin>.print"],
         "main": ["<builtin>.len", "helpers.greet"],
     }
+
+
+def test_functions_passed_as_arguments_run_where_the_parameter_is_called(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                def on_done():
+                    pass
+
+                def on_error():
+                    pass
+
+                def notify(callback):
+                    callback()
+
+                def run(job, when_done, when_failed=None):
+                    job()
+                    notify(when_done)
+                    when_failed()
+
+                class Worker:
+                    def step(self):
+                        pass
+
+                    def repeat(self, action):
+                        action()
+
+                def start():
+                    run(lambda: 1, on_done, when_failed=on_error)
+
+                worker = Worker()
+                worker.repeat(worker.step)
+                start()
+            """
+        }
+    )
+    graph = call_graph(session)
+    assert graph["main.run"] == ["main.notify", "main.on_error", "main.start.<lambda1>"]
+    assert graph["main.notify"] == ["main.on_done"]  # passed on through run's parameter
+    assert graph["main.Worker.repeat"] == ["main.Worker.step"]  # a bound method
+    assert graph["main.start"] == ["main.run"]
