@@ -19,6 +19,8 @@ followed.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef, Value
 from tracer.resolve import OVERRIDE, CallTarget
 from tracer.session import Session
@@ -285,7 +287,7 @@ class CallGraph:
             found = self.resolver.assigns(path, scope).get(name)
             if found or scope == MODULE_SCOPE:
                 assigns = [self.facts.flows(path).assigns[i] for i in found or ()]
-                return [a for a in assigns if a.op == "=" and len(a.targets) == 1]
+                return [one for a in assigns if (one := binding_of(a, name)) is not None]
             scope = self.enclosing_scope(module, scope)
 
     def constructed_class(self, path: str, assign: Assign) -> str | None:
@@ -399,6 +401,22 @@ class CallGraph:
     @staticmethod
     def caller(module: str, scope: str) -> str:
         return module if scope == MODULE_SCOPE else f"{module}.{scope}"
+
+
+def binding_of(assign: Assign, name: str) -> Assign | None:
+    """ASSIGN as a plain `NAME = value`: itself, or the element of a tuple unpacking that
+    goes to NAME (`a, b = f, g` binds a to f); None for `+=`, `for`, `with`, or unpacking
+    of a value that is no tuple written out."""
+    if assign.op != "=":
+        return None
+    if len(assign.targets) == 1 and assign.targets[0].index is None:
+        return assign
+    if len(assign.items) != len(assign.targets):  # `a, *b, c = ...`: positions shift
+        return None
+    for target in assign.targets:
+        if target.path == name and target.index is not None:
+            return replace(assign, targets=(target,), value=assign.items[target.index], items=())
+    return None
 
 
 def builtin(name: str) -> bool:

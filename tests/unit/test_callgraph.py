@@ -478,3 +478,28 @@ def test_functions_passed_as_arguments_run_where_the_parameter_is_called(snippet
     assert graph["main.notify"] == ["main.on_done"]  # passed on through run's parameter
     assert graph["main.Worker.repeat"] == ["main.Worker.step"]  # a bound method
     assert graph["main.start"] == ["main.run"]
+
+
+def test_names_bound_by_unpacking_a_tuple_of_functions(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                def load():
+                    pass
+
+                def save():
+                    pass
+
+                def pipeline():
+                    read, write = load, save
+                    read()
+                    write()
+
+                first, *rest = load, save
+                first()
+            """
+        }
+    )
+    graph = call_graph(session)
+    assert graph["main.pipeline"] == ["main.load", "main.save"]
+    assert graph["main"] == ["main.load"]  # `first` takes the first element
