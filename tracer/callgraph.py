@@ -180,7 +180,9 @@ class CallGraph:
         if confident:
             return {name for t in confident if (name := self.target_name(t)) is not None}
         outside = self.outside(path, call, inherited=not targets)
-        return {outside} if outside is not None else self.bound(path, call)
+        if outside is not None:
+            return {outside}
+        return self.bound(path, call) or self.stored_methods(path, call)
 
     def target_name(self, target: CallTarget) -> str | None:
         """The function a target runs; a constructor without an `__init__` in the tree runs
@@ -265,6 +267,49 @@ class CallGraph:
             else:
                 found |= self.assigned_functions(path, assign)
         return found
+
+    def stored_methods(self, path: str, call: Call) -> set[str]:
+        """`x.attr()` where no class of x's family has a method `attr` but one of them stores
+        a function in it: `self.attr = self.method` (that class's method), or a function."""
+        head, _, name = call.callee.rpartition(".")
+        if not head or "." in head or head == "super()":
+            return set()
+        klass = self.instance_class(path, call.scope, head)
+        if klass is None or self.index.method(klass, name) is not None:
+            return set()
+        found: set[str] = set()
+        for member in self.index.family(klass):
+            member_path, definition = self.index.classes[member]
+            if name not in self.facts.names(member_path).self_attrs:
+                continue
+            assigns = self.facts.flows(member_path).assigns
+            for index in self.facts.rows(member_path).self_writes.get(name, ()):
+                assign = assigns[index]
+                value = assign.value
+                if not assign.scope.startswith(definition.qualname + ".") or value.calls:
+                    continue
+                if len(value.refs) != 1:
+                    continue
+                owner, _, method = value.refs[0].rpartition(".")
+                if owner == "self":
+                    stored = self.index.method(member, method)
+                else:
+                    stored = self.function_named(member_path, assign.scope, value.refs[0])
+                if stored is not None:
+                    found.add(stored)
+        return found
+
+    def instance_class(self, path: str, scope: str, name: str) -> str | None:
+        """The class of NAME in SCOPE: typed by the resolver, or an instance made there
+        (`a = A()` at module level, which the resolver leaves untyped)."""
+        klass = self.resolver.ref_type(path, scope, name)
+        if klass is not None:
+            return klass
+        for assign in self.assignments(path, scope, name) or ():
+            klass = self.constructed_class(path, assign)
+            if klass is not None:
+                return klass
+        return None
 
     def instance_method(self, path: str, assign: Assign, name: str) -> str | None:
         """Method NAME of the instance ASSIGN binds by calling a class: `a = A(); a.f()`
@@ -351,16 +396,7 @@ class CallGraph:
         head, _, method = name.rpartition(".")
         if not head or "." in head:
             return None
-        klass = self.resolver.ref_type(path, scope, head)
-        if klass is None:
-            klass = next(
-                (
-                    found
-                    for assign in self.assignments(path, scope, head) or ()
-                    if (found := self.constructed_class(path, assign)) is not None
-                ),
-                None,
-            )
+        klass = self.instance_class(path, scope, head)
         return self.index.method(klass, method) if klass is not None else None
 
     def outside_class(self, path: str, assign: Assign) -> str | None:

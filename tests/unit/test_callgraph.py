@@ -503,3 +503,44 @@ def test_names_bound_by_unpacking_a_tuple_of_functions(snippet_session):
     graph = call_graph(session)
     assert graph["main.pipeline"] == ["main.load", "main.save"]
     assert graph["main"] == ["main.load"]  # `first` takes the first element
+
+
+def test_a_function_kept_in_an_attribute_runs_when_the_attribute_is_called(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                def fast_kernel():
+                    pass
+
+                class Backend:
+                    def __init__(self):
+                        self.kernel = fast_kernel
+                        self.hook = self.log
+
+                    def log(self):
+                        pass
+
+                    def run(self):
+                        self.kernel()
+                        self.hook()
+
+                class Quiet(Backend):
+                    def silence(self):
+                        self.hook = self.mute
+
+                    def mute(self):
+                        pass
+
+                backend = Backend()
+                backend.hook()
+            """
+        }
+    )
+    graph = call_graph(session)
+    # Any class of the family may have stored its own method (Quiet.mute).
+    assert graph["main.Backend.run"] == [
+        "main.Backend.log",
+        "main.Quiet.mute",
+        "main.fast_kernel",
+    ]
+    assert graph["main"] == ["main.Backend.__init__", "main.Backend.log", "main.Quiet.mute"]
