@@ -12,9 +12,14 @@ calls out of the tree (`<builtin>.len`, `numpy.zeros`), methods and `__init__` i
 from a base class outside the tree (`torch.nn.Module.__init__`), a name bound in its scope
 to a lambda, to a function or to what a called function returns, a method of an instance
 made at module level (`a = A(); a.f()`, `a = ext.Cls(); a.fun()` -> `ext.Cls.fun`), and a
-decorator `@dec`, which is a call of `dec` where the definition is made. A call of a
-decorated function is a call of the function itself: what a decorator returns is not
-followed.
+decorator `@dec`, which is a call of `dec` where the definition is made.
+
+Functions as values: one passed as an argument runs where the parameter is called (also when
+passed on through another parameter); a call of a decorated function runs the wrapper its
+decorator returns (`inner`), which runs the function, when the decorator returns that one
+nested function and nothing else (a factory `@dec(...)` is not followed: the decorator's
+arguments are not kept); a name bound by unpacking `f, g` calls its element; `x.attr()` runs
+what the classes of x's family store in `attr`.
 """
 
 from __future__ import annotations
@@ -42,15 +47,18 @@ class CallGraph:
         self.resolver = session.graph.resolver
         self.external_bases: dict[str, str | None] = {}
         self.attributes_of: dict[str, set[str]] = {}
+        self.wrapped: dict[str, str] = {}  # decorated function -> the wrapper its name holds
+        self.decorated: dict[str, list[str]] = {}  # decorator -> what it is applied to
 
     def build(self) -> dict[str, list[str]]:
         edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
         sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
         through_parameters: list[tuple[str, Call]] = []  # `f(...)` where f is a parameter
+        self.read_decorators()
         for path, module in sorted(self.index.module_of.items()):
             edges.setdefault(module, set())
             for call in self.facts.flows(path).calls:
-                found = self.callees(path, call)
+                found = {self.wrapped.get(name, name) for name in self.callees(path, call)}
                 edges.setdefault(self.caller(module, call.scope), set()).update(found)
                 for callee in found:
                     sites.setdefault(callee, []).append((path, call))
@@ -75,20 +83,30 @@ class CallGraph:
     # -- functions passed as values ----------------------------------------------------------
 
     def calls_parameter(self, path: str, call: Call) -> bool:
-        """Is CALL `p(...)` where p is a parameter of the function it is in?"""
-        found = self.resolver.function(path, call.scope)
-        return (
-            found is not None
-            and "." not in call.callee
-            and any(p.name == call.callee for p in found[1].params)
-        )
+        """Is CALL `p(...)` where p is a parameter of the function it is in, or of one
+        around it (`f` of a decorator, called by its wrapper)?"""
+        return "." not in call.callee and self.parameter_owner(path, call) is not None
+
+    def parameter_owner(self, path: str, call: Call) -> str | None:
+        """The function whose parameter CALL's callee is: the nearest one around the call
+        that binds the name, if it binds it as a parameter."""
+        module = self.index.module_of[path]
+        scope = call.scope
+        while scope != MODULE_SCOPE:
+            found = self.resolver.function(path, scope)
+            if found is not None and any(p.name == call.callee for p in found[1].params):
+                return found[0]
+            if call.callee in self.resolver.assigns(path, scope):
+                return None
+            scope = self.enclosing_scope(module, scope)
+        return None
 
     def passed_functions(
         self, path: str, call: Call, sites: dict[str, list[tuple[str, Call]]]
     ) -> set[str]:
         """The functions the callers pass for the parameter CALL calls."""
-        full, _ = self.resolver.function(path, call.scope)  # type: ignore[misc]
-        return self.passed(full, call.callee, sites, frozenset())
+        owner = self.parameter_owner(path, call)
+        return self.passed(owner, call.callee, sites, frozenset()) if owner else set()
 
     def passed(
         self,
@@ -107,7 +125,8 @@ class CallGraph:
         index = next(i for i, p in enumerate(definition.params) if p.name == parameter)
         if definition.params[index].kind not in ("positional", "keyword_only"):
             return set()
-        found: set[str] = set()
+        # A decorator is given what it decorates, as its first argument.
+        found: set[str] = set(self.decorated.get(function, ())) if index == 0 else set()
         for site_path, site in sites.get(function, ()):
             position = index - (1 if self.binds_self(site_path, site, definition) else 0)
             lambdas = self.lambda_arguments(site_path, site)
@@ -412,6 +431,49 @@ class CallGraph:
         return symbol.name if symbol.name.rpartition(".")[2][:1].isupper() else None
 
     # -- definitions ---------------------------------------------------------------------------
+
+    def read_decorators(self) -> None:
+        """What each decorator of the tree is applied to, and the wrapper a decorated
+        function's name then holds: `@dec def f` binds f to the one nested function `dec`
+        returns (`inner`), which is given f; decorators apply from the innermost out."""
+        for path, module in self.index.module_of.items():
+            for definition in self.index.summaries[path].functions:
+                if not definition.decorators:
+                    continue
+                full = f"{module}.{definition.qualname}"
+                scope = self.enclosing_scope(module, definition.qualname)
+                value = full
+                for decorator in reversed(definition.decorators):
+                    function = self.function_named(path, scope, decorator)
+                    if function is None:
+                        continue  # outside the tree: taken to give back what it is given
+                    wrapper = self.sole_wrapper(function)
+                    if wrapper is None:
+                        continue
+                    self.decorated.setdefault(function, []).append(value)
+                    value = wrapper
+                if value != full:
+                    self.wrapped[full] = value
+
+    def sole_wrapper(self, decorator: str) -> str | None:
+        """The function nested in DECORATOR that each of its returns gives back (`return
+        inner`), if that is all it returns; None for a factory used as `@dec(...)` (its
+        wrapper returns a function in turn; the decorator's arguments are not kept), a lambda,
+        or a decorator that may return something else."""
+        path, definition = self.index.functions[decorator]
+        returned = [
+            self.functions_of(path, ret.scope, ret.value, (ret.line, ret.end_line))
+            for ret in self.facts.flows(path).returns
+            if ret.scope == definition.qualname
+        ]
+        if not returned or any(len(functions) != 1 for functions in returned):
+            return None
+        wrappers = set().union(*returned)
+        wrapper = wrappers.pop()
+        nested = wrapper.startswith(decorator + ".")
+        if wrappers or not nested or self.index.functions[wrapper][1].is_lambda:
+            return None
+        return None if self.returned_functions(wrapper) else wrapper
 
     def decorations(self, path: str) -> list[tuple[str, str]]:
         """(caller, decorator) for each decorator naming a function of the tree: applying

@@ -544,3 +544,48 @@ def test_a_function_kept_in_an_attribute_runs_when_the_attribute_is_called(snipp
         "main.fast_kernel",
     ]
     assert graph["main"] == ["main.Backend.__init__", "main.Backend.log", "main.Quiet.mute"]
+
+
+def test_a_decorated_function_is_called_through_the_wrapper_its_decorator_returns(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                def timed(func):
+                    def wrapper(*args):
+                        return func(*args)
+                    return wrapper
+
+                def logged(func):
+                    def wrapper(*args):
+                        return func(*args)
+                    return wrapper
+
+                def retry(times):
+                    def decorate(func):
+                        def again(*args):
+                            return func(*args)
+                        return again
+                    return decorate
+
+                @timed
+                @logged
+                def work():
+                    pass
+
+                @retry(3)
+                def flaky():
+                    pass
+
+                def main():
+                    work()
+                    flaky()
+            """
+        }
+    )
+    graph = call_graph(session)
+    # work = timed(logged(work)): the call runs timed's wrapper, which runs logged's.
+    assert graph["main.main"] == ["main.flaky", "main.timed.wrapper"]
+    assert graph["main.timed.wrapper"] == ["main.logged.wrapper"]
+    assert graph["main.logged.wrapper"] == ["main.work"]
+    # `@retry(3)`: a factory, whose result this reading does not know: the call stays.
+    assert graph["main.retry.decorate.again"] == []
