@@ -154,8 +154,19 @@ class CallGraph:
         enclosing = self.resolver.function(path, scope)
         if enclosing is not None and any(p.name == name for p in enclosing[1].params):
             return self.passed(enclosing[0], name, sites, seen)
-        function = self.function_named(path, scope, name)
+        function = self.function_named(path, scope, name) or self.outside_method(path, scope, name)
         return {function} if function is not None else set()
+
+    def outside_method(self, path: str, scope: str, name: str) -> str | None:
+        """`ext.Cls.fun` for `a.fun` where `a = ext.Cls()` in SCOPE (a class outside the tree)."""
+        head, _, method = name.rpartition(".")
+        if not head or "." in head:
+            return None
+        for assign in self.assignments(path, scope, head) or ():
+            outside = self.outside_class(path, assign)
+            if outside is not None:
+                return f"{outside}.{method}"
+        return None
 
     def binds_self(self, path: str, call: Call, definition: FunctionDef) -> bool:
         """Does CALL fill the method DEFINITION's first parameter with its receiver? A method

@@ -589,3 +589,22 @@ def test_a_decorated_function_is_called_through_the_wrapper_its_decorator_return
     assert graph["main.logged.wrapper"] == ["main.work"]
     # `@retry(3)`: a factory, whose result this reading does not know: the call stays.
     assert graph["main.retry.decorate.again"] == []
+
+
+def test_a_method_of_an_object_of_an_outside_class_passed_as_an_argument(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                from requests import Session
+
+                def retrying(send):
+                    send()
+
+                session = Session()
+                retrying(session.get)
+            """
+        }
+    )
+    graph = call_graph(session)
+    assert graph["main.retrying"] == ["requests.Session.get"]
+    assert graph["main"] == ["main.retrying", "requests.Session"]
