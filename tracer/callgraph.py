@@ -25,6 +25,7 @@ what the classes of x's family store in `attr`.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 
 from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef, Value
 from tracer.resolve import OVERRIDE, CallTarget
@@ -484,7 +485,21 @@ class CallGraph:
         nested = wrapper.startswith(decorator + ".")
         if wrappers or not nested or self.index.functions[wrapper][1].is_lambda:
             return None
-        return None if self.returned_functions(wrapper) else wrapper
+        return None if self.makes_decorator(wrapper) else wrapper
+
+    def makes_decorator(self, function: str) -> bool:
+        """Does FUNCTION look like a decorator itself (then its maker was a factory, written
+        `@dec(...)`): it returns a function, or it takes one argument and defines a function
+        in its body (`def decorator(func): @wraps(func) def wrapper(...)`)?"""
+        if self.returned_functions(function):
+            return True
+        params = [p for p in self.index.functions[function][1].params if p.kind == "positional"]
+        return len(params) == 1 and function in self.defining
+
+    @cached_property
+    def defining(self) -> set[str]:
+        """Functions and classes with a function defined in their body."""
+        return {name.rpartition(".")[0] for name in self.index.functions}
 
     def decorations(self, path: str) -> list[tuple[str, str]]:
         """(caller, decorator) for each decorator naming a function of the tree: applying
