@@ -43,7 +43,7 @@ class FileRows:
     touches. The other parts, each unpickled when first asked, answer what a query asks of
     many rows it makes no fact of."""
 
-    __slots__ = ("loaded", "members", "parts", "runs", "whole")
+    __slots__ = ("loaded", "members", "parts", "runs")
 
     def __init__(self, *parts: bytes) -> None:
         self.parts: list[Any] = list(parts)
@@ -51,7 +51,6 @@ class FileRows:
         self.members: dict[int, list[list[int]]] = {}  # unit -> per MEMBER_KINDS: indices
         # Per MEMBER_KINDS: where each range of members starts, and its unit, in order.
         self.runs: list[tuple[list[int], list[int]] | None] = [None] * len(MEMBER_KINDS)
-        self.whole: list[tuple[Row, ...] | None] = [None] * len(ROW_KINDS)
 
     def part(self, number: int) -> Any:
         found = self.parts[number]
@@ -108,14 +107,6 @@ class FileRows:
             for i, row in zip(members[ROW_MEMBER[kind]], rows, strict=True):
                 loaded[i] = row
 
-    def rows(self, kind: int) -> tuple[Row, ...]:
-        """Every row of KIND, in order."""
-        found = self.whole[kind]
-        if found is None:
-            size = self.sizes[ROW_MEMBER[kind]]
-            found = self.whole[kind] = tuple(self.row(kind, i) for i in range(size))
-        return found
-
 
 class Rows(Sequence[T]):
     """One kind of a file's facts, each made from its row the first time it is read."""
@@ -127,10 +118,6 @@ class Rows(Sequence[T]):
         self.kind = kind
         self.make = make
         self.made: list[T | None] | None = None
-
-    @property
-    def rows(self) -> tuple[Row, ...]:
-        return self.file_rows.rows(self.kind)
 
     def row(self, index: int) -> Row:
         return self.file_rows.row(self.kind, index)
@@ -319,11 +306,6 @@ def decode_flows(encoded: tuple[bytes, ...]) -> FileFlows:
         returns=Rows(file_rows, 2, return_),
         uses=Rows(file_rows, 3, use),
     )
-
-
-def rows_of(facts: Sequence[Any]) -> tuple[Row, ...]:
-    """The rows of FACTS: those it was made from, else encoded now."""
-    return facts.rows if isinstance(facts, Rows) else tuple(map(encode, facts))
 
 
 def row_at(facts: Sequence[Any], index: int) -> Row:
