@@ -19,7 +19,8 @@ passed on through another parameter); a call of a decorated function runs the wr
 decorator returns (`inner`), which runs the function, when the decorator returns that one
 nested function and nothing else (a factory `@dec(...)` is not followed: the decorator's
 arguments are not kept); a name bound by unpacking `f, g` calls its element; `x.attr()` runs
-what the classes of x's family store in `attr`.
+what the classes of x's family store in `attr`; `for x in obj` calls obj's `__iter__` and
+`__next__`, and `x()` what `__next__` returns.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ class CallGraph:
                     through_parameters.append((path, call))
             for caller, callee in self.decorations(path):
                 edges.setdefault(caller, set()).add(callee)
+            for assign in self.facts.flows(path).assigns:
+                for callee in self.iteration(path, assign):
+                    edges.setdefault(self.caller(module, assign.scope), set()).add(callee)
         # A function passed as an argument runs where the parameter is called; what a call
         # through a parameter runs may itself be called with functions: until nothing is new.
         new = True
@@ -213,7 +217,11 @@ class CallGraph:
         outside = self.outside(path, call, inherited=not targets)
         if outside is not None:
             return {outside}
-        return self.bound(path, call) or self.stored_methods(path, call)
+        return (
+            self.bound(path, call)
+            or self.stored_methods(path, call)
+            or self.iterated_functions(path, call)
+        )
 
     def target_name(self, target: CallTarget) -> str | None:
         """The function a target runs; a constructor without an `__init__` in the tree runs
@@ -328,6 +336,34 @@ class CallGraph:
                     stored = self.function_named(member_path, assign.scope, value.refs[0])
                 if stored is not None:
                     found.add(stored)
+        return found
+
+    def iterated_class(self, path: str, assign: Assign) -> str | None:
+        """The class of the tree whose instance `for x in ...` (ASSIGN) iterates over."""
+        if assign.op != "for":
+            return None
+        value = assign.value
+        if len(value.refs) == 1 and not value.calls:
+            return self.instance_class(path, assign.scope, value.refs[0])
+        return self.constructed_class(path, assign)
+
+    def iteration(self, path: str, assign: Assign) -> list[str]:
+        """`for x in Cls()`: the loop calls `Cls.__iter__`, then `__next__`."""
+        klass = self.iterated_class(path, assign)
+        if klass is None:
+            return []
+        methods = (self.index.method(klass, name) for name in ("__iter__", "__next__"))
+        return [method for method in methods if method is not None]
+
+    def iterated_functions(self, path: str, call: Call) -> set[str]:
+        """`for f in Cls(): f()`: the functions `Cls.__next__` returns."""
+        found: set[str] = set()
+        for index in self.resolver.assigns(path, call.scope).get(call.callee, ()):
+            assign = self.facts.flows(path).assigns[index]
+            klass = self.iterated_class(path, assign) if len(assign.targets) == 1 else None
+            following = self.index.method(klass, "__next__") if klass is not None else None
+            if following is not None:
+                found |= self.returned_functions(following)
         return found
 
     def instance_class(self, path: str, scope: str, name: str) -> str | None:

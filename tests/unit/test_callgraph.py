@@ -608,3 +608,31 @@ def test_a_method_of_an_object_of_an_outside_class_passed_as_an_argument(snippet
     graph = call_graph(session)
     assert graph["main.retrying"] == ["requests.Session.get"]
     assert graph["main"] == ["main.retrying", "requests.Session"]
+
+
+def test_a_for_loop_over_an_object_calls_its_iterator_methods(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                def step():
+                    pass
+
+                class Steps:
+                    def __iter__(self):
+                        return self
+
+                    def __next__(self):
+                        return step
+
+                def run(plan: Steps):
+                    for action in plan:
+                        action()
+
+                for number in range(3):
+                    pass
+            """
+        }
+    )
+    graph = call_graph(session)
+    assert graph["main.run"] == ["main.Steps.__iter__", "main.Steps.__next__", "main.step"]
+    assert graph["main"] == ["<builtin>.range"]
