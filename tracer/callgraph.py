@@ -55,7 +55,8 @@ class CallGraph:
     def build(self) -> dict[str, list[str]]:
         edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
         sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
-        through_parameters: list[tuple[str, Call]] = []  # `f(...)` where f is a parameter
+        # `f(...)` where f is a parameter, with the function whose parameter it is.
+        through_parameters: list[tuple[str, Call, str]] = []
         self.read_decorators()
         for path, module in sorted(self.index.module_of.items()):
             edges.setdefault(module, set())
@@ -64,8 +65,9 @@ class CallGraph:
                 edges.setdefault(self.caller(module, call.scope), set()).update(found)
                 for callee in found:
                     sites.setdefault(callee, []).append((path, call))
-                if self.calls_parameter(path, call):
-                    through_parameters.append((path, call))
+                owner = self.parameter_owner(path, call) if "." not in call.callee else None
+                if owner is not None:
+                    through_parameters.append((path, call, owner))
             for caller, callee in self.decorations(path):
                 edges.setdefault(caller, set()).add(callee)
             for assign in self.facts.flows(path).assigns:
@@ -76,9 +78,10 @@ class CallGraph:
         new = True
         while new:
             new = False
-            for path, call in through_parameters:
+            for path, call, owner in through_parameters:
                 caller = edges[self.caller(self.index.module_of[path], call.scope)]
-                for callee in self.passed_functions(path, call, sites) - caller:
+                passed = self.passed(owner, call.callee, sites, frozenset())
+                for callee in passed - caller:
                     caller.add(callee)
                     sites.setdefault(callee, []).append((path, call))
                     new = True
@@ -87,14 +90,10 @@ class CallGraph:
 
     # -- functions passed as values ----------------------------------------------------------
 
-    def calls_parameter(self, path: str, call: Call) -> bool:
-        """Is CALL `p(...)` where p is a parameter of the function it is in, or of one
-        around it (`f` of a decorator, called by its wrapper)?"""
-        return "." not in call.callee and self.parameter_owner(path, call) is not None
-
     def parameter_owner(self, path: str, call: Call) -> str | None:
         """The function whose parameter CALL's callee is: the nearest one around the call
-        that binds the name, if it binds it as a parameter."""
+        that binds the name, if it binds it as a parameter (`f` of a decorator, called by its
+        wrapper)."""
         module = self.index.module_of[path]
         scope = call.scope
         while scope != MODULE_SCOPE:
@@ -105,13 +104,6 @@ class CallGraph:
                 return None
             scope = self.enclosing_scope(module, scope)
         return None
-
-    def passed_functions(
-        self, path: str, call: Call, sites: dict[str, list[tuple[str, Call]]]
-    ) -> set[str]:
-        """The functions the callers pass for the parameter CALL calls."""
-        owner = self.parameter_owner(path, call)
-        return self.passed(owner, call.callee, sites, frozenset()) if owner else set()
 
     def passed(
         self,
@@ -319,15 +311,10 @@ class CallGraph:
         found: set[str] = set()
         for member in self.index.family(klass):
             member_path, definition = self.index.classes[member]
-            if name not in self.facts.names(member_path).self_attrs:
-                continue
-            assigns = self.facts.flows(member_path).assigns
-            for index in self.facts.rows(member_path).self_writes.get(name, ()):
-                assign = assigns[index]
+            for assign in self.resolver.self_writes(member_path, name):
                 value = assign.value
-                if not assign.scope.startswith(definition.qualname + ".") or value.calls:
-                    continue
-                if len(value.refs) != 1:
+                in_class = assign.scope.startswith(definition.qualname + ".")
+                if not in_class or value.calls or len(value.refs) != 1:
                     continue
                 owner, _, method = value.refs[0].rpartition(".")
                 if owner == "self":

@@ -5,7 +5,9 @@ Only flows of the files that a question reaches are read (through `Facts.flows`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tracer.facts import MODULE_SCOPE, Assign, Call, FunctionDef
 from tracer.index import Index
@@ -123,16 +125,25 @@ class Resolver:
         return klass
 
     def name_type(self, path: str, scope: str, name: str) -> str | None:
-        key = (path, scope, name)
-        if key in self.name_types:
-            return self.name_types[key]
-        self.name_types[key] = None  # a name typed through itself (x = x.f()) stays unknown
+        # A name typed through itself (x = x.f()) stays unknown.
+        return self.inferred(
+            self.name_types, (path, scope, name), lambda: self.infer_name(path, scope, name)
+        )
+
+    def inferred(
+        self, table: dict[Any, str | None], key: Any, infer: Callable[[], str | None]
+    ) -> str | None:
+        """TABLE[KEY], inferred once by INFER; while it runs, KEY reads as unknown (so a
+        cycle ends), and what the resolver finds meanwhile is not kept as final."""
+        if key in table:
+            return table[key]
+        table[key] = None
         self.inferring += 1
         try:
-            found = self.infer_name(path, scope, name)
+            found = infer()
         finally:
             self.inferring -= 1
-        self.name_types[key] = found
+        table[key] = found
         return found
 
     def infer_name(self, path: str, scope: str, name: str) -> str | None:
@@ -195,16 +206,9 @@ class Resolver:
         annotated = self.index.annotation_class(module, function.returns)
         if annotated is not None or function.returns:
             return annotated
-        if function_name in self.returned:
-            return self.returned[function_name]
-        self.returned[function_name] = None  # recursion ends here
-        self.inferring += 1
-        try:
-            found = self.class_returned(path, function)
-        finally:
-            self.inferring -= 1
-        self.returned[function_name] = found
-        return found
+        return self.inferred(
+            self.returned, function_name, lambda: self.class_returned(path, function)
+        )
 
     def class_returned(self, path: str, function: FunctionDef) -> str | None:
         classes = set()
@@ -226,17 +230,7 @@ class Resolver:
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what
         `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
-        key = (klass, attr)
-        if key in self.attr_types:
-            return self.attr_types[key]
-        self.attr_types[key] = None  # cycles end here
-        self.inferring += 1
-        try:
-            found = self.infer_attr(klass, attr)
-        finally:
-            self.inferring -= 1
-        self.attr_types[key] = found
-        return found
+        return self.inferred(self.attr_types, (klass, attr), lambda: self.infer_attr(klass, attr))
 
     def infer_attr(self, klass: str, attr: str) -> str | None:
         found = None

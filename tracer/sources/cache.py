@@ -47,9 +47,6 @@ class FactCache:
         self.enabled = enabled
         self.folders: set[str] = set()  # folders known to exist: a cold index writes thousands
 
-    def path(self, kind: str, key: str) -> Path:
-        return self.root / kind / key[:2] / f"{key}.pkl"
-
     def get(self, kind: str, key: str) -> Any | None:
         data = self.get_bytes(kind, key)
         if data is None:
