@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tracer.graph.steps import Step
 from tracer.session import Session, open_session
 from tracer.sources.cache import FactCache, cache_root
-from tracer.steps import Step
-from tracer.trace import Chain, trace
+from tracer.trace.chains import Chain, trace
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
-from tracer.graph import FlowGraph
-from tracer.index import Index
+from tracer.graph.flow import FlowGraph
+from tracer.index.index import Index
 from tracer.sources import Snapshot, open_source
 from tracer.sources.cache import FactCache
-from tracer.store import Facts, Progress
+from tracer.store.facts import Facts, Progress
 
 GC_THRESHOLD = 100_000
 

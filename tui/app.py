@@ -17,10 +17,10 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tracer.arith import number
+from tracer.analyses.explain.arith import number
 from tracer.errors import SgtraceError
+from tracer.graph.steps import Step
 from tracer.session import Session
-from tracer.steps import Step
 from tui.logvalues import values_by_step
 from tui.outline import Link, Outline
 from tui.walker import EXPORT_FORMATS, ExportFormat, Walker
@@ -33,7 +33,7 @@ from tui.widgets.search_screen import SearchScreen
 from tui.widgets.source_view import SourceView
 
 if TYPE_CHECKING:
-    from tracer.explain import Explanation
+    from tracer.analyses.explain.explain import Explanation
 
 PROGRESS_STEPS = 100  # progress updates over a whole indexing run
 

@@ -1,5 +1,5 @@
 """What a server log says about the steps of a chain: for each step of the explained formula,
-its expression with the logged values in and its value (from `tracer.explain`)."""
+its expression with the logged values in and its value (from `tracer.analyses.explain.explain`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from tracer.arith import number
+from tracer.analyses.explain.arith import number
 
 if TYPE_CHECKING:
-    from tracer.explain import Explanation
+    from tracer.analyses.explain.explain import Explanation
 
 HOW_STYLE = {"solved": "italic yellow", "unbound": "bold red", "derived": "italic"}
 

@@ -7,8 +7,8 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tracer.steps import EDGE_REASONS, Edge, Step
-from tracer.trace import Chain
+from tracer.graph.steps import EDGE_REASONS, Edge, Step
+from tracer.trace.chains import Chain
 
 
 @dataclass(frozen=True, slots=True)

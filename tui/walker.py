@@ -16,17 +16,17 @@ from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Span, Text
 
-from tracer import presets
+from tracer.cli import presets
 from tracer.errors import NameNotFound, SgtraceError
-from tracer.export import chain_to_dot, chain_to_graphml, chain_to_mermaid
-from tracer.render import chain_text, dumps
+from tracer.graph.steps import Step
 from tracer.session import Session, open_session
-from tracer.steps import Step
-from tracer.trace import trace
+from tracer.trace.chains import trace
+from tracer.views.chain_text import chain_text, dumps
+from tracer.views.graph_formats import chain_to_dot, chain_to_graphml, chain_to_mermaid
 from tui.outline import Outline, outline, recentre_names
 
 if TYPE_CHECKING:  # the explain view loads only when a log is given
-    from tracer.explain import Explanation
+    from tracer.analyses.explain.explain import Explanation
 
 SYNTAX_THEME = "monokai"
 MAX_MATCHES = 200
@@ -196,7 +196,7 @@ class Walker:
 
     def explain(self, log_text: str) -> Explanation:
         """The formula of the explained parameter bound to LOG_TEXT (see `sgtrace explain`)."""
-        from tracer.explain import explain
+        from tracer.analyses.explain.explain import explain
 
         with self.lock:
             found = explain(self.graph_session(), log_text, presets.EXPLAIN_PARAMETER, self.sinks)

@@ -78,7 +78,7 @@ COLD_TARGET_RATIO = 0.6
 NOCHANGE_TARGET_S = 0.5
 EDITED_FILE = "sglang/srt/server_args.py"  # relative to the fetched folder
 PY_ONLY = ("--include=*/", "--include=*.py", "--exclude=*")
-FETCH_IMPORTS = "import tracer.cli, tracer.sources.fetch"  # all that `sgtrace fetch` loads
+FETCH_IMPORTS = "import tracer.cli.main, tracer.sources.fetch"  # all that `sgtrace fetch` loads
 CASES = ("cold", "nochange", "edit")
 EXPECTED_FETCHED = {"nochange": 0, "edit": 1}  # files a re-fetch should move
 

@@ -13,7 +13,7 @@ opens the snapshot (walk the tree, hash every file); that is untimed in the phas
 reported on its own row, `open snapshot`, because a user's run pays it too.
 
   (a) parse       tree-sitter alone: every .py file read into memory, then only
-                  `tracer.parse.parser().parse(data)` timed for each. The baseline.
+                  `tracer.extract.parse.parser().parse(data)` timed for each. The baseline.
   (b) cold        `index_snapshot(snapshot, FactCache(empty dir))`: parse every file, extract
                   its summary, write the cache. (a) and (b) alternate in one run.
   (c) warm        the same call on the cache (b) filled, in a new process.

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import tracer
-from tracer.parse import parser
-from tracer.presets import SINKS
+from tracer.cli.presets import SINKS
+from tracer.extract.parse import parser
 from tracer.session import Session, index_snapshot
 from tracer.sources import Snapshot, open_source
 from tracer.sources.cache import FactCache
-from tracer.store import extractor_key
-from tracer.trace import trace
+from tracer.store.facts import extractor_key
+from tracer.trace.chains import trace
 
 FIRST_NAME = "mem_fraction_static"
 SECOND_NAME = "max_total_num_tokens"

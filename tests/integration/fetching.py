@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.sshd import SshServer
-from tracer.cli import main
+from tracer.cli.main import main
 from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import content_hash
 
@@ -42,7 +42,7 @@ class Run:
 
 
 def in_process(capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
-    """`sgtrace ARGS` run by `tracer.cli.main` in this process, its output read from CAPSYS."""
+    """`sgtrace ARGS` run by `tracer.cli.main.main` in this process, its output read from CAPSYS."""
 
     def run(*args: str) -> Run:
         capsys.readouterr()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tracer.logtemplates import Hole, Template, file_templates
+from tracer.analyses.explain.templates import Hole, Template, file_templates
 from tracer.session import Session
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.integration.logbuild import build_log
-from tracer.cli import main
-from tracer.explain import Explanation, explain
-from tracer.explain_render import explanation_text
+from tracer.analyses.explain.explain import Explanation, explain
+from tracer.cli.main import main
 from tracer.session import Session
+from tracer.views.explain_report import explanation_text
 
 LOGS = Path(__file__).parent.parent / "data" / "logs"
 SINKS = ("max_total_num_tokens",)

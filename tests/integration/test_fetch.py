@@ -31,9 +31,9 @@ from tests.integration.fetching import (
     write_package,
 )
 from tests.sshd import SESSION_PATH, SshServer, Target, free_port, generate_key
-from tracer import presets
+from tracer.cli import presets
 from tracer.session import Session
-from tracer.trace import trace
+from tracer.trace.chains import trace
 
 VERSION = "0.4.6"
 PARAMETER = "mem_fraction_static"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracer.trace import trace
+from tracer.trace.chains import trace
 
 MR = "sglang/srt/model_executor/model_runner.py"
 MIXIN = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"

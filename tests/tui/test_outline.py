@@ -156,8 +156,8 @@ def test_guessed_steps_are_marked(snippet_session: Callable[[dict[str, str]], Se
 
 def test_the_engine_and_the_walker_know_nothing_of_textual() -> None:
     code = (
-        "import sys, tracer.cli, tracer.session, tracer.trace, tracer.render, "
-        "tui.walker, tui.outline; "
+        "import sys, tracer.cli.main, tracer.session, tracer.trace.chains, "
+        "tracer.views.chain_text, tui.walker, tui.outline; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual'}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 
 from tests.tui.conftest import SIZE, SOURCE, settled
-from tracer.steps import Step
+from tracer.graph.steps import Step
 from tui.app import WalkApp
 from tui.outline import Outline
 from tui.widgets.chain_tree import ChainTree

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.fetching import in_process
-from tracer.audit import Audit, FileChange, Hunk, audit, file_hunks, spine_steps, step_key
-from tracer.audit_report import report_json, report_text
+from tracer.analyses.audit import Audit, FileChange, Hunk, audit, file_hunks, spine_steps, step_key
 from tracer.errors import NameNotFound, TransferFailed
 from tracer.session import Session, open_session
 from tracer.sources.cache import FactCache
@@ -32,6 +31,7 @@ from tracer.sources.pristine import (
     under_root,
 )
 from tracer.sources.snapshot import local_snapshot
+from tracer.views.audit_report import report_json, report_text
 
 ARGS = """
 import argparse
@@ -231,7 +231,7 @@ def test_hunk_ranges_of_a_pure_deletion() -> None:
 
 def test_step_key_ignores_line_and_layout(versions) -> None:
     reference, _ = versions({})
-    from tracer.trace import trace
+    from tracer.trace.chains import trace
 
     chain = trace(reference.graph, "mem_fraction_static", sinks=SINKS)
     step = next(s for s in chain.steps if s.kind == "formula")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tracer.callgraph import call_graph
-from tracer.cli import main
+from tracer.analyses.callgraph import call_graph
+from tracer.cli.main import main
 
 
 def test_simple_calls_nested_functions_and_module_code(snippet_session):

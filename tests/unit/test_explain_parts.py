@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tracer.arith import Unbound, evaluate, statement_value
-from tracer.logread import read_log
-from tracer.logtemplates import Hole, file_templates
+from tracer.analyses.explain.arith import Unbound, evaluate, statement_value
+from tracer.analyses.explain.logread import read_log
+from tracer.analyses.explain.templates import Hole, file_templates
 
 SNIPPET = b"""
 import logging

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tracer.cli import main
+from tracer.analyses.explain.explain import LogNotFromSource, explain
+from tracer.cli.main import main
 from tracer.errors import SgtraceError
-from tracer.explain import LogNotFromSource, explain
-from tracer.explain_render import explanation_text
 from tracer.session import Session
+from tracer.views.explain_report import explanation_text
 
 TREE = {
     "pkg/__init__.py": "",

@@ -14,9 +14,11 @@ import networkx as nx
 import pytest
 
 from tests.conftest import trace
-from tracer.cli import main
+from tracer.cli.main import main
 from tracer.errors import GraphvizMissing
-from tracer.export import (
+from tracer.graph.steps import Step
+from tracer.trace.chains import Chain
+from tracer.views.graph_formats import (
     chain_to_dot,
     chain_to_graphml,
     chain_to_json,
@@ -27,9 +29,7 @@ from tracer.export import (
     graph_to_mermaid,
     render_with_graphviz,
 )
-from tracer.export_scopes import calls_around, chain_file, file_graph, spine_files
-from tracer.steps import Step
-from tracer.trace import Chain
+from tracer.views.scopes import calls_around, chain_file, file_graph, spine_files
 
 SNIPPET = {
     "pkg/__init__.py": "",

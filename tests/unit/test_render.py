@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from tests.conftest import trace
-from tracer.render import chain_json, chain_text, dumps
-from tracer.steps import KINDS
+from tracer.graph.steps import KINDS
+from tracer.views.chain_text import chain_json, chain_text, dumps
 
 POOL = """
     class Pool:

@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import spine_code, spine_of, trace
 from tracer.errors import NameNotFound
-from tracer.resolve import DYNAMIC, NAMED_DYNAMIC
-from tracer.trace import Chain
+from tracer.index.resolve import DYNAMIC, NAMED_DYNAMIC
+from tracer.trace.chains import Chain
 
 Place = tuple[str, int, str]
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import spine_of, trace
-from tracer.cli import main
+from tracer.cli.main import main
 from tracer.errors import NoPythonFiles, SourceNotFound
-from tracer.rows import ROWS_PARTS, ROWS_VERSION
 from tracer.session import Session, index_snapshot, open_session
 from tracer.sources import local_snapshot
 from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import MAX_FILE_BYTES
+from tracer.store.rows import ROWS_PARTS, ROWS_VERSION
 
 BROKEN = b"""\
 def good(a):
@@ -252,11 +252,11 @@ def test_the_fact_cache_still_writes_when_its_folder_was_removed_meanwhile(tmp_p
 
 def test_the_script_stops_quietly_when_its_reader_does(write_tree, tmp_path):
     """`sgtrace trace ... | head -1`: the rest of the output has nowhere to go; no traceback,
-    exit 0. The script process, as `sgtrace` runs it (`tracer.cli.entry`)."""
+    exit 0. The script process, as `sgtrace` runs it (`tracer.cli.main.entry`)."""
     lines = "".join(f"    x{i} = fraction * {i}\n" for i in range(400))
     root = write_tree({"pkg/run.py": f"def start(fraction):\n{lines}"})
     env = {**os.environ, "SGTRACE_CACHE": str(tmp_path / "cache")}
-    script = [sys.executable, "-c", "from tracer.cli import entry; entry()"]
+    script = [sys.executable, "-c", "from tracer.cli.main import entry; entry()"]
     reader = subprocess.Popen(
         [*script, "trace", str(root), "fraction", "--color", "never"],
         stdout=subprocess.PIPE,

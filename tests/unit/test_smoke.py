@@ -64,7 +64,7 @@ def test_attribute_of_a_call_result_is_typed_by_the_return_annotation(snippet_se
 
 
 def test_spine_only_keeps_the_spine_and_its_edges(snippet_session):
-    from tracer.trace import spine_only
+    from tracer.trace.chains import spine_only
 
     session = snippet_session(
         {

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pickle
 from dataclasses import replace
 
-from tracer.facts import MODULE_SCOPE, Assign, Call, FileFlows, FileSummary, Target, Value
-from tracer.names import ByName, NameSet, crosses_units
-from tracer.tables import WHOLE, FileTables
-from tracer.unit_steps import UNREAD
-from tracer.units import ROW_KINDS, members_of, spans_of
-from tracer.values import NOTHING
+from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FileFlows, FileSummary, Target, Value
+from tracer.extract.values import NOTHING
+from tracer.graph.file_steps import WHOLE, FileTables
+from tracer.graph.unit_steps import UNREAD
+from tracer.store.names import ByName, NameSet, crosses_units
+from tracer.store.units import ROW_KINDS, members_of, spans_of
 
 SOURCE = """
     import cfgmod

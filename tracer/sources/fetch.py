@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracer import presets
+from tracer.cli import presets
 from tracer.errors import (
     PackageNotFound,
     RemotePathMissing,

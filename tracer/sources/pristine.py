@@ -18,7 +18,7 @@ from pathlib import Path
 
 import asyncssh
 
-from tracer import presets
+from tracer.cli import presets
 from tracer.errors import NoReference, SgtraceError, TransferFailed
 from tracer.sources import open_source
 from tracer.sources.archive import Progress

@@ -1,0 +1,408 @@
+"""Explain a logged number: the traced formula of a parameter, each of its variables bound to
+what the server's log shows (or to what the log implies), evaluated step by step."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from tracer.analyses.explain.arith import (
+    Evaluated,
+    Unbound,
+    evaluate,
+    number,
+    solve,
+    statement_target,
+    statement_value,
+)
+from tracer.analyses.explain.bind import PASS_THROUGH, Binding, LogBindings, last_start
+from tracer.analyses.explain.logread import LogLine, read_log
+from tracer.analyses.explain.match import Matched, Observation, TemplateFinder, match_lines
+from tracer.analyses.explain.templates import calls_in
+from tracer.errors import SgtraceError
+from tracer.graph.steps import Step
+from tracer.session import Session
+from tracer.trace.chains import trace
+
+
+class NoFormula(SgtraceError):
+    pass
+
+
+class EmptyLog(SgtraceError):
+    pass
+
+
+class LogNotFromSource(SgtraceError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    step: Step
+    target: str
+    expression: str
+    shown: str  # the expression with values in
+    value: float | None
+    missing: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    question: str
+    knob: str
+    value: float | None
+    result: float | None
+    why: str
+
+
+@dataclass
+class Explanation:
+    source: str
+    param: str
+    rank: str
+    ranks: tuple[str, ...]
+    evaluations: list[Evaluation]
+    bindings: dict[str, Binding]
+    observed: list[Observation]
+    timeline: list[Observation]
+    notes: list[str] = field(default_factory=list)
+    what_if: list[WhatIf] = field(default_factory=list)
+    log_lines: int = 0
+    matched_lines: int = 0
+
+    @property
+    def result(self) -> float | None:
+        return self.evaluations[-1].value if self.evaluations else None
+
+
+def explain(
+    session: Session,
+    log_text: str,
+    param: str,
+    sinks: Iterable[str],
+    rank: str | None = None,
+    tokens: int | None = None,
+    given: dict[str, float] | None = None,
+) -> Explanation:
+    """Bind LOG_TEXT to the formula on PARAM's spine in SESSION's source and evaluate it."""
+    lines = read_log(log_text)
+    if not lines:
+        raise EmptyLog("the log is empty", "give the server's log: --log FILE, - or --journal")
+    sinks = tuple(sinks)
+    chain = trace(session.graph, param, sinks=sinks)
+    spine = [session.graph.step(s) for s in chain.spine]
+    first = next((i for i, s in enumerate(spine) if s.kind == "formula"), None)
+    if first is None:
+        raise NoFormula(
+            f"the chain of {param!r} reaches no formula in {session.snapshot.label}",
+            "`sgtrace trace` shows where it goes; explain needs a computed value on its way",
+        )
+    finder = TemplateFinder(session.facts)
+    matched = match_lines(finder, lines)
+    session.facts.flush()
+    if not matched:
+        raise LogNotFromSource(
+            f"none of the {len(lines)} lines of the log was printed by a logging call of "
+            f"{session.snapshot.label}",
+            "give the log of a server running this source (the same release or checkout)",
+        )
+    binder = Binder(session, spine, first, lines, matched, sinks, rank, given or {})
+    result = binder.run(param, tokens)
+    result.log_lines = len(lines)
+    result.matched_lines = len(matched)
+    unused = unused_given(given or {}, result)
+    if unused:
+        raise SgtraceError(
+            f"--set {', '.join(sorted(unused))}: not a value the formula reads",
+            "its values: " + ", ".join(b.name for b in result.bindings.values()),
+        )
+    result.notes.extend(unmatched_note(lines, matched))
+    return result
+
+
+def unused_given(given: dict[str, float], result: Explanation) -> set[str]:
+    names = {n for b in result.bindings.values() for n in (b.name, b.name.rsplit(".", 1)[-1])}
+    return set(given) - names
+
+
+def unmatched_note(lines: list[LogLine], matched: list[Matched]) -> list[str]:
+    """Lines in the server's own format that no logging call of the source prints: a log
+    from another build loses values that way."""
+    printed = {m.line.number for m in matched}
+    stamped = [line for line in lines if line.time or line.ranks]
+    missed = [line for line in stamped if line.number not in printed]
+    if not missed or len(missed) == len(stamped):
+        return []
+    first = missed[0]
+    return [
+        f"{len(missed)} of the log's {len(stamped)} server lines match no logging call of this "
+        f"source (first: log line {first.number}, {first.message.strip()[:60]!r}); a log from "
+        "another build of the server loses those values"
+    ]
+
+
+class Binder(LogBindings):
+    def __init__(
+        self,
+        session: Session,
+        spine: list[Step],
+        first: int,
+        lines: list[LogLine],
+        matched: list[Matched],
+        sinks: tuple[str, ...],
+        rank: str | None,
+        given: dict[str, float],
+    ) -> None:
+        self.given = given
+        self.session = session
+        self.graph = session.graph
+        self.spine = spine
+        self.steps = spine[first:]
+        self.lines = lines
+        self.sinks = sinks
+        # Lines without a rank tag (the launcher's) belong to every rank.
+        ranks = sorted({m.line.rank for m in matched if m.line.rank}, key=rank_order) or [""]
+        self.ranks = tuple(ranks)
+        self.rank = rank if rank is not None else ranks[0]
+        if rank is not None and rank not in ranks:
+            raise SgtraceError(
+                f"no line of rank {rank} in the log",
+                f"ranks seen: {', '.join(r or '(none)' for r in ranks) or 'none'}",
+            )
+        self.notes: list[str] = []
+        self.matched, begin = last_start(matched, self.rank, self.notes)
+        self.lines = [line for line in lines if line.number >= begin]
+        self.mine = [m for m in self.matched if m.line.rank in (self.rank, "")]
+        self.bindings: dict[str, Binding] = {}
+        self.observed = self.find_observed()
+        self.result_line = min(
+            [o.line.number for o in self.observed] + self.after_formula(), default=10**12
+        )
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def run(self, param: str, tokens: int | None) -> Explanation:
+        evaluations = self.evaluate_all(self.steps, {})
+        unknown = [e for e in evaluations if e.value is None]
+        if unknown and self.observed:
+            evaluations = self.solve_missing(evaluations) or evaluations
+        explanation = Explanation(
+            source=self.session.snapshot.label,
+            param=param,
+            rank=self.rank,
+            ranks=self.ranks,
+            evaluations=evaluations,
+            bindings=self.bindings,
+            observed=self.observed,
+            timeline=self.timeline(),
+            notes=self.notes,
+        )
+        if explanation.result is not None:
+            explanation.what_if = self.what_ifs(param, tokens, explanation)
+        return explanation
+
+    def evaluate_all(
+        self, steps: list[Step], overrides: dict[str, float], record: bool = True
+    ) -> list[Evaluation]:
+        env: dict[str, float] = {}
+        last: dict[str, float] = {}  # last name segment -> value, for attribute reads
+        previous: float | None = None
+        previous_function = ""
+        previous_name = ""
+        out: list[Evaluation] = []
+        # Names the steps compute: never bound from the log (their value is the step's).
+        computed = {statement_target(s.code) or s.name for s in steps} | {s.name for s in steps}
+        for step in steps:
+            target = statement_target(step.code) or step.name
+            if (
+                step.kind in PASS_THROUGH
+                or (previous_function and calls_only(step.code, previous_function))
+                or copies(step.code, previous_name)
+            ):
+                value = previous
+                node = statement_value(step.code)
+                shown = expression_text(node) if node is not None else step.code
+                out.append(Evaluation(step, target, shown, number_or(value), value))
+            else:
+                node = statement_value(step.code)
+                if node is None:
+                    out.append(Evaluation(step, target, step.code, "", None, "no expression"))
+                    previous = None
+                    continue
+
+                def lookup(
+                    name: str,
+                    at: Node,
+                    step: Step = step,
+                    previous: float | None = previous,
+                    previous_function: str = previous_function,
+                ) -> float | None:
+                    if name in overrides:
+                        return overrides[name]
+                    if name in env:
+                        return env[name]
+                    if name in computed:
+                        return None
+                    if at.type == "call":
+                        called = calls_in(at)[:1]
+                        if called and called[0] == previous_function and previous is not None:
+                            return previous
+                        return None
+                    tail = name.rsplit(".", 1)[-1]
+                    if "." in name and tail in last:
+                        return last[tail]
+                    binding = self.bind(name, step, record)
+                    return binding.value
+
+                try:
+                    result: Evaluated | None = evaluate(node, lookup)
+                    missing = ""
+                except Unbound as exc:
+                    result, missing = None, exc.what
+                value = result.value if result else None
+                out.append(
+                    Evaluation(
+                        step,
+                        target,
+                        expression_text(node),
+                        result.shown if result else "",
+                        value,
+                        missing,
+                    )
+                )
+            previous = value
+            previous_name = step.name
+            previous_function = step.symbol.rsplit(".", 1)[-1] if step.kind == "return" else ""
+            if value is not None:
+                for name in {target, step.name}:
+                    if name:
+                        env[name] = value
+                        last[name.rsplit(".", 1)[-1]] = value
+        return out
+
+    # -- solving for what the log does not print ---------------------------------------------
+
+    def solve_missing(self, evaluations: list[Evaluation]) -> list[Evaluation] | None:
+        # The value that stops the evaluation first; with the logged result, one is solvable.
+        first = next((e for e in evaluations if e.value is None), None)
+        unbound = self.bindings.get(first.missing) if first is not None else None
+        target = self.observed[0].value if self.observed else None
+        if unbound is None or unbound.value is not None or target is None:
+            return None
+        name = unbound.name
+
+        def result_with(value: float) -> float:
+            values = self.evaluate_all(self.steps, {name: value}, record=False)
+            end = values[-1].value
+            return end if end is not None else float("nan")
+
+        solved = solve(result_with, target, 1e-9, 1e15)
+        if solved is None:
+            return None
+        # A whole number near the solution that gives the logged result exactly, if any.
+        near = range(round(solved) - 8, round(solved) + 9)
+        exact = [n for n in near if n > 0 and result_with(n) == target]
+        shown = min(exact, key=lambda n: abs(n - solved)) if exact else solved
+        old = self.bindings[name]
+        self.bindings[name] = Binding(
+            name,
+            float(shown),
+            "solved",
+            f"not printed; solved from the logged result {number(target)} "
+            f"({self.observed[0].where}): the value that makes the formula give it",
+        )
+        del old
+        return self.evaluate_all(self.steps, {})
+
+    # -- what would change it ----------------------------------------------------------------
+
+    def what_ifs(self, param: str, tokens: int | None, explanation: Explanation) -> list[WhatIf]:
+        knob = next((n for n in self.bindings if n.rsplit(".", 1)[-1] == param), None)
+        if knob is None or self.bindings[knob].value is None:
+            return []
+        current = self.bindings[knob].value
+        out: list[WhatIf] = []
+        # A fraction is searched in [0, 1]; another knob up to a few times its value.
+        high = 1.0 if 0 < current <= 1 else max(1.0, 4 * abs(current))
+
+        def result_with(value: float, index: int = -1) -> float:
+            values = self.evaluate_all(self.steps, {knob: value}, record=False)
+            end = values[index].value
+            return end if end is not None else float("nan")
+
+        if tokens is not None:
+            value = solve(result_with, tokens, 0.0, high)
+            if value is not None:
+                value = at_least(result_with, tokens, value, high)
+            out.append(
+                WhatIf(
+                    f"{tokens} tokens",
+                    knob,
+                    value,
+                    result_with(value) if value is not None else None,
+                    "the smallest value giving at least that many"
+                    if value is not None
+                    else "out of reach with this memory",
+                )
+            )
+        idle = explanation.timeline[-1] if explanation.timeline else None
+        first_value = explanation.evaluations[0].value
+        if idle is not None and idle.value and first_value is not None:
+            goal = first_value + idle.value
+            value = solve(lambda v: result_with(v, 0), goal, 0.0, high)
+            if value is not None:
+                out.append(
+                    WhatIf(
+                        f"use the {number(idle.value)} left free at the end",
+                        knob,
+                        value,
+                        result_with(value),
+                        f"{idle.template.literal.strip()!r} ({idle.where}) shows what stays free; "
+                        "leave some of it for activations",
+                    )
+                )
+        return out
+
+
+def at_least(function: Callable[[float], float], target: float, value: float, high: float) -> float:
+    """VALUE nudged up until FUNCTION gives at least TARGET (a bisection over a floor may
+    stop one token short)."""
+    step = max(abs(value), 1e-9) * 1e-9
+    while function(value) < target and value < high:
+        value = min(high, value + step)
+        step *= 2
+    return value
+
+
+def calls_only(code: str, function: str) -> bool:
+    """CODE assigns or passes the result of a call of FUNCTION and nothing else."""
+    node = statement_value(code)
+    while node is not None and node.type == "parenthesized_expression":
+        node = node.named_children[0]
+    return node is not None and node.type == "call" and calls_in(node)[:1] == [function]
+
+
+def copies(code: str, name: str) -> bool:
+    """CODE copies a value named NAME (`x = config.NAME`, `self.x = NAME`)."""
+    node = statement_value(code)
+    if not name or node is None or node.type not in ("identifier", "attribute"):
+        return False
+    return node.text.decode().rsplit(".", 1)[-1] == name
+
+
+def expression_text(node: Node) -> str:
+    """NODE's source on one line, as a person would write it there."""
+    flat = " ".join(node.text.decode("utf-8", "replace").split())
+    return re.sub(r"([(\[]) | ([)\]])", lambda m: m[1] or m[2], flat)
+
+
+def number_or(value: float | None) -> str:
+    return number(value) if value is not None else ""
+
+
+def rank_order(rank: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", rank)) or (-1,)

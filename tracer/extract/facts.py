@@ -1,0 +1,223 @@
+"""Plain facts extracted from one Python file; no tree-sitter object survives extraction.
+
+Two layers, cached separately: `FileSummary` (symbols: imports, classes, functions) is made
+for every file when a source is indexed; `FileFlows` (statements, calls, value references) is
+made on demand for the files a query reaches, because it costs far more to extract.
+A *reference* is a dotted access path read by an expression: `x`, `self.server_args.mem`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from operator import attrgetter
+
+MODULE_SCOPE = "<module>"
+
+
+def compact_pickle(cls: type) -> type:
+    """Pickle as (class, field values): several times faster to load than the default
+    state-dict of slotted frozen dataclasses, which matters for a warm index."""
+    names = tuple(f.name for f in fields(cls))
+    # One C call for all fields (a 1-field class gets a 1-tuple all the same).
+    values = attrgetter(*names) if len(names) > 1 else lambda self: (getattr(self, names[0]),)
+
+    def __reduce__(self: object) -> tuple[type, tuple[object, ...]]:
+        return cls, values(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign]
+    return cls
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Span:
+    line: int
+    end_line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: str  # "positional", "keyword_only", "varargs", "kwargs"
+    annotation: str | None
+    default_refs: tuple[str, ...]
+    line: int
+    code: str
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class FunctionDef:
+    qualname: str  # within the module: "Class.method", "f.<locals>.g" is written "f.g"
+    name: str
+    class_qualname: str | None  # set for methods defined directly in a class body
+    params: tuple[Param, ...]
+    decorators: tuple[str, ...]
+    returns: str | None
+    line: int
+    end_line: int
+    start_byte: int
+    end_byte: int
+    is_lambda: bool = False
+
+    @property
+    def is_static(self) -> bool:
+        return "staticmethod" in self.decorators
+
+    @property
+    def is_classmethod(self) -> bool:
+        return "classmethod" in self.decorators
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class FieldDef:
+    name: str
+    annotation: str | None
+    default_refs: tuple[str, ...]
+    line: int
+    end_line: int
+    code: str
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class ClassDef:
+    qualname: str
+    name: str
+    bases: tuple[str, ...]
+    decorators: tuple[str, ...]
+    fields: tuple[FieldDef, ...]
+    line: int
+    end_line: int
+
+    @property
+    def is_dataclass(self) -> bool:
+        return any(d.split(".")[-1] in DATACLASS_DECORATORS for d in self.decorators)
+
+
+# Decorators and bases that synthesize `__init__` from annotated fields.
+DATACLASS_DECORATORS = frozenset(
+    {"dataclass", "dataclasses.dataclass", "define", "frozen", "attrs"}
+)
+RECORD_BASES = frozenset({"NamedTuple", "Struct", "BaseModel", "TypedDict"})
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class ImportDef:
+    module: str  # as written, without the leading dots
+    level: int  # number of leading dots (0 = absolute)
+    name: str | None  # None for `import a.b`
+    alias: str  # the local name it binds
+    line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class AliasDef:
+    """A module-level `Name = dotted.value` binding (re-exports, factories by table)."""
+
+    name: str
+    value: str
+    line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    imports: tuple[ImportDef, ...]
+    classes: tuple[ClassDef, ...]
+    functions: tuple[FunctionDef, ...]
+    aliases: tuple[AliasDef, ...]
+    warnings: tuple[str, ...]
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Value:
+    """What an expression reads: dotted references, and calls whose results it takes."""
+
+    refs: tuple[str, ...]
+    calls: tuple[int, ...]
+    arithmetic: bool = False
+    literal: str | None = None  # the text of a plain string literal
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Arg:
+    keyword: str | None
+    position: int | None
+    star: int  # 0 plain, 1 for *args, 2 for **kwargs
+    value: Value
+    line: int
+    end_line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Call:
+    id: int
+    scope: str
+    callee: str  # dotted text: "self.f", "mod.Class", "super().__init__", "" if not a name
+    receiver: Value  # what `x` reads in `x.f(...)` when x is not a plain name (`g().f()`)
+    args: tuple[Arg, ...]
+    discarded: bool  # the result is thrown away (an expression statement)
+    line: int
+    end_line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Target:
+    path: str  # "x", "self.x", "a.b.c"; "" for targets we do not follow (subscripts)
+    index: int | None  # position in a tuple unpacking, None for the whole value
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Assign:
+    scope: str
+    targets: tuple[Target, ...]
+    value: Value
+    items: tuple[Value, ...]  # per-element values of a tuple right-hand side, else ()
+    op: str  # "=", "+=", ..., "for", "with"
+    annotation: str | None
+    line: int
+    end_line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Return:
+    scope: str
+    value: Value
+    items: tuple[Value, ...]
+    line: int
+    end_line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Use:
+    """A read whose value goes nowhere we follow: a condition, an assert."""
+
+    scope: str
+    value: Value
+    line: int
+    end_line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class FileFlows:
+    """Sequences indexed by position (a call's id is its index); tuples when extracted,
+    `tracer.store.rows.Rows` when read from the cache."""
+
+    calls: Sequence[Call]
+    assigns: Sequence[Assign]
+    returns: Sequence[Return]
+    uses: Sequence[Use]

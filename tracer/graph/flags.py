@@ -1,0 +1,137 @@
+"""Edges of command-line flags: an argparse flag to the field of its dest, flags generated from
+a class's fields, and the sources of a field (flags, constructor arguments). A part of
+FlowGraph, kept apart because it is a concern of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tracer.graph.file_steps import FileTables
+from tracer.graph.steps import Edge, Step
+from tracer.graph.unit_steps import UNREAD
+from tracer.index.resolve import GUESS, MAX_GUESSES
+
+FLAG_CALL = "add_argument"
+# A generator's add_argument takes a computed name: an f-string, a variable, *names.
+GENERATED_FLAG = rb"add_argument\(\s*(?:[fF][\"']|[A-Za-z_*])"
+
+
+class FlagEdges:
+    """Mixed into FlowGraph: uses its files, greps, callers and bindings."""
+
+    def flag_fields(self, tables: FileTables, step: Step) -> Iterator[Edge]:
+        """A flag's value lands in the field of the same name; the `default=Class.field`
+        of the flag names the class when there is a choice."""
+        module = self.index.module_of[tables.path]
+        defaults = next((d for sid, d in tables.flags.get(step.name, []) if sid == step.id), ())
+        named = set()
+        for ref in defaults:
+            symbol = self.index.resolve(module, ref.rpartition(".")[0]) if "." in ref else None
+            if symbol is not None and symbol.kind == "class":
+                named.add(symbol.name)
+        candidates = self.field_index.get(step.name, [])
+        chosen = [(c, 1.0) for c in candidates if any(c in self.index.mro(n) for n in named)]
+        if not chosen:
+            local = [c for c in candidates if c.startswith(module + ".")]
+            chosen = [(c, 0.9) for c in local]
+        if not chosen and 0 < len(candidates) <= MAX_GUESSES:
+            chosen = [(c, GUESS) for c in candidates]
+        for klass, confidence in chosen:
+            path, definition = self.index.classes[klass]
+            yield Edge(
+                step.id, f"{path}#f:{definition.qualname}.{step.name}", "flag_to_field", confidence
+            )
+
+    # -- backward ----------------------------------------------------------------------------
+
+    def field_sources(self, tables: FileTables, step: Step) -> Iterator[Edge]:
+        """Flags that set the field, and constructor arguments bound to it."""
+        klass = f"{self.index.module_of[tables.path]}.{step.symbol}"
+        heirs = {klass, *self.index.descendants(klass)}
+        names = {h.rpartition(".")[2] for h in heirs}
+        # A flag for this field names it: `--mem-fraction-static` or `dest="mem_fraction_static"`.
+        spelled = set(self.mentioning(step.name)) | set(
+            self.mentioning(step.name.replace("_", "-"))
+        )
+        for flag_path in self.mentioning(FLAG_CALL):
+            if flag_path not in spelled or step.name not in self.facts.names(flag_path).flag_dests:
+                continue
+            flags = self.file(flag_path)
+            for flag_id, _ in flags.flags.get(step.name, []):
+                if any(e.dst == step.id for e in self.edges(flag_id, True)):
+                    yield Edge(flag_id, step.id, "flag_to_field", 1.0)
+        for flag_id, owner in self.generated_flags(names).get(step.name, []):
+            if owner in heirs:
+                yield Edge(flag_id, step.id, "generated_flag", 0.9)
+        if not any(self.index.is_record(h) for h in heirs):
+            return
+        # Keyword arguments name the field; only files that spell both are read.
+        naming = set().union(*(self.mentioning(name) for name in names))
+        for path in self.mentioning(step.name):
+            if path not in naming:
+                continue
+            words = names | {"__init__"}
+            found = self.calls_to(path, words, lambda t: t.function is None and t.klass in heirs)
+            caller = self.file(path) if found else None
+            for call_id in found:
+                assert caller is not None
+                for target in caller.targets[call_id]:
+                    if target.function is not None or target.klass not in heirs:
+                        continue
+                    siblings = caller.calls[call_id].args
+                    for arg, arg_step in caller.arguments(call_id):
+                        for dst, kind, confidence in self.bindings(target, arg, siblings):
+                            if dst == step.id:
+                                yield Edge(arg_step, step.id, kind, confidence)
+
+    def generated_flags(self, class_names: set[str]) -> dict[str, list[tuple[str, str]]]:
+        """Flags made from a class's fields by a generator function (one whose
+        `add_argument` takes a computed name) called with one of CLASS_NAMES, keyed by field
+        name: (flag step, class)."""
+        key = frozenset(class_names)
+        found = self.generated.get(key)
+        if found is not None:
+            return found
+        generated: dict[str, list[tuple[str, str]]] = {}
+        self.generated[key] = generated
+        naming = set().union(*(self.mentioning(name) for name in class_names))
+        # A generator's add_argument takes a computed name: an f-string, a variable, *names.
+        for path in self.facts.matching(FLAG_CALL, GENERATED_FLAG):
+            module = self.index.module_of[path]
+            for scope in sorted(self.facts.names(path).flag_generators):
+                if f"{module}.{scope}" not in self.index.functions:
+                    continue
+                for caller, call_id, _ in self.callers(f"{module}.{scope}", within=naming):
+                    self.add_generated(caller, call_id, generated)
+        return generated
+
+    def add_generated(
+        self, caller: FileTables, call_id: int, generated: dict[str, list[tuple[str, str]]]
+    ) -> None:
+        call = caller.calls[call_id]
+        for arg in call.args:
+            for ref in arg.value.refs:
+                klass = self.resolver.ref_type(caller.path, call.scope, ref)
+                if (
+                    klass is None
+                    or self.index.resolve(self.index.module_of[caller.path], ref) is None
+                ):
+                    continue
+                for owner, definition in self.index.fields(klass):
+                    step_id = f"{caller.path}#c{call_id}:flag:{definition.name}"
+                    if step_id not in caller.steps:
+                        caller.add(
+                            Step(
+                                id=step_id,
+                                kind="cli_flag",
+                                file=caller.path,
+                                line=call.line,
+                                end_line=call.end_line,
+                                symbol=call.scope,
+                                code=UNREAD,
+                                name=definition.name,
+                            ),
+                            call.scope,
+                        )
+                    self.generated_owner[step_id] = owner
+                    generated.setdefault(definition.name, []).append((step_id, owner))

@@ -1,0 +1,603 @@
+"""The call + dataflow graph: one networkx MultiDiGraph, grown on demand from what a query
+reaches. Files are turned into steps when first touched; edges are found when a step is
+expanded forward (who reads this value) or backward (where does this value come from)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+
+import networkx as nx
+
+import tracer.index.index as index_module
+from tracer.extract.facts import MODULE_SCOPE, Arg
+from tracer.extract.values import call_of_ref
+from tracer.graph.file_steps import FileTables, Read, build_tables
+from tracer.graph.flags import FlagEdges
+from tracer.graph.steps import Edge, Step
+from tracer.index.index import Index
+from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
+from tracer.store.facts import Facts
+from tracer.store.rows import CALLEE, row_at
+
+ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
+COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
+MAX_FAMILY_NAMES = 40
+MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
+WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
+
+
+class FlowGraph(FlagEdges):
+    def __init__(self, index: Index, facts: Facts) -> None:
+        self.index = index
+        self.facts = facts
+        self.resolver = Resolver(index, facts)
+        self.graph = nx.MultiDiGraph()
+        self.tables: dict[str, FileTables] = {}
+        self.expanded: dict[tuple[str, bool], list[Edge]] = {}
+        self.owners: dict[str, set[str]] = {}
+        self.renames: dict[str, set[str]] = {}
+        self.generated: dict[frozenset[str], dict[str, list[tuple[str, str]]]] = {}
+        self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
+        self.derived_key = f"{facts.snapshot_key}-{code_key()}"
+        found = facts.cache.get("derived", self.derived_key)
+        self.derived = set(found) if isinstance(found, dict) else set()
+        if isinstance(found, dict):
+            index.restore(found)
+        self.field_index: dict[str, list[str]] = {}
+        for full, (_, klass) in index.classes.items():
+            for definition in klass.fields:
+                self.field_index.setdefault(definition.name, []).append(full)
+
+    def flush(self) -> None:
+        """Keep what this session learnt that the next one can reuse: the greps, and the
+        index's derived tables."""
+        derived = self.index.derived()
+        if derived.keys() - self.derived:
+            self.facts.cache.put("derived", self.derived_key, derived)
+            self.derived = set(derived)
+        self.facts.flush()
+
+    # -- files and steps ---------------------------------------------------------------------
+
+    def file(self, path: str) -> FileTables:
+        tables = self.tables.get(path)
+        if tables is None:
+            summary = self.facts.summaries[path]
+            flows = self.facts.flows(path)
+            source = self.facts.snapshot.read(path)
+            names = self.facts.names(path)
+            tables = build_tables(path, summary, flows, names, self.resolver, source)
+            self.tables[path] = tables
+        return tables
+
+    def writes(self, path: str, attr: str) -> list[Read]:
+        """The writes of ATTR in PATH (fields, `x.ATTR = ...`), without building its tables."""
+        return [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
+
+    def calls_to(
+        self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
+    ) -> list[int]:
+        """Ids of the calls in PATH that resolve to a WANTED target, in order. Only calls whose
+        callee's last name is one of WORDS (or a local name for a definition named otherwise)
+        can, and only those are resolved."""
+        rows = self.facts.rows(path)
+        candidates = sorted(
+            call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
+        )
+        targets = self.resolver.targets
+        return [
+            call_id
+            for call_id in candidates
+            if any(map(wanted, targets(path, *rows.call_head(call_id))))
+        ]
+
+    def renamed(self, path: str) -> set[str]:
+        """Names PATH imports or aliases that stand for a definition of another name."""
+        found = self.renames.get(path)
+        if found is None:
+            module = self.index.module_of[path]
+            summary = self.facts.summaries[path]
+            callees = self.facts.rows(path).callees  # only a called name matters here
+            local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
+            local = [name for name in local if name in callees]
+            found = set()
+            for name in local:
+                symbol = self.index.resolve(module, name)
+                if symbol is not None and symbol.name.rpartition(".")[2] != name:
+                    found.add(name)
+            self.renames[path] = found
+        return found
+
+    def step(self, step_id: str) -> Step:
+        return self.file(step_id.partition("#")[0]).step(step_id)
+
+    def centrality(self, step_id: str) -> int:
+        """How many modules import the module of STEP_ID (main paths run through those)."""
+        module = self.index.module_of[step_id.partition("#")[0]]
+        return self.index.importers.get(module, 0)
+
+    def mentioning(self, word: str) -> list[str]:
+        return self.facts.mentioning(word)
+
+    def writing(self, attr: str) -> list[str]:
+        """Files that may assign ATTR: `x.ATTR = ...`, `x.ATTR += ...`, or a class-level
+        `ATTR: T = ...`."""
+        name = re.escape(attr.encode())
+        assign = rb"(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
+        return self.facts.matching(
+            attr, rb"\." + name + rb"\s*" + assign + rb"|^\s*" + name + rb"\s*[:=]"
+        )
+
+    def calling(self, name: str) -> list[str]:
+        """Files where NAME is followed by `(`: calls, and `class NAME(` lines."""
+        return self.facts.matching(name, rb"\b" + re.escape(name.encode()) + rb"\s*\(")
+
+    def mentioning_with(self, word: str, classes: list[str]) -> list[str]:
+        """Files that mention WORD; for a common word, only those that also name one of
+        CLASSES (a typed access needs the type's name in the file, or an attribute chain)."""
+        found = self.mentioning(word)
+        if len(found) <= COMMON_WORD_FILES or not classes:
+            return found
+        allowed: set[str] = set()
+        for klass in classes[:MAX_FAMILY_NAMES]:
+            allowed.update(self.mentioning(klass.rpartition(".")[2]))
+        return [path for path in found if path in allowed]
+
+    def edges(self, step_id: str, forward: bool) -> list[Edge]:
+        """Edges out of (forward) or into (backward) STEP_ID, found once, kept in the graph."""
+        key = (step_id, forward)
+        found = self.expanded.get(key)
+        if found is None:
+            found = list(self.find_forward(step_id) if forward else self.find_backward(step_id))
+            found = [e for e in dedupe(found) if e.src != e.dst]
+            self.expanded[key] = found
+            for edge in found:
+                for node in (edge.src, edge.dst):
+                    if node not in self.graph:
+                        self.graph.add_node(node, step=self.step(node))
+                self.graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
+        return found
+
+    # -- seeds -------------------------------------------------------------------------------
+
+    def seeds(self, name: str) -> list[str]:
+        """Steps that bind NAME: `attr`, `Class.attr`, or `Class.method.param`."""
+        parts = name.split(".")
+        word = parts[-1]
+        owner = ".".join(parts[:-1])
+        found = []
+        for path in self.mentioning(word):
+            if path not in self.tables and word not in self.facts.names(path).binders:
+                continue
+            tables = self.file(path)
+            for step in tables.binding_steps(word):
+                if step.name != word or step.kind in ("use", "return", "call_arg"):
+                    continue
+                if owner and not self.owned_by(tables, step, owner):
+                    continue
+                found.append(step.id)
+        return found
+
+    def attribute_writes(self, attr: str) -> list[str]:
+        """The steps `x.ATTR (op)= ...` (class-level fields aside), in the order `seeds(ATTR)`
+        gives them, found from each file's names without building its tables."""
+        found = []
+        for path in self.mentioning(attr):
+            found.extend(
+                w[0] for w in self.facts.names(path).writes.get(attr, ()) if w[2] != "<class>"
+            )
+        return found
+
+    def owned_by(self, tables: FileTables, step: Step, owner: str) -> bool:
+        """Does STEP belong to OWNER, a dotted suffix of a class or function name?"""
+        scope = tables.scope_of[step.id]
+        module = self.index.module_of[tables.path]
+        if step.kind == "field":
+            holder = f"{module}.{step.symbol}"
+        elif step.kind == "param":
+            holder = f"{module}.{scope}"
+        elif step.kind in ASSIGN_KINDS and "." in tables.bound.get(step.id, ""):
+            base = tables.bound[step.id].rpartition(".")[0]
+            holder = self.resolver.ref_type(tables.path, scope, base) or ""
+            family = self.index.family(holder) if holder else []
+            return any(c == owner or c.endswith("." + owner) for c in family)
+        else:
+            holder = f"{module}.{scope}"
+        return holder == owner or holder.endswith("." + owner)
+
+    # -- forward -----------------------------------------------------------------------------
+
+    def find_forward(self, step_id: str) -> Iterator[Edge]:
+        tables = self.file(step_id.partition("#")[0])
+        step = tables.steps[step_id]
+        scope = tables.scope_of[step_id]
+        if step.kind == "cli_flag" and step_id in self.generated_owner:
+            field = self.field_step(self.generated_owner[step_id], step.name)
+            yield Edge(step_id, field, "generated_flag", 0.9)
+        elif step.kind == "cli_flag":
+            yield from self.flag_fields(tables, step)
+        elif step.kind == "call_arg":
+            yield from self.bind_forward(tables, step_id)
+        elif step.kind == "return":
+            yield from self.results_of(tables, scope, step_id)
+        elif step.kind == "field":
+            klass = f"{self.index.module_of[tables.path]}.{step.symbol}"
+            yield from self.slot_readers(klass, step.name, step_id)
+        elif step.kind in ASSIGN_KINDS and "." in tables.bound.get(step_id, ""):
+            base = tables.bound[step_id].rpartition(".")[0]
+            klass = self.resolver.ref_type(tables.path, scope, base)
+            yield from self.slot_readers(klass, step.name, step_id)
+        elif step.kind in ASSIGN_KINDS or step.kind == "param":
+            yield from self.local_readers(tables, scope, step)
+
+    def local_readers(self, tables: FileTables, scope: str, step: Step) -> Iterator[Edge]:
+        name = tables.bound.get(step.id, step.name)
+        after = step.kind != "param"
+        for reader in tables.local_reads.get((scope, name), []):
+            if not after or tables.steps[reader].line >= step.line:
+                yield Edge(step.id, reader, "local", 1.0)
+        # Closures and globals: functions inside that read the name without binding it.
+        for (inner, local), readers in tables.inner_reads(scope):
+            if inner == scope or local != name:
+                continue
+            if (inner, name) not in tables.local_defs:
+                for reader in readers:
+                    yield Edge(step.id, reader, "local", 1.0)
+
+    def slot_readers(self, klass: str | None, attr: str, writer: str) -> Iterator[Edge]:
+        """Reads of `x.ATTR` where x is of KLASS's family; untyped x only when one family
+        owns ATTR (a guess)."""
+        classes = self.index.family(klass) if klass else []
+        family = set(classes)
+        declared = "#f:" in writer
+        if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
+            return  # untyped and common: a guess would touch half the tree
+        for path in self.mentioning_with(attr, classes):
+            if path not in self.tables and not any(
+                self.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+                for scope, base in self.facts.names(path).reads.get(attr, ())
+            ):
+                continue  # no read there can be of this family: its tables are not needed
+            tables = self.file(path)
+            for read in tables.attr_reads.get(attr, []):
+                confidence = self.slot_match(path, read, family, attr, declared)
+                if confidence:
+                    yield attr_edge(tables, writer, read.step, f"{read.base}.{attr}", confidence)
+
+    def slot_match(
+        self, path: str, access: Read, family: set[str], attr: str, declared: bool
+    ) -> float:
+        """How sure ACCESS (a read or a write of ATTR) is on an object of FAMILY; DECLARED
+        when the other side is a class-level field."""
+        if access.base == "<class>":
+            owner = f"{self.index.module_of[path]}.{access.scope}"
+        else:
+            owner = self.resolver.ref_type(path, access.scope, access.base)
+        if owner is not None and family:
+            if owner in family:
+                return 1.0
+            # A class that never binds ATTR yet has it read (a bag filled by setattr, like
+            # a config namespace) may carry the value of a declared field of that name: the
+            # one of the class the receiver names, if it names any (see dynamic_fields).
+            if declared and not self.binds(owner, attr):
+                named = self.receiver_classes(path, access.base, attr)
+                if not named:
+                    return DYNAMIC
+                if family.isdisjoint(named):
+                    return 0.0
+                return NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+            return 0.0
+        # One side untyped: accept only if a single class family holds ATTR.
+        return GUESS if self.single_owner(attr) else 0.0
+
+    def binds(self, klass: str, attr: str) -> bool:
+        """Does any class of KLASS's family declare ATTR or assign `self.ATTR`?"""
+        for member in self.index.family(klass):
+            path, definition = self.index.classes[member]
+            if any(f.name == attr for f in definition.fields):
+                return True
+            prefix = definition.qualname + "."
+            writes = self.writes(path, attr)
+            if any(w.base == "self" and w.scope.startswith(prefix) for w in writes):
+                return True
+        return False
+
+    def declared_fields(self, attr: str) -> list[str]:
+        """Steps of the class-level fields named ATTR, the more central modules first."""
+        found = [self.field_step(klass, attr) for klass in self.field_index.get(attr, [])]
+        return sorted(found, key=lambda s: -self.centrality(s))
+
+    def dynamic_fields(self, path: str, base: str, attr: str) -> tuple[list[str], float]:
+        """The declared fields ATTR that a read of `BASE.ATTR` in PATH, through a bag filled
+        by setattr, may come from, and how sure that is: the field of the one class the
+        receiver names (`get_schedule().x`, `self.schedule.x`: Schedule.x) as a trusted step;
+        those of several it names, or of every class when it names none, as guesses."""
+        named = self.receiver_classes(path, base, attr)
+        fields = self.declared_fields(attr)
+        if named:
+            steps = {self.field_step(klass, attr) for klass in named}
+            fields = [f for f in fields if f in steps]
+        return fields[:MAX_DYNAMIC], NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+
+    def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
+        """The classes declaring ATTR that the receiver BASE (read in PATH) names: words of
+        the class name, in order, among the words of the receiver or of the function it
+        calls (`get_schedule()`: Schedule)."""
+        spoken: list[str] = []
+        for part in base.split("."):
+            call_id = call_of_ref(part)
+            if call_id is not None:
+                calls = self.facts.flows(path).calls
+                part = row_at(calls, call_id)[CALLEE] if 0 <= call_id < len(calls) else ""
+            spoken += words_of(part)
+        return [
+            klass
+            for klass in self.field_index.get(attr, [])
+            if contains(spoken, words_of(klass.rpartition(".")[2]))
+        ]
+
+    def field_step(self, klass: str, attr: str) -> str:
+        """The step of the field ATTR declared in KLASS (full name)."""
+        path, definition = self.index.classes[klass]
+        return f"{path}#f:{definition.qualname}.{attr}"
+
+    def single_owner(self, attr: str) -> bool:
+        if len(self.mentioning(attr)) > COMMON_WORD_FILES:
+            return False
+        owners = self.slot_owners(attr)
+        if not owners:
+            return True
+        first = set(self.index.family(next(iter(owners))))
+        return owners <= first
+
+    def slot_owners(self, attr: str) -> set[str]:
+        """Classes that declare ATTR or assign it (`self.ATTR = ...`, `obj.ATTR = ...`)."""
+        found = self.owners.get(attr)
+        if found is None:
+            found = set(self.field_index.get(attr, ()))
+            for path in self.writing(attr):
+                for write in self.writes(path, attr):
+                    if write.base == "<class>":
+                        found.add(f"{self.index.module_of[path]}.{write.scope}")
+                    else:
+                        owner = self.resolver.ref_type(path, write.scope, write.base)
+                        if owner is not None:
+                            found.add(owner)
+            self.owners[attr] = found
+        return found
+
+    def bind_forward(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
+        call_id = int(step_id.rpartition("#c")[2].partition(".")[0])
+        arg = next(a for a, sid in tables.arguments(call_id) if sid == step_id)
+        siblings = tables.calls[call_id].args
+        for target in tables.targets[call_id]:
+            for dst, kind, confidence in self.bindings(target, arg, siblings):
+                yield Edge(step_id, dst, kind, confidence * target.confidence)
+
+    def bindings(
+        self, target: CallTarget, arg: Arg, siblings: tuple[Arg, ...] = ()
+    ) -> list[tuple[str, str, float]]:
+        """Steps ARG is bound to when TARGET is called: parameters, or dataclass fields.
+        A `**kwargs` or `*args` argument may fill any of them that SIBLINGS leave open."""
+        by_name = {a.keyword for a in siblings if a.keyword}
+        by_position = sum(1 for a in siblings if a.position is not None)
+        if target.function is None:
+            if target.klass is None:
+                return []
+            fields = [(o, f) for o, f in self.index.fields(target.klass) if f.annotation]
+            chosen = [
+                (o, f)
+                for i, (o, f) in enumerate(fields)
+                if (arg.keyword == f.name) or (arg.keyword is None and arg.position == i)
+            ]
+            if arg.star == 2:
+                chosen = [(o, f) for o, f in fields[by_position:] if f.name not in by_name]
+            result = []
+            for owner, definition in chosen:
+                path, klass = self.index.classes[owner]
+                step_id = f"{path}#f:{klass.qualname}.{definition.name}"
+                result.append((step_id, "arg_to_field", 1.0 if arg.star == 0 else GUESS))
+            return result
+        path, function = self.index.functions[target.function]
+        params = list(function.params)
+        if target.bound and params and not function.is_static:
+            params = params[1:]
+        plain = [p for p in params if p.kind in ("positional", "keyword_only")]
+        chosen: list[tuple[str, float]] = []
+        if arg.star == 2:
+            open_params = [p for p in plain[by_position:] if p.name not in by_name]
+            chosen = [(p.name, GUESS) for p in open_params]
+        elif arg.star == 1:
+            chosen = [(p.name, GUESS) for p in plain[by_position:] if p.kind == "positional"]
+        elif arg.keyword is not None:
+            if any(p.name == arg.keyword for p in plain):
+                chosen = [(arg.keyword, 1.0)]
+            else:
+                chosen = [(p.name, 0.8) for p in params if p.kind == "kwargs"]
+        elif arg.position is not None:
+            positional = [p for p in params if p.kind == "positional"]
+            if arg.position < len(positional):
+                chosen = [(positional[arg.position].name, 1.0)]
+            else:
+                chosen = [(p.name, 0.8) for p in params if p.kind == "varargs"]
+        return [
+            (f"{path}#p:{function.qualname}.{name}", "arg_to_param", confidence)
+            for name, confidence in chosen
+        ]
+
+    def callers(
+        self, function: str, within: set[str] | None = None
+    ) -> Iterator[tuple[FileTables, int, CallTarget]]:
+        """Call sites that may run FUNCTION (full name), found by grepping its name (only in
+        the files WITHIN, when given)."""
+        path, definition = self.index.functions[function]
+        words = [definition.name]
+        classes: list[str] = []
+        module = self.index.module_of[path]
+        if definition.class_qualname:
+            klass = f"{module}.{definition.class_qualname}"
+            classes = self.index.family(klass)
+            if definition.name == "__init__":
+                # Constructors are called by class name; super().__init__ sits in subclasses.
+                words = [klass.rpartition(".")[2]]
+                words += [c.rpartition(".")[2] for c in self.index.descendants(klass)]
+                words = words[:MAX_FAMILY_NAMES]
+        elif len(self.mentioning(definition.name)) > COMMON_WORD_FILES:
+            # A common function name: callers import its module, or live in it.
+            importers = set(self.mentioning(module.rpartition(".")[2])) | {path}
+            within = importers if within is None else within & importers
+        seen: set[str] = set()
+        callees = {*words, definition.name}
+        for word in words:
+            calls = set(self.calling(word))
+            for caller_path in self.mentioning_with(word, classes):
+                if caller_path in seen or caller_path not in calls:
+                    continue
+                if within is not None and caller_path not in within:
+                    continue
+                seen.add(caller_path)
+                found = self.calls_to(caller_path, callees, lambda t: t.function == function)
+                if not found:
+                    continue
+                tables = self.file(caller_path)
+                for call_id in found:
+                    for target in tables.targets[call_id]:
+                        if target.function == function:
+                            yield tables, call_id, target
+
+    def results_of(self, tables: FileTables, scope: str, step_id: str) -> Iterator[Edge]:
+        found = self.resolver.function(tables.path, scope)
+        if found is None:
+            return
+        position = tables.position.get(step_id)
+        for caller, call_id, target in self.callers(found[0]):
+            for consumer in caller.consumers.get(call_id, []):
+                if fits(position, caller.position.get(consumer)):
+                    yield Edge(step_id, consumer, "return_to_result", target.confidence)
+
+    def find_backward(self, step_id: str) -> Iterator[Edge]:
+        tables = self.file(step_id.partition("#")[0])
+        step = tables.steps[step_id]
+        scope = tables.scope_of[step_id]
+        if step.kind == "param":
+            yield from self.param_sources(tables, scope, step)
+            outer = scope.rpartition(".")[0] or MODULE_SCOPE
+            for ref in tables.refs.get(step_id, ()):  # the default value
+                for edge in self.ref_sources(tables, outer, step, ref):
+                    yield Edge(edge.src, edge.dst, "default", edge.confidence)
+            return
+        if step.kind == "field":
+            yield from self.field_sources(tables, step)
+            return
+        for ref in tables.refs.get(step_id, ()):
+            yield from self.ref_sources(tables, scope, step, ref)
+        for call_id in tables.results.get(step_id, ()):
+            for target in tables.targets[call_id]:
+                if target.function is None:
+                    continue
+                path, function = self.index.functions[target.function]
+                callee = self.file(path)
+                position = tables.position.get(step_id)
+                for ret in callee.returns.get(function.qualname, []):
+                    if fits(callee.position.get(ret), position):
+                        yield Edge(ret, step_id, "return_to_result", target.confidence)
+
+    def ref_sources(self, tables: FileTables, scope: str, step: Step, ref: str) -> Iterator[Edge]:
+        base, _, attr = ref.rpartition(".")
+        if not base:
+            defs = self.local_definitions(tables, scope, ref)
+            before = [d for d in defs if tables.steps[d].line < step.line or d.count("#p:")]
+            for source in before or defs:
+                yield local_edge(tables, source, step.id, ref)
+            return
+        klass = self.resolver.ref_type(tables.path, scope, base)
+        if klass is not None and not self.binds(klass, attr):
+            # Read through a bag filled by setattr: the declared fields of that name.
+            fields, confidence = self.dynamic_fields(tables.path, base, attr)
+            for field_step in fields:
+                yield attr_edge(tables, field_step, step.id, ref, confidence)
+            return
+        classes = self.index.family(klass) if klass else []
+        family = set(classes)
+        if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
+            return
+        writers = set(self.writing(attr))
+        for path in self.mentioning_with(attr, classes):
+            if path not in writers:
+                continue
+            for write in self.writes(path, attr):
+                confidence = self.slot_match(path, write, family, attr, write.base == "<class>")
+                if confidence:
+                    yield attr_edge(tables, write.step, step.id, ref, confidence)
+
+    def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]:
+        """Steps binding NAME in SCOPE, else in the nearest enclosing scope that binds it."""
+        while True:
+            defs = tables.local_defs.get((scope, name))
+            if defs:
+                return defs
+            if scope == MODULE_SCOPE:
+                return []
+            scope = scope.rpartition(".")[0] or MODULE_SCOPE
+
+    def param_sources(self, tables: FileTables, scope: str, step: Step) -> Iterator[Edge]:
+        found = self.resolver.function(tables.path, scope)
+        if found is None:
+            return
+        for caller, call_id, target in self.callers(found[0]):
+            siblings = caller.calls[call_id].args
+            for arg, arg_step in caller.arguments(call_id):
+                for dst, kind, confidence in self.bindings(target, arg, siblings):
+                    if dst == step.id:
+                        yield Edge(arg_step, step.id, kind, confidence * target.confidence)
+
+
+@cache
+def code_key() -> str:
+    """Changes with the code that derives the index's tables (tracer/index/index.py)."""
+    return hashlib.blake2b(Path(index_module.__file__).read_bytes(), digest_size=8).hexdigest()
+
+
+def fits(returned: int | None, taken: int | None) -> bool:
+    """Does the value returned at position RETURNED reach a target at position TAKEN?"""
+    return returned is None or taken is None or returned == taken
+
+
+def local_edge(reader_tables: FileTables, src: str, reader: str, name: str) -> Edge:
+    if name in reader_tables.opaque.get(reader, ()):
+        return Edge(src, reader, "local_via_call", OPAQUE)
+    return Edge(src, reader, "local", 1.0)
+
+
+def attr_edge(
+    reader_tables: FileTables, src: str, reader: str, ref: str, confidence: float
+) -> Edge:
+    if ref in reader_tables.opaque.get(reader, ()):
+        return Edge(src, reader, "attr_via_call", confidence * OPAQUE)
+    return Edge(src, reader, "attr", confidence)
+
+
+def words_of(name: str) -> list[str]:
+    """The lower-case words of an identifier or dotted name: `get_schedule()` -> get,
+    schedule; `MemoryPoolConfig` -> memory, pool, config."""
+    return [w.lower() for w in WORD.findall(name)]
+
+
+def contains(words: list[str], part: list[str]) -> bool:
+    """Does PART appear in WORDS, in order and without a gap?"""
+    size = len(part)
+    return size > 0 and any(words[i : i + size] == part for i in range(len(words) - size + 1))
+
+
+def dedupe(edges: list[Edge]) -> list[Edge]:
+    """One edge per (src, dst, kind), keeping the most confident."""
+    best: dict[tuple[str, str, str], Edge] = {}
+    for edge in edges:
+        key = (edge.src, edge.dst, edge.kind)
+        if key not in best or best[key].confidence < edge.confidence:
+            best[key] = edge
+    return list(best.values())

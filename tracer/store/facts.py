@@ -1,0 +1,211 @@
+"""Facts for a Snapshot: summaries of every file, flows of the files a query reaches.
+
+Both are cached by content hash and extractor version, so a second run parses nothing.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import pickle
+import re
+from collections.abc import Callable
+from functools import cache, cached_property
+from importlib.resources import files
+
+from tracer.extract.facts import FileFlows, FileSummary
+from tracer.extract.flows import extract_flows
+from tracer.extract.parse import parse
+from tracer.extract.symbols import summarize
+from tracer.sources.cache import FactCache, PackReader
+from tracer.sources.snapshot import Snapshot
+from tracer.store.names import NAMES_VERSION, FileNames, file_names
+from tracer.store.rows import (
+    ROWS_PARTS,
+    ROWS_VERSION,
+    FileRows,
+    decode_flows,
+    encode_flows,
+    file_rows,
+)
+
+EXTRACTOR_VERSION = "5"
+Progress = Callable[[int, int], None]
+
+
+@cache
+def extractor_key() -> str:
+    """Changes when the extractor or its queries change, so stale facts are never reused."""
+    digest = hashlib.blake2b(EXTRACTOR_VERSION.encode(), digest_size=8)
+    for query in sorted(files("tracer.queries").joinpath("python").iterdir(), key=str):
+        if query.name.endswith(".scm"):
+            digest.update(query.read_bytes())
+    return digest.hexdigest()
+
+
+class Facts:
+    def __init__(self, snapshot: Snapshot, cache: FactCache | None = None) -> None:
+        self.snapshot = snapshot
+        self.cache = cache or FactCache()
+        self.summaries: dict[str, FileSummary] = {}
+        self.flows_by_path: dict[str, FileFlows] = {}
+        self.names_by_path: dict[str, FileNames] = {}
+        self.parsed_files = 0
+        self.greps: dict[str, list[str]] | None = None
+        self.new_greps = False
+
+    def key(self, path: str) -> str:
+        return f"{self.snapshot.files[path]}-{extractor_key()}"
+
+    @cached_property
+    def snapshot_key(self) -> str:
+        """Names this exact set of files (paths and contents) and this extractor."""
+        manifest = hashlib.blake2b(digest_size=16)
+        for path, content in self.snapshot.files.items():
+            manifest.update(f"{path}\0{content}\n".encode())
+        return f"{manifest.hexdigest()}-{extractor_key()}"
+
+    def mentioning(self, word: str) -> list[str]:
+        """Files whose bytes contain WORD; answers are kept with the snapshot's facts."""
+        if self.greps is None:
+            found = self.cache.get("greps", self.snapshot_key)
+            self.greps = found if isinstance(found, dict) else {}
+        paths = self.greps.get(word)
+        if paths is None:
+            paths = self.greps[word] = self.snapshot.grep(word)
+            self.new_greps = True
+        return paths
+
+    def matching(self, word: str, pattern: bytes) -> list[str]:
+        """Files that mention WORD and match the regular expression PATTERN (multi-line):
+        a finer filter than the word alone, kept like the greps."""
+        key = f"{word}\0{pattern.decode('latin-1')}"
+        if self.greps is None:
+            self.mentioning(word)
+        assert self.greps is not None
+        paths = self.greps.get(key)
+        if paths is None:
+            regex = re.compile(pattern, re.MULTILINE)
+            found = [p for p in self.mentioning(word) if regex.search(self.snapshot.read(p))]
+            paths = self.greps[key] = found
+            self.new_greps = True
+        return paths
+
+    def flush(self) -> None:
+        """Keep what this run learnt that the next one can reuse (the greps)."""
+        if self.new_greps and self.greps is not None:
+            self.cache.put("greps", self.snapshot_key, self.greps)
+            self.new_greps = False
+
+    def load_summaries(self, progress: Progress | None = None) -> dict[str, FileSummary]:
+        """Summaries of every file: one cache read for an unchanged snapshot, else per file."""
+        # Summaries form no cycles: a cyclic collection while they pile up finds nothing.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self.read_summaries(progress)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def read_summaries(self, progress: Progress | None) -> dict[str, FileSummary]:
+        snapshot_key = self.snapshot_key
+        # The snapshot's entry holds each file's pickled summary as stored in the packs, so a
+        # cold index pickles every summary once, and a warm one reads one file.
+        whole = self.cache.get("summaries", snapshot_key)
+        if isinstance(whole, dict) and whole.keys() == self.snapshot.files.keys():
+            loaded = self.load_all(whole)
+            if loaded is not None:
+                self.summaries = loaded
+                return loaded
+        # Else each file's summary from the packs of earlier runs (the same file in another
+        # release or another checkout is parsed once), the others parsed and packed anew.
+        total = len(self.snapshot.files)
+        packs = f"summary-{extractor_key()}"  # another extractor's packs are never read
+        packed = self.cache.packed(packs)
+        reader = PackReader()
+        pickled: dict[str, bytes] = {}
+        new: dict[str, bytes] = {}
+        for done, path in enumerate(self.snapshot.files, 1):
+            key = self.key(path)
+            where = packed.get(key)
+            data = new.get(key) or (reader.read(where) if where is not None else None)
+            summary = loaded_summary(data) if data is not None else None
+            if summary is None:
+                summary = self.summary(path)
+                data = new[key] = pickle.dumps(summary, pickle.HIGHEST_PROTOCOL)
+            self.summaries[path], pickled[path] = summary, data  # type: ignore[assignment]
+            if progress is not None:
+                progress(done, total)
+        self.cache.put_pack(packs, new)
+        self.cache.put("summaries", snapshot_key, pickled)
+        return self.summaries
+
+    @staticmethod
+    def load_all(pickled: dict[str, object]) -> dict[str, FileSummary] | None:
+        """PICKLED's summaries, or None if one is not a summary (an older cache layout)."""
+        try:
+            loaded = {path: pickle.loads(data) for path, data in pickled.items()}  # type: ignore[arg-type]
+        except (TypeError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            return None
+        if all(type(summary) is FileSummary for summary in loaded.values()):
+            return loaded
+        return None
+
+    def summary(self, path: str) -> FileSummary:
+        """PATH's summary, extracted now."""
+        self.parsed_files += 1
+        return summarize(parse(self.snapshot.read(path)))
+
+    def flows(self, path: str) -> FileFlows:
+        found = self.flows_by_path.get(path)
+        if found is not None:
+            return found
+        key = self.key(path)
+        rows = self.cache.get("flowrows", f"{key}-{ROWS_VERSION}")
+        if not (isinstance(rows, tuple) and len(rows) == ROWS_PARTS):  # else not ours: redo
+            parsed = parse(self.snapshot.read(path))
+            self.parsed_files += 1
+            summary = self.summaries.get(path) or summarize(parsed)
+            rows = encode_flows(extract_flows(parsed, summary), summary)
+            self.cache.put("flowrows", f"{key}-{ROWS_VERSION}", rows)
+        found = self.flows_by_path[path] = decode_flows(rows)
+        return found
+
+    def rows(self, path: str) -> FileRows:
+        """PATH's flows as cached: by unit, with the tables that locate them."""
+        return file_rows(self.flows(path), self.summaries[path])
+
+    def has_flows(self, path: str) -> bool:
+        """Are PATH's flows in memory already?"""
+        return path in self.flows_by_path
+
+    def names(self, path: str) -> FileNames:
+        """What PATH binds, writes, reads and calls by name; cached apart from its flows,
+        so that ruling a file out never loads them."""
+        found = self.names_by_path.get(path)
+        if found is not None:
+            return found
+        key = f"{self.key(path)}-{NAMES_VERSION}"
+        found = self.cache.get("names", key)
+        if not isinstance(found, FileNames):
+            summary = self.summaries.get(path) or self.summary(path)
+            found = file_names(path, summary, self.flows(path))
+            self.cache.put("names", key, found)
+        self.names_by_path[path] = found
+        return found
+
+    def warnings(self) -> list[str]:
+        found = list(self.snapshot.warnings)
+        for path, summary in self.summaries.items():
+            found.extend(f"{path}: {warning}" for warning in summary.warnings)
+        return found
+
+
+def loaded_summary(data: bytes) -> FileSummary | None:
+    """The summary DATA pickles, or None if it holds no summary (another version's)."""
+    try:
+        found = pickle.loads(data)
+    except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError, TypeError):
+        return None
+    return found if type(found) is FileSummary else None

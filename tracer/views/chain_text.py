@@ -1,0 +1,132 @@
+"""Chains as text for people and as JSON for programs (the contract in DESIGN.md)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from tracer.graph.steps import EDGE_REASONS, Edge, Step
+from tracer.trace.chains import Chain
+
+KIND_COLOURS = {
+    "cli_flag": "35",  # magenta
+    "field": "36",  # cyan
+    "attr_write": "33",  # yellow
+    "formula": "1;31",  # bold red
+    "return": "32",  # green
+    "param": "34",  # blue
+    "call_arg": "34",
+    "local_assign": "37",
+    "sink": "1;33",
+}
+SPINE_CODE_LINES = 4
+
+
+def chain_json(chain: Chain, source: str) -> dict[str, object]:
+    spine = set(chain.spine)
+    return {
+        "source": source,
+        "param": chain.param,
+        "direction": chain.direction,
+        "spine": list(chain.spine),
+        "nodes": [
+            {
+                "id": step.id,
+                "file": step.file,
+                "line": step.line,
+                "end_line": step.end_line,
+                "kind": step.kind,
+                "symbol": step.symbol,
+                "code": step.code,
+                "name": step.name,
+                "on_spine": step.id in spine,
+            }
+            for step in chain.steps
+        ],
+        "edges": [
+            {"src": e.src, "dst": e.dst, "kind": e.kind, "confidence": e.confidence}
+            for e in chain.edges
+        ],
+    }
+
+
+def dumps(chain: Chain, source: str) -> str:
+    return json.dumps(chain_json(chain, source), indent=2)
+
+
+class Paint:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.enabled and code else text
+
+
+def chain_text(chain: Chain, source: str, colour: bool = False) -> str:
+    paint = Paint(colour)
+    steps = {s.id: s for s in chain.steps}
+    incoming: dict[str, list[Edge]] = defaultdict(list)
+    links: dict[str, list[Edge]] = defaultdict(list)
+    for edge in chain.edges:
+        incoming[edge.dst].append(edge)
+        links[edge.dst].append(edge)
+        links[edge.src].append(edge)
+    files = {s.file for s in chain.steps}
+    lines = [
+        paint(f"{chain.param}", "1")
+        + f" in {source}: {len(chain.steps)} steps in {len(files)} files, "
+        f"spine of {len(chain.spine)}"
+    ]
+    lines.append("")
+    lines.append(paint("Spine", "1") + " (origin first)")
+    width = len(str(len(chain.spine)))
+    previous: str | None = None
+    for number, step_id in enumerate(chain.spine, 1):
+        step = steps[step_id]
+        if previous is not None:
+            edge = next((e for e in incoming[step_id] if e.src == previous), None)
+            if edge is not None:
+                lines.append(" " * (width + 3) + paint(f"| {why(edge)}", "2"))
+        lines.append(
+            f" {number:>{width}}. {kind_label(step, paint)} {location(step)}  "
+            + paint(step.symbol, "2")
+        )
+        for code_line in step.code.splitlines()[:SPINE_CODE_LINES]:
+            lines.append(" " * (width + 6) + code_line)
+        previous = step_id
+    rest = [s for s in chain.steps if s.id not in set(chain.spine)]
+    if rest:
+        lines.append("")
+        lines.append(paint("Around the spine", "1") + " (other writes, reads and inputs, by file)")
+        by_file: dict[str, list[Step]] = defaultdict(list)
+        for step in rest:
+            by_file[step.file].append(step)
+        for file in sorted(by_file):
+            lines.append(paint(file, "4"))
+            for step in sorted(by_file[file], key=lambda s: (s.line, s.id)):
+                # How sure the chain is of this step: its surest link to the rest.
+                guess = max((e.confidence for e in links[step.id]), default=1.0)
+                mark = paint(f"  [guess {guess:.1f}]", "2") if guess < 1.0 else ""
+                first = step.code.splitlines()[0] if step.code else ""
+                lines.append(
+                    f"  {step.line:>5} {kind_label(step, paint)} {first}"
+                    + paint(f"  ({step.symbol})", "2")
+                    + mark
+                )
+    return "\n".join(lines)
+
+
+def kind_label(step: Step, paint: Paint) -> str:
+    return paint(f"{step.kind:<12}", KIND_COLOURS.get(step.kind, ""))
+
+
+def location(step: Step) -> str:
+    span = f"{step.line}" if step.end_line == step.line else f"{step.line}-{step.end_line}"
+    return f"{step.file}:{span}"
+
+
+def why(edge: Edge) -> str:
+    reason = EDGE_REASONS.get(edge.kind, edge.kind)
+    if edge.confidence < 1.0:
+        return f"{reason} (guess, confidence {edge.confidence:.1f})"
+    return reason
