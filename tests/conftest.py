@@ -11,7 +11,8 @@ import pytest
 
 from tracer.graph.steps import Step
 from tracer.session import Session, open_session
-from tracer.sources.cache import FactCache, cache_root
+from tracer.sources.cache import cache_root
+from tracer.store.cache import FactCache
 from tracer.trace.chains import Chain, trace
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from tracer.graph.flow import FlowGraph
 from tracer.index.index import Index
 from tracer.sources import Snapshot, open_source
-from tracer.sources.cache import FactCache
+from tracer.store.cache import FactCache
 from tracer.store.facts import Facts, Progress
 
 GC_THRESHOLD = 100_000

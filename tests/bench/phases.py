@@ -25,7 +25,7 @@ from tracer.cli.presets import SINKS
 from tracer.extract.parse import parser
 from tracer.session import Session, index_snapshot
 from tracer.sources import Snapshot, open_source
-from tracer.sources.cache import FactCache
+from tracer.store.cache import FactCache
 from tracer.store.facts import extractor_key
 from tracer.trace.chains import trace
 

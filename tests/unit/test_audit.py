@@ -18,7 +18,6 @@ from tests.integration.fetching import in_process
 from tracer.analyses.audit import Audit, FileChange, Hunk, audit, file_hunks, spine_steps, step_key
 from tracer.errors import NameNotFound, TransferFailed
 from tracer.session import Session, open_session
-from tracer.sources.cache import FactCache
 from tracer.sources.pristine import (
     TreeChanges,
     aligned,
@@ -31,6 +30,7 @@ from tracer.sources.pristine import (
     under_root,
 )
 from tracer.sources.snapshot import local_snapshot
+from tracer.store.cache import FactCache
 from tracer.views.audit_report import report_json, report_text
 
 ARGS = """

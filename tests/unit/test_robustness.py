@@ -17,8 +17,8 @@ from tracer.cli.main import main
 from tracer.errors import NoPythonFiles, SourceNotFound
 from tracer.session import Session, index_snapshot, open_session
 from tracer.sources import local_snapshot
-from tracer.sources.cache import FactCache
 from tracer.sources.snapshot import MAX_FILE_BYTES
+from tracer.store.cache import FactCache
 from tracer.store.rows import ROWS_PARTS, ROWS_VERSION
 
 BROKEN = b"""\

@@ -17,8 +17,8 @@ from tracer.extract.facts import FileFlows, FileSummary
 from tracer.extract.flows import extract_flows
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
-from tracer.sources.cache import FactCache, PackReader
 from tracer.sources.snapshot import Snapshot
+from tracer.store.cache import FactCache, PackReader
 from tracer.store.names import NAMES_VERSION, FileNames, file_names
 from tracer.store.rows import (
     ROWS_PARTS,
