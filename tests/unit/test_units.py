@@ -8,8 +8,7 @@ from dataclasses import replace
 
 from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FileFlows, FileSummary, Target, Value
 from tracer.extract.values import NOTHING
-from tracer.graph.file_steps import WHOLE, FileTables
-from tracer.graph.unit_steps import UNREAD
+from tracer.graph.file_steps import UNREAD, WHOLE, FileTables
 from tracer.store.names import ByName, NameSet, crosses_units
 from tracer.store.units import ROW_KINDS, members_of, spans_of
 

@@ -1,68 +1,95 @@
-"""One file's steps and the lookup tables that connect them, built unit by unit (see
-`tracer.graph.unit_steps`) as a query reads them."""
+"""One file's steps and the lookup tables that connect them, built unit by unit (a top-level
+function or class with everything inside it, or the module's own code) as a query reads them.
+A unit's steps are made from its cached rows in the order, and with the ids, a whole-file
+build gives."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary
+from tracer.extract.parse import SourceLines
+from tracer.graph.demand import ALL, Demanded
 from tracer.graph.steps import Step
-from tracer.graph.unit_steps import UNREAD, CodeLines, Read, UnitIndex, build_unit
 from tracer.index.resolve import CallTarget, Resolver
-from tracer.store.names import FLAG_METHODS, FileNames
-from tracer.store.rows import file_rows
+from tracer.store.names import FLAG_METHODS, FileNames, class_bodies, flag_dest
+from tracer.store.rows import (
+    ARG_VALUE,
+    ASSIGN_LINE,
+    CALL_SCOPE,
+    CALLEE,
+    DISCARDED,
+    VALUE_ARITHMETIC,
+    VALUE_CALLS,
+    VALUE_REFS,
+    Row,
+    file_rows,
+    row_at,
+)
 from tracer.store.units import MEMBER_KINDS, top_classes, unit_of
 
-__all__ = ["FileTables", "Read", "build_tables"]
-
 Rank = tuple[int, ...]  # a step's place in the order a whole-file build makes steps in
-ALL = object()  # a demand for every unit of the file
+
+NO_REFS: frozenset[str] = frozenset()
+# The code of a step made from a row, until the step is first asked for (most never are):
+# then the lines of its span. A span is stripped: it never is a lone space.
+UNREAD = " "
+# Calls whose result is their argument's value, converted or combined: the value flows on.
+VALUE_PRESERVING = frozenset(
+    [
+        "int",
+        "float",
+        "round",
+        "abs",
+        "min",
+        "max",
+        "sum",
+        "bool",
+        "str",
+        "list",
+        "tuple",
+        "sorted",
+        "reversed",
+        "math.floor",
+        "math.ceil",
+        "math.prod",
+    ]
+)
 
 
-class Demanded(dict):  # type: ignore[type-arg]
-    """A table of one file filled unit by unit: reading a key first builds the units it
-    depends on (DEMAND); iterating the whole table builds every unit."""
+class CodeLines(SourceLines):
+    """SourceLines whose one-line spans skip `dedent` (most steps are one line)."""
 
-    __slots__ = ("demand",)
+    def span(self, line: int, end_line: int) -> str:
+        if line == end_line and 0 < line <= len(self.lines):
+            return self.lines[line - 1].strip()
+        return super().span(line, end_line)
 
-    def __init__(self, demand: Callable[[object], None]) -> None:
-        super().__init__()
-        self.demand = demand
 
-    def __getitem__(self, key: object) -> Any:
-        self.demand(key)
-        return super().__getitem__(key)
+@dataclass
+class Read:
+    """A step reading `base.attr` (base "" for a plain name)."""
 
-    def get(self, key: object, default: Any = None) -> Any:
-        self.demand(key)
-        return super().get(key, default)
+    step: str
+    scope: str
+    base: str
+    line: int
 
-    def __contains__(self, key: object) -> bool:
-        self.demand(key)
-        return super().__contains__(key)
 
-    def __iter__(self) -> Iterator[Any]:
-        self.demand(ALL)
-        return super().__iter__()
+@dataclass
+class UnitIndex:
+    """What one unit holds: indices into the summary's functions and classes and into the
+    flows' assignments, returns, uses and calls."""
 
-    def __len__(self) -> int:
-        self.demand(ALL)
-        return super().__len__()
-
-    def keys(self) -> Any:
-        self.demand(ALL)
-        return super().keys()
-
-    def values(self) -> Any:
-        self.demand(ALL)
-        return super().values()
-
-    def items(self) -> Any:
-        self.demand(ALL)
-        return super().items()
+    functions: list[int] = field(default_factory=list)
+    classes: list[int] = field(default_factory=list)
+    assigns: list[int] = field(default_factory=list)
+    returns: list[int] = field(default_factory=list)
+    uses: list[int] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
 
 
 class FileTables:
@@ -174,7 +201,7 @@ class FileTables:
         if found is not None:
             self.building = True
             try:
-                build_unit(self, found)
+                self.build_unit(found)
             finally:
                 self.building = False
         for touched in self.touched:
@@ -316,21 +343,231 @@ class FileTables:
         prefix = scope + "."
         return [item for item in dict.items(self.local_reads) if item[0][0].startswith(prefix)]
 
+    # -- building a unit: its steps and what they read ------------------------------------
+
+    def build_unit(self, unit: UnitIndex) -> None:
+        """The steps of one unit, made in the order (and with the ids) of a whole-file build.
+        They are made from the cached rows (see `tracer.store.rows`): a unit's facts are read once,
+        here, and making fact objects of them would cost more than the steps."""
+        path, flows = self.path, self.flows
+        targets = self.resolver.targets
+        for call_id in unit.calls:
+            row = row_at(flows.calls, call_id)
+            dict.__setitem__(self.targets, call_id, targets(path, row[CALL_SCOPE], row[CALLEE]))
+        self.add_definitions(unit)
+        if unit.assigns and self.in_class_body is None:
+            self.in_class_body = class_bodies(self.summary)
+        for i in unit.assigns:
+            row = row_at(flows.assigns, i)
+            assert self.in_class_body is not None
+            if not self.in_class_body(row[ASSIGN_LINE]):  # class-level ones are fields already
+                self.add_assign(i, row)
+        for i in unit.returns:
+            self.add_return(i, row_at(flows.returns, i))
+        for i in unit.uses:
+            scope, value, line, end_line = row_at(flows.uses, i)
+            step = Step(f"{path}#u{i}", "use", path, line, end_line, scope, UNREAD, "")
+            self.add(step, scope, (4, i))
+            self.record_reads(step, scope, value)
+        for call_id in unit.calls:
+            row = row_at(flows.calls, call_id)
+            # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
+            if (
+                row[DISCARDED]
+                or dict.get(self.targets, call_id)
+                or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
+            ):
+                self.add_call(row)
+
+    def add_assign(self, index: int, row: Row) -> None:
+        """The steps of an assignment's targets (ROW, an Assign's)."""
+        path = self.path
+        scope, targets, whole_value, items, op, _, line, end_line = row
+        changes = op not in ("=", "for", "with", ":=")  # x += v reads x too
+        for j, (target, position) in enumerate(targets):
+            if not target:
+                continue
+            value = whole_value
+            if position is not None and len(items) == len({t[1] for t in targets}):
+                value = items[position]
+            attr = "." in target
+            kind = "attr_write" if attr else "local_assign"
+            step = Step(
+                id=f"{path}#a{index}.{j}",
+                kind="formula" if value[VALUE_ARITHMETIC] or changes else kind,
+                file=path,
+                line=line,
+                end_line=end_line,
+                symbol=scope,
+                code=UNREAD,
+                name=target.rpartition(".")[2],
+            )
+            self.add(step, scope, (2, index, j))
+            self.bound[step.id] = target
+            if position is not None:
+                self.position[step.id] = position
+            self.record_reads(step, scope, value, (target,) if changes else ())
+            if not attr:  # attribute writes come from the file's names
+                self.local_defs.setdefault((scope, target), []).append(step.id)
+
+    def add_return(self, index: int, row: Row) -> None:
+        """One step per returned value (ROW, a Return's); `return a, b` gives one per position,
+        so that `x, y = f()` takes each from its own."""
+        scope, whole_value, items, line, end_line = row
+        parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
+        for position, value in parts:
+            suffix = "" if position is None else f".{position}"
+            step = Step(
+                f"{self.path}#r{index}{suffix}",
+                "return",
+                self.path,
+                line,
+                end_line,
+                scope,
+                UNREAD,
+                "return",
+            )
+            self.add(step, scope, (3, index, -1 if position is None else position))
+            self.returns.setdefault(scope, []).append(step.id)
+            if position is not None:
+                self.position[step.id] = position
+            self.record_reads(step, scope, value)
+
+    def add_definitions(self, unit: UnitIndex) -> None:
+        path = self.path
+        for i in unit.functions:
+            function = self.summary.functions[i]
+            for j, param in enumerate(function.params):
+                step = Step(
+                    id=f"{path}#p:{function.qualname}.{param.name}",
+                    kind="param",
+                    file=path,
+                    line=param.line,
+                    end_line=param.line,
+                    symbol=function.qualname,
+                    code=param.code,
+                    name=param.name,
+                )
+                self.add(step, function.qualname, (0, i, j))
+                self.local_defs.setdefault((function.qualname, param.name), []).append(step.id)
+                if param.default_refs:  # evaluated where the function is defined
+                    outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+                    self.record_reads(step, outer, (param.default_refs, (), False, None))
+        for i in unit.classes:
+            klass = self.summary.classes[i]
+            for j, definition in enumerate(klass.fields):
+                step = Step(
+                    id=f"{path}#f:{klass.qualname}.{definition.name}",
+                    kind="field",
+                    file=path,
+                    line=definition.line,
+                    end_line=definition.end_line,
+                    symbol=klass.qualname,
+                    code=definition.code,
+                    name=definition.name,
+                )
+                self.add(step, MODULE_SCOPE, (1, i, j))
+
+    def add_call(self, row: Row) -> None:
+        """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;
+        `add_argument` calls become flags. ROW is the call's."""
+        path = self.path
+        call_id, scope, callee, _, args, discarded, line, end_line = row
+        if callee.rpartition(".")[2] in FLAG_METHODS:
+            self.add_flag(self.calls[call_id])
+            return
+        if dict.get(self.targets, call_id):
+            for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
+                step = Step(
+                    id=f"{path}#c{call_id}.{i}",
+                    kind="call_arg",
+                    file=path,
+                    line=arg_line,
+                    end_line=arg_end_line,
+                    symbol=scope,
+                    code=UNREAD,
+                    name=keyword or "",
+                )
+                self.add(step, scope, (5, call_id, i))
+                self.call_args.setdefault(call_id, []).append(step.id)
+                self.record_reads(step, scope, value)
+        elif discarded:
+            step = Step(f"{path}#c{call_id}", "use", path, line, end_line, scope, UNREAD, "")
+            self.add(step, scope, (5, call_id, -1))
+            for arg in args:
+                self.record_reads(step, scope, arg[ARG_VALUE])
+
+    def add_flag(self, call: Call) -> None:
+        dest = flag_dest(call)
+        if dest is None:
+            # The flag's name is computed: this function generates flags from data.
+            self.flag_generators.add(call.scope)
+            return
+        step = Step(
+            id=f"{self.path}#c{call.id}:flag",
+            kind="cli_flag",
+            file=self.path,
+            line=call.line,
+            end_line=call.end_line,
+            symbol=call.scope,
+            code=UNREAD,
+            name=dest,
+        )
+        self.add(step, call.scope, (5, call.id, -1))
+        default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
+        self.append(self.flags, dest, (step.id, default))
+
+    def record_reads(self, step: Step, scope: str, value: Row, extra: tuple[str, ...] = ()) -> None:
+        """Note what STEP reads (VALUE, a Value's row). A resolved call contributes its result;
+        an unresolved one its receiver (`tensor.item()`) and its arguments: as the value itself
+        for conversions (`int(x)`), else as an opaque input (`mem_get_info(gpu_id)` does not
+        return gpu_id)."""
+        if not value[VALUE_CALLS] and not extra:  # the common case: names only
+            self.index_reads(step, scope, value[VALUE_REFS], NO_REFS, ())
+            return
+        refs: dict[str, bool] = dict.fromkeys(extra, False)  # ref -> reached only opaquely
+        results: list[int] = []
+        pending: list[tuple[Row, bool]] = [(value, False)]
+        while pending:
+            current, opaque = pending.pop()
+            for ref in current[VALUE_REFS]:
+                refs[ref] = refs.get(ref, True) and opaque
+            for call_id in current[VALUE_CALLS]:
+                if dict.get(self.targets, call_id):
+                    results.append(call_id)
+                    self.consumers.setdefault(call_id, []).append(step.id)
+                    continue
+                _, _, callee, receiver_value, args, _, _, _ = row_at(self.calls, call_id)
+                receiver = callee.rpartition(".")[0]
+                if receiver and receiver != "super()":
+                    refs[receiver] = refs.get(receiver, True) and opaque
+                pending.append((receiver_value, opaque))
+                keeps_value = callee in VALUE_PRESERVING
+                pending.extend((arg[ARG_VALUE], opaque or not keeps_value) for arg in args)
+        opaque = frozenset(ref for ref, hidden in refs.items() if hidden) or NO_REFS
+        self.index_reads(step, scope, tuple(refs), opaque, tuple(results))
+
+    def index_reads(
+        self,
+        step: Step,
+        scope: str,
+        refs: tuple[str, ...],
+        opaque: frozenset[str],
+        results: tuple[int, ...],
+    ) -> None:
+        self.refs[step.id] = refs
+        self.opaque[step.id] = opaque
+        self.results[step.id] = results
+        for ref in refs:
+            base, _, name = ref.rpartition(".")
+            if base:
+                self.append(self.attr_reads, name, Read(step.id, scope, base, step.line))
+            else:
+                self.append(self.local_reads, (scope, ref), step.id)
+
 
 WHOLE = "*"  # the one unit of a file whose units cannot be built apart
 ROW_TAGS = {"a": "assigns", "r": "returns", "u": "uses", "c": "calls"}
 CALLS = MEMBER_KINDS.index("calls")
 # Step id tags of the steps made from rows: `a3.0`, `r1`, `u2`, `c12.1`.
 MEMBER_KIND_OF_TAG = {tag: MEMBER_KINDS.index(kind) for tag, kind in ROW_TAGS.items()}
-
-
-def build_tables(
-    path: str,
-    summary: FileSummary,
-    flows: FileFlows,
-    names: FileNames,
-    resolver: Resolver,
-    source: bytes,
-) -> FileTables:
-    """PATH's tables, empty until read: each read builds the units it needs."""
-    return FileTables(path, summary, flows, names, resolver, source)

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tracer.graph.file_steps import FileTables
+from tracer.graph.file_steps import UNREAD, FileTables
 from tracer.graph.steps import Edge, Step
-from tracer.graph.unit_steps import UNREAD
 from tracer.index.resolve import GUESS, MAX_GUESSES
 
 FLAG_CALL = "add_argument"

@@ -15,7 +15,7 @@ import networkx as nx
 import tracer.index.index as index_module
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
-from tracer.graph.file_steps import FileTables, Read, build_tables
+from tracer.graph.file_steps import FileTables, Read
 from tracer.graph.flags import FlagEdges
 from tracer.graph.steps import Edge, Step
 from tracer.index.index import Index
@@ -70,7 +70,7 @@ class FlowGraph(FlagEdges):
             flows = self.facts.flows(path)
             source = self.facts.snapshot.read(path)
             names = self.facts.names(path)
-            tables = build_tables(path, summary, flows, names, self.resolver, source)
+            tables = FileTables(path, summary, flows, names, self.resolver, source)
             self.tables[path] = tables
         return tables
 
