@@ -15,6 +15,7 @@ from tracer.extract.parse import SourceLines
 from tracer.graph.demand import ALL, Demanded
 from tracer.graph.steps import Step
 from tracer.index.resolve import CallTarget, Resolver
+from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, FileNames, class_bodies, flag_dest
 from tracer.store.rows import (
     ARG_VALUE,
@@ -241,19 +242,18 @@ class FileTables:
     def by_step(self, step_id: object) -> None:
         if step_id is ALL:
             self.ensure_all()
-        elif isinstance(step_id, str) and step_id.startswith(self.path + "#"):
-            self.ensure(self.step_unit(step_id[len(self.path) + 1 :]))
+        elif isinstance(step_id, str) and step_ids.file_of(step_id) == self.path:
+            self.ensure(self.step_unit(step_id))
 
-    def step_unit(self, tag: str) -> str:
-        """The unit of the step whose id ends in TAG (`p:f.x`, `a3.0`, `c12.1`, ...)."""
-        kind, rest = tag[:1], tag[1:]
-        if kind in ("p", "f"):
-            return self.unit_of(rest[1:].rpartition(".")[0])
-        number = int(rest.partition(".")[0].partition(":")[0] or -1)
-        member_kind = MEMBER_KIND_OF_TAG.get(kind)
+    def step_unit(self, step_id: str) -> str:
+        """The unit of STEP_ID, a step of this file."""
+        where = step_ids.address(step_id)
+        if where.kind in ("p", "f"):
+            return self.unit_of(where.owner)
+        member_kind = MEMBER_KIND_OF_ADDRESS.get(where.kind)
         if member_kind is None:
             return WHOLE  # not a step of this file: nothing to build
-        return self.unit_of_member(member_kind, number)
+        return self.unit_of_member(member_kind, where.number)
 
     def unit_of_member(self, kind: int, number: int) -> str:
         """The unit of member NUMBER of KIND (a position in MEMBER_KINDS); WHOLE if there is
@@ -366,7 +366,7 @@ class FileTables:
             self.add_return(i, row_at(flows.returns, i))
         for i in unit.uses:
             scope, value, line, end_line = row_at(flows.uses, i)
-            step = Step(f"{path}#u{i}", "use", path, line, end_line, scope, UNREAD, "")
+            step = Step(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
             self.add(step, scope, (4, i))
             self.record_reads(step, scope, value)
         for call_id in unit.calls:
@@ -393,7 +393,7 @@ class FileTables:
             attr = "." in target
             kind = "attr_write" if attr else "local_assign"
             step = Step(
-                id=f"{path}#a{index}.{j}",
+                id=step_ids.target_id(path, index, j),
                 kind="formula" if value[VALUE_ARITHMETIC] or changes else kind,
                 file=path,
                 line=line,
@@ -416,9 +416,8 @@ class FileTables:
         scope, whole_value, items, line, end_line = row
         parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
         for position, value in parts:
-            suffix = "" if position is None else f".{position}"
             step = Step(
-                f"{self.path}#r{index}{suffix}",
+                step_ids.return_id(self.path, index, position),
                 "return",
                 self.path,
                 line,
@@ -439,7 +438,7 @@ class FileTables:
             function = self.summary.functions[i]
             for j, param in enumerate(function.params):
                 step = Step(
-                    id=f"{path}#p:{function.qualname}.{param.name}",
+                    id=step_ids.param_id(path, function.qualname, param.name),
                     kind="param",
                     file=path,
                     line=param.line,
@@ -457,7 +456,7 @@ class FileTables:
             klass = self.summary.classes[i]
             for j, definition in enumerate(klass.fields):
                 step = Step(
-                    id=f"{path}#f:{klass.qualname}.{definition.name}",
+                    id=step_ids.field_id(path, klass.qualname, definition.name),
                     kind="field",
                     file=path,
                     line=definition.line,
@@ -479,7 +478,7 @@ class FileTables:
         if dict.get(self.targets, call_id):
             for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
                 step = Step(
-                    id=f"{path}#c{call_id}.{i}",
+                    id=step_ids.argument_id(path, call_id, i),
                     kind="call_arg",
                     file=path,
                     line=arg_line,
@@ -492,7 +491,8 @@ class FileTables:
                 self.call_args.setdefault(call_id, []).append(step.id)
                 self.record_reads(step, scope, value)
         elif discarded:
-            step = Step(f"{path}#c{call_id}", "use", path, line, end_line, scope, UNREAD, "")
+            step_id = step_ids.call_id(path, call_id)
+            step = Step(step_id, "use", path, line, end_line, scope, UNREAD, "")
             self.add(step, scope, (5, call_id, -1))
             for arg in args:
                 self.record_reads(step, scope, arg[ARG_VALUE])
@@ -504,7 +504,7 @@ class FileTables:
             self.flag_generators.add(call.scope)
             return
         step = Step(
-            id=f"{self.path}#c{call.id}:flag",
+            id=step_ids.flag_id(self.path, call.id),
             kind="cli_flag",
             file=self.path,
             line=call.line,
@@ -567,7 +567,7 @@ class FileTables:
 
 
 WHOLE = "*"  # the one unit of a file whose units cannot be built apart
-ROW_TAGS = {"a": "assigns", "r": "returns", "u": "uses", "c": "calls"}
 CALLS = MEMBER_KINDS.index("calls")
-# Step id tags of the steps made from rows: `a3.0`, `r1`, `u2`, `c12.1`.
-MEMBER_KIND_OF_TAG = {tag: MEMBER_KINDS.index(kind) for tag, kind in ROW_TAGS.items()}
+# The kinds of rows that steps made from rows are addressed in (see step_ids.Address).
+ROWS_OF_ADDRESS = {"a": "assigns", "r": "returns", "u": "uses", "c": "calls"}
+MEMBER_KIND_OF_ADDRESS = {kind: MEMBER_KINDS.index(rows) for kind, rows in ROWS_OF_ADDRESS.items()}

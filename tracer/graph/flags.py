@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from tracer.graph.file_steps import UNREAD, FileTables
 from tracer.graph.steps import Edge, Step
 from tracer.index.resolve import GUESS, MAX_GUESSES
+from tracer.store.step_ids import field_id, generated_flag_id
 
 FLAG_CALL = "add_argument"
 # A generator's add_argument takes a computed name: an f-string, a variable, *names.
@@ -38,7 +39,7 @@ class FlagEdges:
         for klass, confidence in chosen:
             path, definition = self.index.classes[klass]
             yield Edge(
-                step.id, f"{path}#f:{definition.qualname}.{step.name}", "flag_to_field", confidence
+                step.id, field_id(path, definition.qualname, step.name), "flag_to_field", confidence
             )
 
     # -- backward ----------------------------------------------------------------------------
@@ -117,7 +118,7 @@ class FlagEdges:
                 ):
                     continue
                 for owner, definition in self.index.fields(klass):
-                    step_id = f"{caller.path}#c{call_id}:flag:{definition.name}"
+                    step_id = generated_flag_id(caller.path, call_id, definition.name)
                     if step_id not in caller.steps:
                         caller.add(
                             Step(

@@ -20,6 +20,7 @@ from tracer.graph.flags import FlagEdges
 from tracer.graph.steps import Edge, Step
 from tracer.index.index import Index
 from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
+from tracer.store import step_ids
 from tracer.store.facts import Facts
 from tracer.store.rows import CALLEE, row_at
 
@@ -113,11 +114,11 @@ class FlowGraph(FlagEdges):
         return found
 
     def step(self, step_id: str) -> Step:
-        return self.file(step_id.partition("#")[0]).step(step_id)
+        return self.file(step_ids.file_of(step_id)).step(step_id)
 
     def centrality(self, step_id: str) -> int:
         """How many modules import the module of STEP_ID (main paths run through those)."""
-        module = self.index.module_of[step_id.partition("#")[0]]
+        module = self.index.module_of[step_ids.file_of(step_id)]
         return self.index.importers.get(module, 0)
 
     def mentioning(self, word: str) -> list[str]:
@@ -212,7 +213,7 @@ class FlowGraph(FlagEdges):
     # -- forward -----------------------------------------------------------------------------
 
     def find_forward(self, step_id: str) -> Iterator[Edge]:
-        tables = self.file(step_id.partition("#")[0])
+        tables = self.file(step_ids.file_of(step_id))
         step = tables.steps[step_id]
         scope = tables.scope_of[step_id]
         if step.kind == "cli_flag" and step_id in self.generated_owner:
@@ -253,7 +254,7 @@ class FlowGraph(FlagEdges):
         owns ATTR (a guess)."""
         classes = self.index.family(klass) if klass else []
         family = set(classes)
-        declared = "#f:" in writer
+        declared = step_ids.is_field(writer)
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
             return  # untyped and common: a guess would touch half the tree
         for path in self.mentioning_with(attr, classes):
@@ -343,7 +344,7 @@ class FlowGraph(FlagEdges):
     def field_step(self, klass: str, attr: str) -> str:
         """The step of the field ATTR declared in KLASS (full name)."""
         path, definition = self.index.classes[klass]
-        return f"{path}#f:{definition.qualname}.{attr}"
+        return step_ids.field_id(path, definition.qualname, attr)
 
     def single_owner(self, attr: str) -> bool:
         if len(self.mentioning(attr)) > COMMON_WORD_FILES:
@@ -371,7 +372,7 @@ class FlowGraph(FlagEdges):
         return found
 
     def bind_forward(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
-        call_id = int(step_id.rpartition("#c")[2].partition(".")[0])
+        call_id = step_ids.call_of(step_id)
         arg = next(a for a, sid in tables.arguments(call_id) if sid == step_id)
         siblings = tables.calls[call_id].args
         for target in tables.targets[call_id]:
@@ -399,7 +400,7 @@ class FlowGraph(FlagEdges):
             result = []
             for owner, definition in chosen:
                 path, klass = self.index.classes[owner]
-                step_id = f"{path}#f:{klass.qualname}.{definition.name}"
+                step_id = step_ids.field_id(path, klass.qualname, definition.name)
                 result.append((step_id, "arg_to_field", 1.0 if arg.star == 0 else GUESS))
             return result
         path, function = self.index.functions[target.function]
@@ -425,7 +426,7 @@ class FlowGraph(FlagEdges):
             else:
                 chosen = [(p.name, 0.8) for p in params if p.kind == "varargs"]
         return [
-            (f"{path}#p:{function.qualname}.{name}", "arg_to_param", confidence)
+            (step_ids.param_id(path, function.qualname, name), "arg_to_param", confidence)
             for name, confidence in chosen
         ]
 
@@ -480,7 +481,7 @@ class FlowGraph(FlagEdges):
                     yield Edge(step_id, consumer, "return_to_result", target.confidence)
 
     def find_backward(self, step_id: str) -> Iterator[Edge]:
-        tables = self.file(step_id.partition("#")[0])
+        tables = self.file(step_ids.file_of(step_id))
         step = tables.steps[step_id]
         scope = tables.scope_of[step_id]
         if step.kind == "param":
@@ -510,7 +511,7 @@ class FlowGraph(FlagEdges):
         base, _, attr = ref.rpartition(".")
         if not base:
             defs = self.local_definitions(tables, scope, ref)
-            before = [d for d in defs if tables.steps[d].line < step.line or d.count("#p:")]
+            before = [d for d in defs if tables.steps[d].line < step.line or step_ids.is_param(d)]
             for source in before or defs:
                 yield local_edge(tables, source, step.id, ref)
             return

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracer.store.step_ids import StepId
+
 # Step kinds: the places a value lives (see DESIGN.md, the trace JSON contract).
 KINDS = (
     "cli_flag",
@@ -36,7 +38,7 @@ EDGE_REASONS = {
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    id: str
+    id: StepId
     kind: str
     file: str
     line: int
@@ -48,7 +50,7 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Edge:
-    src: str
-    dst: str
+    src: StepId
+    dst: StepId
     kind: str
     confidence: float

@@ -22,12 +22,13 @@ from tracer.extract.facts import (
     compact_pickle,
 )
 from tracer.store.rows import share
+from tracer.store.step_ids import StepId, field_id, target_id
 from tracer.store.units import top_classes, unit_of
 
 NAMES_VERSION = "lazy-sets-2"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
-Write = tuple[str, str, str, int]
+Write = tuple[StepId, str, str, int]
 V = TypeVar("V")
 
 
@@ -152,7 +153,7 @@ def attribute_writes(
     found: dict[str, list[Write]] = {}
     for klass in summary.classes:
         for field in klass.fields:
-            step = f"{path}#f:{klass.qualname}.{field.name}"
+            step = field_id(path, klass.qualname, field.name)
             found.setdefault(field.name, []).append((step, klass.qualname, "<class>", field.line))
     bodies = class_bodies(summary)
     for i, assign in enumerate(flows.assigns):
@@ -162,7 +163,7 @@ def attribute_writes(
             if "." in target.path:
                 base, _, name = target.path.rpartition(".")
                 found.setdefault(name, []).append(
-                    (f"{path}#a{i}.{j}", assign.scope, base, assign.line)
+                    (target_id(path, i, j), assign.scope, base, assign.line)
                 )
     return {name: tuple(writes) for name, writes in found.items()}
 
