@@ -1,0 +1,103 @@
+"""`sgtrace audit TARGET... [--against SOURCE]`: what a patched tree changes in the chains of
+the traced parameters, against the reference it is chosen (or told) to be compared with."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracer.cli import presets
+from tracer.cli.common import Trees, add_common
+from tracer.errors import SgtraceError
+
+if TYPE_CHECKING:
+    from tracer.session import Session
+    from tracer.sources.snapshot import Snapshot
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "audit", help="what a patched tree changes in the chains of the traced parameters"
+    )
+    parser.add_argument(
+        "targets", nargs="+", help="host:/path, host (SGLang found there), a folder or pypi:"
+    )
+    parser.add_argument(
+        "--against",
+        metavar="SOURCE",
+        help="the reference (default: the commit a checkout is on, or the release a pip "
+        "install's RECORD names)",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="trace this parameter too (default: " + ", ".join(presets.PARAMETERS) + ")",
+    )
+    parser.add_argument(
+        "--to", action="append", metavar="NAME", help="end the spines where this name is bound"
+    )
+    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.add_argument("-o", "--output", type=Path, help="write the report to FILE")
+    add_common(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, trees: Trees) -> int:
+    """Exit 0: no traced chain changed; 1: one did; 2: a target could not be audited."""
+    from tracer.analyses.audit import audit
+    from tracer.cli.outputs import check_output, write_output
+    from tracer.sources.pristine import choose_references, snapshot_version
+    from tracer.views.audit_report import report_json, report_text
+
+    if args.output is not None:
+        check_output(args.output)  # before the fetching and indexing, not after
+    progress = trees.fetch_progress(lines=len(args.targets) > 1)
+    pairs = choose_references(args.targets, args.against, trees.ssh, progress)
+    sessions: dict[int, Session] = {}  # by snapshot, so a shared reference is indexed once
+
+    def indexed(snapshot: Snapshot) -> Session:
+        if id(snapshot) not in sessions:
+            sessions[id(snapshot)] = trees.index(snapshot)
+        return sessions[id(snapshot)]
+
+    audits, failures = [], []
+    for text, pair in zip(args.targets, pairs, strict=True):
+        try:
+            if isinstance(pair, SgtraceError):
+                raise pair
+            reference = indexed(pair.reference)
+            # A clean tree is its own reference: indexed and traced once.
+            same = pair.reference.files == pair.target.files
+            audits.append(
+                audit(
+                    reference,
+                    reference if same else indexed(pair.target),
+                    presets.PARAMETERS,
+                    sinks=args.to or presets.SINKS,
+                    required=args.param,
+                    how=pair.how,
+                    labels=(pair.reference.label, pair.target.label),
+                    versions=(snapshot_version(pair.reference), snapshot_version(pair.target)),
+                )
+            )
+        except SgtraceError as error:
+            print(f"sgtrace: error: {text}: {error}", file=sys.stderr)
+            failures.append((text, str(error)))
+    trees.tell_warnings([w for s in sessions.values() for w in s.warnings()])
+    if args.format == "json":
+        report = report_json(audits, failures) + "\n"
+    elif audits:
+        report = report_text(audits, failures, markdown=args.format == "markdown")
+    else:  # every target failed, and each said why on stderr
+        report = ""
+    if args.output is None:
+        sys.stdout.write(report)
+    else:
+        write_output(args.output, report.encode())
+    if failures:
+        return 2
+    return 1 if any(a.changed for a in audits) else 0

@@ -1,0 +1,137 @@
+"""What every command shares: the SOURCE argument, the output and SSH options, and `Trees`,
+which opens the sources a command names (fetched, indexed, progress on the terminal)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracer.sources.remote import SshOptions
+
+if TYPE_CHECKING:  # each command loads what it uses: `fetch` needs neither engine nor graph
+    from tracer.session import Session
+    from tracer.sources.snapshot import Snapshot
+
+
+def add_source(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("source", help=help)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help="no progress or warning summary")
+    parser.add_argument("--warnings", action="store_true", help="list every indexing warning")
+    ssh = parser.add_argument_group("remote sources (SSH)")
+    ssh.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="trust and record the key of a host not yet in known_hosts (a changed key is "
+        "always refused)",
+    )
+    ssh.add_argument(
+        "--known-hosts", type=Path, help="known_hosts file (default ~/.ssh/known_hosts)"
+    )
+    ssh.add_argument("--ssh-config", type=Path, help="ssh config file (default ~/.ssh/config)")
+    ssh.add_argument(
+        "-i", "--identity", type=Path, action="append", default=[], help="private key file"
+    )
+    ssh.add_argument("--connect-timeout", type=float, default=15.0, help="seconds (default 15)")
+    ssh.add_argument(
+        "--no-host-key-check",
+        action="store_true",
+        help="do not verify host keys at all (insecure: only on networks you trust)",
+    )
+
+
+class Trees:
+    """The trees one command opens: fetched with one set of SSH options, indexed with
+    progress on a terminal, their indexing warnings summed up."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.show_progress = not args.quiet and sys.stderr.isatty()
+        self._ssh: SshOptions | None = None
+
+    @property
+    def ssh(self) -> SshOptions:
+        """The SSH options the command line gives (the warning of an unchecked key, once)."""
+        if self._ssh is None:
+            args = self.args
+            if args.no_host_key_check and not args.quiet:
+                print(
+                    "sgtrace: warning: host keys are not verified (--no-host-key-check)",
+                    file=sys.stderr,
+                )
+            self._ssh = SshOptions(
+                known_hosts=args.known_hosts,
+                config=args.ssh_config,
+                identities=tuple(args.identity),
+                accept_new_host_key=args.accept_new_host_key,
+                check_host_key=not args.no_host_key_check,
+                timeout=args.connect_timeout,
+            )
+        return self._ssh
+
+    def fetch_progress(self, lines: bool = False) -> FetchProgress:
+        return FetchProgress(self.show_progress, lines)
+
+    def session(self, source: str) -> Session:
+        """SOURCE opened and indexed."""
+        from tracer.session import open_session  # the engine loads only for commands that index
+
+        session = open_session(
+            source,
+            progress=self.indexing_progress,
+            ssh_options=self.ssh,
+            fetch_progress=self.fetch_progress(),
+        )
+        if self.show_progress and session.facts.parsed_files:
+            print(file=sys.stderr)
+        self.tell_warnings(session.warnings())
+        return session
+
+    def index(self, snapshot: Snapshot) -> Session:
+        """SNAPSHOT, already fetched, indexed."""
+        from tracer.session import index_snapshot
+
+        return index_snapshot(snapshot)
+
+    def indexing_progress(self, done: int, total: int) -> None:
+        if self.show_progress and (done % 50 == 0 or done == total):
+            print(f"\rindexing {done}/{total} files", end="", file=sys.stderr, flush=True)
+
+    def tell_warnings(self, warnings: list[str]) -> None:
+        """Indexing warnings: each with --warnings, else how many (nothing with --quiet)."""
+        if self.args.warnings:
+            for warning in dict.fromkeys(warnings):
+                print(f"warning: {warning}", file=sys.stderr)
+        elif warnings and not self.args.quiet:
+            print(
+                f"sgtrace: {len(set(warnings))} file(s) had problems and were indexed in part "
+                "(--warnings lists them)",
+                file=sys.stderr,
+            )
+
+
+class FetchProgress:
+    """Prints `host: N files, X MB, Y MB/s` while a fetch streams (to a terminal only); one
+    line per update when several hosts fetch at once, else one line rewritten."""
+
+    def __init__(self, show: bool, lines: bool = False) -> None:
+        self.show = show
+        self.lines = lines
+        self.started = time.monotonic()
+
+    def __call__(self, host: str, files: int, total: int, received: int) -> None:
+        if not self.show:
+            return
+        rate = received / max(time.monotonic() - self.started, 1e-3) / (1 << 20)
+        done = files == total
+        text = f"{host}: {total} files, {received / (1 << 20):.1f} MB, {rate:.1f} MB/s"
+        text += " done" if done else ""
+        if self.lines:
+            print(text, file=sys.stderr)
+        else:
+            print(f"\r{text}", end="\n" if done else "", file=sys.stderr, flush=True)

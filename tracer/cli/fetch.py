@@ -1,0 +1,74 @@
+"""`sgtrace fetch HOST...`: the sources of one or more hosts fetched over SSH into the cache
+(asyncssh loads; the engine does not)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from tracer.cli import presets
+from tracer.cli.common import FetchProgress, Trees, add_common
+from tracer.errors import SgtraceError
+from tracer.sources.remote import parse_remote
+
+if TYPE_CHECKING:
+    from tracer.sources.fetch import FetchResult
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "fetch", help="fetch the sources from one or more hosts over SSH into the cache"
+    )
+    parser.add_argument(
+        "hosts", nargs="+", help="host, user@host, host:/path or ssh://user@host:port/path"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per host")
+    add_common(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, trees: Trees) -> int:
+    from tracer.sources.fetch import fetch_many  # asyncssh loads only when a host is asked
+
+    specs = []
+    for text in args.hosts:
+        spec = parse_remote(text, bare_host=True)
+        if spec is None:
+            raise SgtraceError(f"{text!r} is not a host", "write host, user@host or host:/path")
+        specs.append(spec)
+    progress = FetchProgress(trees.show_progress and not args.json, lines=len(specs) > 1)
+    results = fetch_many(specs, trees.ssh, progress)
+    failed = 0
+    for spec, result in zip(specs, results, strict=True):
+        if isinstance(result, SgtraceError):
+            failed += 1
+            print(f"sgtrace: error: {spec.text}: {result}", file=sys.stderr)
+            if args.json:
+                print(json.dumps({"source": spec.text, "error": str(result)}))
+            continue
+        if args.json:
+            print(json.dumps(result.facts()))
+        elif not args.quiet:
+            print(fetch_summary(result))
+    return 2 if failed else 0
+
+
+def fetch_summary(result: FetchResult) -> str:
+    facts = result.facts()
+    lines = [
+        f"{facts['host']}: {facts['files']} files under {facts['root']} "
+        f"({presets.PACKAGE} {facts['version'] or 'version unknown'}); fetched "
+        f"{facts['fetched_files']} files, {int(facts['fetched_bytes']) / (1 << 20):.1f} MB "
+        f"in {facts['seconds']} s"
+    ]
+    if facts["git_commit"]:
+        modified = len(facts["git_modified"])  # type: ignore[arg-type]
+        state = f"{modified} modified file(s)" if modified else "clean"
+        lines.append(f"  git checkout at {str(facts['git_commit'])[:12]}, {state}")
+    if facts["chosen_because"]:
+        lines.append(f"  chosen: {facts['chosen_because']}")
+        for other in facts["other_candidates"]:  # type: ignore[attr-defined]
+            lines.append(f"  also found: {other}")
+    return "\n".join(lines)

@@ -1,0 +1,67 @@
+"""`sgtrace trace SOURCE NAME`: the provenance chain of a parameter, as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from tracer.cli import presets
+from tracer.cli.common import Trees, add_common, add_source
+from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
+
+DIRECTIONS = ("forward", "backward", "both")
+NAME_FORMS = "mem_fraction_static, ServerArgs.mem_fraction_static, Class.method.param"
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("trace", help="the provenance chain of a parameter")
+    add_source(parser, "a folder, a .py file, or pypi:NAME==VERSION")
+    parser.add_argument("name", help=NAME_FORMS)
+    parser.add_argument("--direction", choices=DIRECTIONS, default="both")
+    parser.add_argument("--json", action="store_true", help="the chain as JSON (DESIGN.md)")
+    parser.add_argument(
+        "--max-depth", type=int, default=DEFAULT_DEPTH, help="steps searched from the name"
+    )
+    parser.add_argument(
+        "--branch-depth",
+        type=int,
+        default=None,
+        help=f"steps shown around the spine (default {DEFAULT_BRANCH_DEPTH}, "
+        f"{ONE_WAY_BRANCH_DEPTH} with --direction forward or backward)",
+    )
+    parser.add_argument(
+        "--to",
+        action="append",
+        metavar="NAME",
+        help="end the spine where this name is bound (default: " + ", ".join(presets.SINKS) + ")",
+    )
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    add_common(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, trees: Trees) -> int:
+    from tracer.trace.chains import trace
+    from tracer.views.chain_text import chain_text, dumps
+
+    session = trees.session(args.source)
+    chain = trace(
+        session.graph,
+        args.name,
+        direction=args.direction,
+        max_depth=args.max_depth,
+        sinks=args.to or presets.SINKS,
+        branch_depth=args.branch_depth,
+    )
+    if args.json:
+        print(dumps(chain, args.source))
+    else:
+        print(chain_text(chain, args.source, colour=use_colour(args.color)))
+    return 0
+
+
+def use_colour(choice: str) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
