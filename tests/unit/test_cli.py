@@ -1,0 +1,100 @@
+"""The command line as a user meets it: one module per command, each loading only what it
+uses, `python -m tracer.cli` and the `sgtrace` script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
+from tracer.cli.main import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNNER = """
+    class Runner:
+        def __init__(self, fraction: float):
+            self.fraction = fraction
+
+        def size(self, total):
+            self.tokens = int(total * (1 - self.fraction))
+"""
+HEAVY = ("textual", "networkx", "tree_sitter", "tracer.session", "tracer.graph", "tracer.index")
+
+
+def small_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "runner.py").write_text(textwrap.dedent(RUNNER).lstrip())
+    return root
+
+
+def loaded_after(commands: list[list[str]], tmp_path: Path) -> dict[str, object]:
+    """Run each command line through `main` in a fresh interpreter; the exit codes, and which
+    of the HEAVY modules were loaded by then."""
+    code = textwrap.dedent(
+        f"""
+        import json, sys
+        from tracer.cli.main import main
+        codes = [main(argv) for argv in {commands!r}]
+        heavy = sorted(h for h in {HEAVY!r} if h in sys.modules)
+        print(json.dumps({{"codes": codes, "loaded": heavy}}))
+        """
+    )
+    env = {"SGTRACE_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_each_command_is_dispatched_to_the_run_of_its_own_module() -> None:
+    parser = build_parser()
+    lines = {
+        trace: ["trace", "src", "name"],
+        fetch: ["fetch", "host"],
+        walk: ["walk", "src"],
+        export: ["export", "src", "name", "-f", "dot"],
+        audit: ["audit", "target"],
+        explain: ["explain", "src", "--log", "x.log"],
+        callgraph: ["callgraph", "src"],
+    }
+    for module, argv in lines.items():
+        assert parser.parse_args(argv).func is module.run, argv
+
+
+def test_fetch_loads_neither_the_engine_nor_the_graph(tmp_path: Path) -> None:
+    # Port 1 refuses at once: the whole fetch path runs, up to the connection.
+    found = loaded_after([["fetch", "ssh://127.0.0.1:1/tmp", "--connect-timeout", "5"]], tmp_path)
+    assert found == {"codes": [2], "loaded": []}
+
+
+def test_only_the_walk_loads_textual(tmp_path: Path) -> None:
+    tree = str(small_tree(tmp_path))
+    commands = [
+        ["trace", tree, "Runner.fraction", "--quiet"],
+        ["export", tree, "Runner.fraction", "-f", "dot", "-o", str(tmp_path / "c.dot")],
+        ["callgraph", tree, "--quiet"],
+    ]
+    found = loaded_after(commands, tmp_path)
+    assert found == {
+        "codes": [0, 0, 0],
+        "loaded": ["networkx", "tracer.graph", "tracer.index", "tracer.session", "tree_sitter"],
+    }
+
+
+@pytest.mark.parametrize(
+    "program", [["-m", "tracer.cli"], ["-c", "from tracer.cli.main import entry; entry()"]]
+)
+def test_python_m_tracer_cli_and_the_script_run_the_same_commands(program: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, *program, "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "{trace,fetch,walk,export,audit,explain,callgraph}" in done.stdout
