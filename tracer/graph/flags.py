@@ -1,23 +1,72 @@
 """Edges of command-line flags: an argparse flag to the field of its dest, flags generated from
-a class's fields, and the sources of a field (flags, constructor arguments). A part of
-FlowGraph, kept apart because it is a concern of its own."""
+a class's fields, and the sources of a field (flags, constructor arguments). A collaborator of
+FlowGraph: it asks the graph only what `FlowQueries` declares, and keeps the generated flags
+it has found."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
+from tracer.extract.facts import Arg
 from tracer.graph.file_steps import UNREAD, FileTables
 from tracer.graph.steps import Edge, Step
-from tracer.index.resolve import GUESS, MAX_GUESSES
-from tracer.store.step_ids import field_id, generated_flag_id
+from tracer.index.index import Index
+from tracer.index.resolve import GUESS, MAX_GUESSES, CallTarget, Resolver
+from tracer.store.facts import Facts
+from tracer.store.step_ids import StepId, field_id, generated_flag_id
 
 FLAG_CALL = "add_argument"
 # A generator's add_argument takes a computed name: an f-string, a variable, *names.
 GENERATED_FLAG = rb"add_argument\(\s*(?:[fF][\"']|[A-Za-z_*])"
 
 
+class FlowQueries(Protocol):
+    """What the flag edges ask of the flow graph."""
+
+    index: Index
+    facts: Facts
+    resolver: Resolver
+    field_index: dict[str, list[str]]  # field name -> the classes declaring it
+
+    def file(self, path: str) -> FileTables: ...
+
+    def mentioning(self, word: str) -> list[str]: ...
+
+    def edges(self, step_id: StepId, forward: bool) -> list[Edge]: ...
+
+    def field_step(self, klass: str, attr: str) -> StepId: ...
+
+    def calls_to(
+        self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
+    ) -> list[int]: ...
+
+    def bindings(
+        self, target: CallTarget, arg: Arg, siblings: tuple[Arg, ...] = ()
+    ) -> list[tuple[StepId, str, float]]: ...
+
+    def callers(
+        self, function: str, within: set[str] | None = None
+    ) -> Iterator[tuple[FileTables, int, CallTarget]]: ...
+
+
 class FlagEdges:
-    """Mixed into FlowGraph: uses its files, greps, callers and bindings."""
+    """The edges into and out of flags, for one flow graph."""
+
+    def __init__(self, graph: FlowQueries) -> None:
+        self.graph = graph
+        self.index = graph.index
+        # Flags generated from the fields of a set of classes, by field name: (flag, class).
+        self.generated: dict[frozenset[str], dict[str, list[tuple[StepId, str]]]] = {}
+        self.generated_owner: dict[StepId, str] = {}  # generated flag step -> the field's class
+
+    def forward(self, tables: FileTables, step: Step) -> Iterator[Edge]:
+        """Where the value of the flag STEP goes: the field it sets."""
+        owner = self.generated_owner.get(step.id)
+        if owner is not None:
+            yield Edge(step.id, self.graph.field_step(owner, step.name), "generated_flag", 0.9)
+        else:
+            yield from self.flag_fields(tables, step)
 
     def flag_fields(self, tables: FileTables, step: Step) -> Iterator[Edge]:
         """A flag's value lands in the field of the same name; the `default=Class.field`
@@ -29,7 +78,7 @@ class FlagEdges:
             symbol = self.index.resolve(module, ref.rpartition(".")[0]) if "." in ref else None
             if symbol is not None and symbol.kind == "class":
                 named.add(symbol.name)
-        candidates = self.field_index.get(step.name, [])
+        candidates = self.graph.field_index.get(step.name, [])
         chosen = [(c, 1.0) for c in candidates if any(c in self.index.mro(n) for n in named)]
         if not chosen:
             local = [c for c in candidates if c.startswith(module + ".")]
@@ -50,15 +99,17 @@ class FlagEdges:
         heirs = {klass, *self.index.descendants(klass)}
         names = {h.rpartition(".")[2] for h in heirs}
         # A flag for this field names it: `--mem-fraction-static` or `dest="mem_fraction_static"`.
-        spelled = set(self.mentioning(step.name)) | set(
-            self.mentioning(step.name.replace("_", "-"))
-        )
-        for flag_path in self.mentioning(FLAG_CALL):
-            if flag_path not in spelled or step.name not in self.facts.names(flag_path).flag_dests:
+        mentioning = self.graph.mentioning
+        spelled = set(mentioning(step.name)) | set(mentioning(step.name.replace("_", "-")))
+        for flag_path in mentioning(FLAG_CALL):
+            if (
+                flag_path not in spelled
+                or step.name not in self.graph.facts.names(flag_path).flag_dests
+            ):
                 continue
-            flags = self.file(flag_path)
+            flags = self.graph.file(flag_path)
             for flag_id, _ in flags.flags.get(step.name, []):
-                if any(e.dst == step.id for e in self.edges(flag_id, True)):
+                if any(e.dst == step.id for e in self.graph.edges(flag_id, True)):
                     yield Edge(flag_id, step.id, "flag_to_field", 1.0)
         for flag_id, owner in self.generated_flags(names).get(step.name, []):
             if owner in heirs:
@@ -66,13 +117,15 @@ class FlagEdges:
         if not any(self.index.is_record(h) for h in heirs):
             return
         # Keyword arguments name the field; only files that spell both are read.
-        naming = set().union(*(self.mentioning(name) for name in names))
-        for path in self.mentioning(step.name):
+        naming = set().union(*(mentioning(name) for name in names))
+        for path in mentioning(step.name):
             if path not in naming:
                 continue
             words = names | {"__init__"}
-            found = self.calls_to(path, words, lambda t: t.function is None and t.klass in heirs)
-            caller = self.file(path) if found else None
+            found = self.graph.calls_to(
+                path, words, lambda t: t.function is None and t.klass in heirs
+            )
+            caller = self.graph.file(path) if found else None
             for call_id in found:
                 assert caller is not None
                 for target in caller.targets[call_id]:
@@ -80,11 +133,11 @@ class FlagEdges:
                         continue
                     siblings = caller.calls[call_id].args
                     for arg, arg_step in caller.arguments(call_id):
-                        for dst, kind, confidence in self.bindings(target, arg, siblings):
+                        for dst, kind, confidence in self.graph.bindings(target, arg, siblings):
                             if dst == step.id:
                                 yield Edge(arg_step, step.id, kind, confidence)
 
-    def generated_flags(self, class_names: set[str]) -> dict[str, list[tuple[str, str]]]:
+    def generated_flags(self, class_names: set[str]) -> dict[str, list[tuple[StepId, str]]]:
         """Flags made from a class's fields by a generator function (one whose
         `add_argument` takes a computed name) called with one of CLASS_NAMES, keyed by field
         name: (flag step, class)."""
@@ -94,24 +147,24 @@ class FlagEdges:
             return found
         generated: dict[str, list[tuple[str, str]]] = {}
         self.generated[key] = generated
-        naming = set().union(*(self.mentioning(name) for name in class_names))
+        naming = set().union(*(self.graph.mentioning(name) for name in class_names))
         # A generator's add_argument takes a computed name: an f-string, a variable, *names.
-        for path in self.facts.matching(FLAG_CALL, GENERATED_FLAG):
+        for path in self.graph.facts.matching(FLAG_CALL, GENERATED_FLAG):
             module = self.index.module_of[path]
-            for scope in sorted(self.facts.names(path).flag_generators):
+            for scope in sorted(self.graph.facts.names(path).flag_generators):
                 if f"{module}.{scope}" not in self.index.functions:
                     continue
-                for caller, call_id, _ in self.callers(f"{module}.{scope}", within=naming):
+                for caller, call_id, _ in self.graph.callers(f"{module}.{scope}", within=naming):
                     self.add_generated(caller, call_id, generated)
         return generated
 
     def add_generated(
-        self, caller: FileTables, call_id: int, generated: dict[str, list[tuple[str, str]]]
+        self, caller: FileTables, call_id: int, generated: dict[str, list[tuple[StepId, str]]]
     ) -> None:
         call = caller.calls[call_id]
         for arg in call.args:
             for ref in arg.value.refs:
-                klass = self.resolver.ref_type(caller.path, call.scope, ref)
+                klass = self.graph.resolver.ref_type(caller.path, call.scope, ref)
                 if (
                     klass is None
                     or self.index.resolve(self.index.module_of[caller.path], ref) is None

@@ -31,7 +31,7 @@ MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
 
 
-class FlowGraph(FlagEdges):
+class FlowGraph:
     def __init__(self, index: Index, facts: Facts) -> None:
         self.index = index
         self.facts = facts
@@ -41,8 +41,6 @@ class FlowGraph(FlagEdges):
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.owners: dict[str, set[str]] = {}
         self.renames: dict[str, set[str]] = {}
-        self.generated: dict[frozenset[str], dict[str, list[tuple[str, str]]]] = {}
-        self.generated_owner: dict[str, str] = {}  # generated flag step -> class of the field
         self.derived_key = f"{facts.snapshot_key}-{code_key()}"
         found = facts.cache.get("derived", self.derived_key)
         self.derived = set(found) if isinstance(found, dict) else set()
@@ -52,6 +50,7 @@ class FlowGraph(FlagEdges):
         for full, (_, klass) in index.classes.items():
             for definition in klass.fields:
                 self.field_index.setdefault(definition.name, []).append(full)
+        self.flags = FlagEdges(self)
 
     def flush(self) -> None:
         """Keep what this session learnt that the next one can reuse: the greps, and the
@@ -216,11 +215,8 @@ class FlowGraph(FlagEdges):
         tables = self.file(step_ids.file_of(step_id))
         step = tables.steps[step_id]
         scope = tables.scope_of[step_id]
-        if step.kind == "cli_flag" and step_id in self.generated_owner:
-            field = self.field_step(self.generated_owner[step_id], step.name)
-            yield Edge(step_id, field, "generated_flag", 0.9)
-        elif step.kind == "cli_flag":
-            yield from self.flag_fields(tables, step)
+        if step.kind == "cli_flag":
+            yield from self.flags.forward(tables, step)
         elif step.kind == "call_arg":
             yield from self.bind_forward(tables, step_id)
         elif step.kind == "return":
@@ -492,7 +488,7 @@ class FlowGraph(FlagEdges):
                     yield Edge(edge.src, edge.dst, "default", edge.confidence)
             return
         if step.kind == "field":
-            yield from self.field_sources(tables, step)
+            yield from self.flags.field_sources(tables, step)
             return
         for ref in tables.refs.get(step_id, ()):
             yield from self.ref_sources(tables, scope, step, ref)
