@@ -26,7 +26,7 @@ from tracer.extract.parse import parser
 from tracer.session import Session, index_snapshot
 from tracer.sources import Snapshot, open_source
 from tracer.store.cache import FactCache
-from tracer.store.facts import extractor_key
+from tracer.store.versions import KINDS
 from tracer.trace.chains import trace
 
 FIRST_NAME = "mem_fraction_static"
@@ -143,7 +143,11 @@ def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> N
     recorder = Recorder(profiled, args.profile_out)
     start_rss = peak_rss_mb()
     info = run_phase(args.phase, args.version, args.cache, recorder)
-    info |= {"start_rss_mb": start_rss, "code": tracer.__path__[0], "extractor": extractor_key()}
+    info |= {
+        "start_rss_mb": start_rss,
+        "code": tracer.__path__[0],
+        "versions": {k.name: k.version for k in KINDS},
+    }
     out(json.dumps({"rows": recorder.rows, "info": info}))
 
 

@@ -19,7 +19,8 @@ from tracer.session import Session, index_snapshot, open_session
 from tracer.sources import local_snapshot
 from tracer.sources.snapshot import MAX_FILE_BYTES
 from tracer.store.cache import FactCache
-from tracer.store.rows import ROWS_PARTS, ROWS_VERSION
+from tracer.store.rows import ROWS_PARTS
+from tracer.store.versions import FLOWS, SUMMARIES
 
 BROKEN = b"""\
 def good(a):
@@ -221,7 +222,7 @@ def test_summaries_are_packed_once_and_shared_by_trees_with_the_same_files(tmp_p
     second_tree = write(tmp_path / "b", {**shared, "pkg/b.py": b"def b(z):\n    return z\n"})
     first = open_session(str(first_tree), cache=FactCache(tmp_path / "cache"))
     assert first.facts.parsed_files == 3
-    (folder,) = (tmp_path / "cache/facts").glob("summary-*-packs")  # of this extractor
+    (folder,) = (tmp_path / "cache/facts/summaries-packs").glob(SUMMARIES.version)
     assert sorted(p.suffix for p in folder.iterdir()) == [".idx", ".pack"]  # one, its index
     second = open_session(str(second_tree), cache=FactCache(tmp_path / "cache"))
     assert second.facts.parsed_files == 1  # pkg/b.py: the others come from the first's pack
@@ -232,7 +233,7 @@ def test_summaries_are_packed_once_and_shared_by_trees_with_the_same_files(tmp_p
 def test_a_damaged_pack_gives_its_summaries_again(tmp_path):
     files = {"pkg/__init__.py": b"", "pkg/a.py": b"def a(y):\n    return y\n"}
     first = open_session(str(write(tmp_path / "a", files)), cache=FactCache(tmp_path / "cache"))
-    (pack,) = (tmp_path / "cache/facts").glob("summary-*-packs/*.pack")
+    (pack,) = (tmp_path / "cache/facts/summaries-packs").glob("*/*.pack")
     pack.write_bytes(pack.read_bytes()[:5])  # cut short (a disk filled up, a copy stopped)
     other = {**files, "pkg/b.py": b"def b(z):\n    return z\n"}  # another tree: no whole hit
     again = open_session(str(write(tmp_path / "b", other)), cache=FactCache(tmp_path / "cache"))
@@ -242,12 +243,13 @@ def test_a_damaged_pack_gives_its_summaries_again(tmp_path):
 
 def test_the_fact_cache_still_writes_when_its_folder_was_removed_meanwhile(tmp_path):
     cache = FactCache(tmp_path / "cache")
-    cache.put("summary", "ab12", {"x": 1})
-    assert cache.get("summary", "ab12") == {"x": 1}
+    cache.put(SUMMARIES, "ab12", {"x": 1})
+    assert cache.get(SUMMARIES, "ab12") == {"x": 1}
     shutil.rmtree(tmp_path / "cache")  # another process cleared the cache
-    cache.put("summary", "ab12", {"x": 2})
-    assert cache.get("summary", "ab12") == {"x": 2}
-    assert sorted(p.name for p in (tmp_path / "cache/facts/summary/ab").iterdir()) == ["ab12.pkl"]
+    cache.put(SUMMARIES, "ab12", {"x": 2})
+    assert cache.get(SUMMARIES, "ab12") == {"x": 2}
+    entries = sorted(p.name for p in (tmp_path / "cache/facts/summaries/ab").iterdir())
+    assert entries == [f"ab12-{SUMMARIES.version}.pkl"]
 
 
 def test_the_script_stops_quietly_when_its_reader_does(write_tree, tmp_path):
@@ -278,8 +280,8 @@ def test_a_flows_entry_of_another_layout_is_extracted_again(write_tree, tmp_path
     root = write_tree({"pkg/run.py": "def start(fraction):\n    tokens = fraction * 2\n"})
     cache = FactCache(tmp_path / "cache")
     session = open_session(str(root), cache=cache)
-    key = f"{session.facts.key('pkg/run.py')}-{ROWS_VERSION}"
-    cache.put("flowrows", key, (b"not",) * (ROWS_PARTS + 1))
+    key = session.facts.key("pkg/run.py")
+    cache.put(FLOWS, key, (b"not",) * (ROWS_PARTS + 1))
     chain = trace(open_session(str(root), cache=cache).graph, "fraction", sinks=["tokens"])
     assert spine_of(session, chain) == [("pkg/run.py", 1, "param"), ("pkg/run.py", 2, "formula")]
-    assert len(cache.get("flowrows", key)) == ROWS_PARTS  # written again, whole
+    assert len(cache.get(FLOWS, key)) == ROWS_PARTS  # written again, whole

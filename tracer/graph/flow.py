@@ -4,15 +4,11 @@ expanded forward (who reads this value) or backward (where does this value come 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterator
-from functools import cache
-from pathlib import Path
 
 import networkx as nx
 
-import tracer.index.index as index_module
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.file_steps import FileTables, Read
@@ -23,6 +19,7 @@ from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarg
 from tracer.store import step_ids
 from tracer.store.facts import Facts
 from tracer.store.rows import CALLEE, row_at
+from tracer.store.versions import DERIVED
 
 ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
 COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
@@ -41,8 +38,7 @@ class FlowGraph:
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.owners: dict[str, set[str]] = {}
         self.renames: dict[str, set[str]] = {}
-        self.derived_key = f"{facts.snapshot_key}-{code_key()}"
-        found = facts.cache.get("derived", self.derived_key)
+        found = facts.cache.get(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
             index.restore(found)
@@ -57,7 +53,7 @@ class FlowGraph:
         index's derived tables."""
         derived = self.index.derived()
         if derived.keys() - self.derived:
-            self.facts.cache.put("derived", self.derived_key, derived)
+            self.facts.cache.put(DERIVED, self.facts.snapshot_key, derived)
             self.derived = set(derived)
         self.facts.flush()
 
@@ -551,12 +547,6 @@ class FlowGraph:
                 for dst, kind, confidence in self.bindings(target, arg, siblings):
                     if dst == step.id:
                         yield Edge(arg_step, step.id, kind, confidence * target.confidence)
-
-
-@cache
-def code_key() -> str:
-    """Changes with the code that derives the index's tables (tracer/index/index.py)."""
-    return hashlib.blake2b(Path(index_module.__file__).read_bytes(), digest_size=8).hexdigest()
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

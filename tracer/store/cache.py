@@ -1,5 +1,7 @@
-"""The fact cache: pickled facts under `facts/`, one entry per (kind, key), single entries or
-packs of many. Writes are atomic; an entry another version wrote is computed again."""
+"""The fact cache: pickled facts under `facts/`, one entry per (kind, key, the kind's version),
+single entries or packs of many. A kind's version comes from what produces it
+(tracer/store/versions.py); the callers give the key alone. Writes are atomic; an entry that
+does not load is computed again."""
 
 from __future__ import annotations
 
@@ -10,19 +12,20 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tracer.sources.cache import cache_root, content_hash, write_atomic
+from tracer.store.versions import CachedKind
 
 TEMPORARY_NAMES = itertools.count()
 
 
 class FactCache:
-    """Pickled facts under `facts/`, one entry per (kind, content hash, extractor version)."""
+    """Pickled facts under `facts/KIND/`, one entry per key and version of the kind."""
 
     def __init__(self, root: Path | None = None, enabled: bool = True) -> None:
         self.root = (root or cache_root()) / "facts"
         self.enabled = enabled
         self.folders: set[str] = set()  # folders known to exist: a cold index writes thousands
 
-    def get(self, kind: str, key: str) -> Any | None:
+    def get(self, kind: CachedKind, key: str) -> Any | None:
         data = self.get_bytes(kind, key)
         if data is None:
             return None
@@ -32,25 +35,26 @@ class FactCache:
             # Written by an incompatible version: recompute.
             return None
 
-    def put(self, kind: str, key: str, value: Any) -> None:
+    def put(self, kind: CachedKind, key: str, value: Any) -> None:
         if self.enabled:
             self.put_bytes(kind, key, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
 
-    def get_bytes(self, kind: str, key: str) -> bytes | None:
+    def get_bytes(self, kind: CachedKind, key: str) -> bytes | None:
         """The pickled entry as stored, or None when missing (or the cache is off)."""
         if not self.enabled:
             return None
         try:
-            with open(f"{self.root}/{kind}/{key[:2]}/{key}.pkl", "rb") as entry:
+            with open(f"{self.root}/{kind.name}/{key[:2]}/{key}-{kind.version}.pkl", "rb") as entry:
                 return entry.read()
         except OSError:
             return None
 
-    def put_bytes(self, kind: str, key: str, data: bytes) -> None:
+    def put_bytes(self, kind: CachedKind, key: str, data: bytes) -> None:
         """Store DATA, already pickled, atomically: readers see no entry or the whole one."""
         if not self.enabled:
             return
-        folder = f"{self.root}/{kind}/{key[:2]}"
+        folder = f"{self.root}/{kind.name}/{key[:2]}"
+        key = f"{key}-{kind.version}"
         if folder not in self.folders:
             os.makedirs(folder, exist_ok=True)
             self.folders.add(folder)
@@ -72,14 +76,14 @@ class FactCache:
 
     # -- packs: many small entries of one kind in one file -----------------------------------
 
-    def packed(self, kind: str) -> dict[str, PackedEntry]:
+    def packed(self, kind: CachedKind) -> dict[str, PackedEntry]:
         """Key -> where it is, for every entry of KIND's packs (the first pack holding a key
         wins; an index is written after its pack, so an index always names a whole pack)."""
         found: dict[str, PackedEntry] = {}
         if not self.enabled:
             return found
         try:
-            indexes = sorted(os.scandir(self.root / f"{kind}-packs"), key=lambda e: e.name)
+            indexes = sorted(os.scandir(self.packs(kind)), key=lambda e: e.name)
         except OSError:
             return found
         for entry in indexes:
@@ -97,7 +101,7 @@ class FactCache:
                 found.setdefault(key, PackedEntry(pack, offset, length))
         return found
 
-    def put_pack(self, kind: str, entries: dict[str, bytes]) -> None:
+    def put_pack(self, kind: CachedKind, entries: dict[str, bytes]) -> None:
         """Store ENTRIES (key -> pickled value) as one pack: one file to write, where an entry
         a file costs a file system's creation of each (about 0.15 ms here, a tenth of a
         parse). Packs are named by their contents, and written pack first, index last."""
@@ -109,9 +113,13 @@ class FactCache:
             offsets[key] = (position, len(data))
             position += len(data)
         index = pickle.dumps(offsets, pickle.HIGHEST_PROTOCOL)
-        name = self.root / f"{kind}-packs" / content_hash(index)
+        name = self.packs(kind) / content_hash(index)
         write_atomic(name.with_suffix(".pack"), b"".join(entries.values()))
         write_atomic(name.with_suffix(".idx"), index)
+
+    def packs(self, kind: CachedKind) -> Path:
+        """The folder of KIND's packs of this version: another version's are never read."""
+        return self.root / f"{kind.name}-packs" / kind.version
 
 
 class PackedEntry(NamedTuple):

@@ -1,6 +1,7 @@
 """Facts for a Snapshot: summaries of every file, flows of the files a query reaches.
 
-Both are cached by content hash and extractor version, so a second run parses nothing.
+Both are cached by content hash (each kind under its version, tracer/store/versions.py), so a
+second run parses nothing.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ import hashlib
 import pickle
 import re
 from collections.abc import Callable
-from functools import cache, cached_property
-from importlib.resources import files
+from functools import cached_property
 
 from tracer.extract.facts import FileFlows, FileSummary
 from tracer.extract.flows import extract_flows
@@ -19,28 +19,17 @@ from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
 from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
-from tracer.store.names import NAMES_VERSION, FileNames, file_names
+from tracer.store.names import FileNames, file_names
 from tracer.store.rows import (
     ROWS_PARTS,
-    ROWS_VERSION,
     FileRows,
     decode_flows,
     encode_flows,
     file_rows,
 )
+from tracer.store.versions import FLOWS, GREPS, NAMES, SUMMARIES
 
-EXTRACTOR_VERSION = "5"
 Progress = Callable[[int, int], None]
-
-
-@cache
-def extractor_key() -> str:
-    """Changes when the extractor or its queries change, so stale facts are never reused."""
-    digest = hashlib.blake2b(EXTRACTOR_VERSION.encode(), digest_size=8)
-    for query in sorted(files("tracer.queries").joinpath("python").iterdir(), key=str):
-        if query.name.endswith(".scm"):
-            digest.update(query.read_bytes())
-    return digest.hexdigest()
 
 
 class Facts:
@@ -55,20 +44,21 @@ class Facts:
         self.new_greps = False
 
     def key(self, path: str) -> str:
-        return f"{self.snapshot.files[path]}-{extractor_key()}"
+        """PATH's key in the cache: the hash of its content."""
+        return self.snapshot.files[path]
 
     @cached_property
     def snapshot_key(self) -> str:
-        """Names this exact set of files (paths and contents) and this extractor."""
+        """Names this exact set of files (paths and contents)."""
         manifest = hashlib.blake2b(digest_size=16)
         for path, content in self.snapshot.files.items():
             manifest.update(f"{path}\0{content}\n".encode())
-        return f"{manifest.hexdigest()}-{extractor_key()}"
+        return manifest.hexdigest()
 
     def mentioning(self, word: str) -> list[str]:
         """Files whose bytes contain WORD; answers are kept with the snapshot's facts."""
         if self.greps is None:
-            found = self.cache.get("greps", self.snapshot_key)
+            found = self.cache.get(GREPS, self.snapshot_key)
             self.greps = found if isinstance(found, dict) else {}
         paths = self.greps.get(word)
         if paths is None:
@@ -94,7 +84,7 @@ class Facts:
     def flush(self) -> None:
         """Keep what this run learnt that the next one can reuse (the greps)."""
         if self.new_greps and self.greps is not None:
-            self.cache.put("greps", self.snapshot_key, self.greps)
+            self.cache.put(GREPS, self.snapshot_key, self.greps)
             self.new_greps = False
 
     def load_summaries(self, progress: Progress | None = None) -> dict[str, FileSummary]:
@@ -112,7 +102,7 @@ class Facts:
         snapshot_key = self.snapshot_key
         # The snapshot's entry holds each file's pickled summary as stored in the packs, so a
         # cold index pickles every summary once, and a warm one reads one file.
-        whole = self.cache.get("summaries", snapshot_key)
+        whole = self.cache.get(SUMMARIES, snapshot_key)
         if isinstance(whole, dict) and whole.keys() == self.snapshot.files.keys():
             loaded = self.load_all(whole)
             if loaded is not None:
@@ -121,8 +111,7 @@ class Facts:
         # Else each file's summary from the packs of earlier runs (the same file in another
         # release or another checkout is parsed once), the others parsed and packed anew.
         total = len(self.snapshot.files)
-        packs = f"summary-{extractor_key()}"  # another extractor's packs are never read
-        packed = self.cache.packed(packs)
+        packed = self.cache.packed(SUMMARIES)
         reader = PackReader()
         pickled: dict[str, bytes] = {}
         new: dict[str, bytes] = {}
@@ -137,8 +126,8 @@ class Facts:
             self.summaries[path], pickled[path] = summary, data  # type: ignore[assignment]
             if progress is not None:
                 progress(done, total)
-        self.cache.put_pack(packs, new)
-        self.cache.put("summaries", snapshot_key, pickled)
+        self.cache.put_pack(SUMMARIES, new)
+        self.cache.put(SUMMARIES, snapshot_key, pickled)
         return self.summaries
 
     @staticmethod
@@ -162,13 +151,13 @@ class Facts:
         if found is not None:
             return found
         key = self.key(path)
-        rows = self.cache.get("flowrows", f"{key}-{ROWS_VERSION}")
+        rows = self.cache.get(FLOWS, key)
         if not (isinstance(rows, tuple) and len(rows) == ROWS_PARTS):  # else not ours: redo
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
             summary = self.summaries.get(path) or summarize(parsed)
             rows = encode_flows(extract_flows(parsed, summary), summary)
-            self.cache.put("flowrows", f"{key}-{ROWS_VERSION}", rows)
+            self.cache.put(FLOWS, key, rows)
         found = self.flows_by_path[path] = decode_flows(rows)
         return found
 
@@ -186,12 +175,12 @@ class Facts:
         found = self.names_by_path.get(path)
         if found is not None:
             return found
-        key = f"{self.key(path)}-{NAMES_VERSION}"
-        found = self.cache.get("names", key)
+        key = self.key(path)
+        found = self.cache.get(NAMES, key)
         if not isinstance(found, FileNames):
             summary = self.summaries.get(path) or self.summary(path)
             found = file_names(path, summary, self.flows(path))
-            self.cache.put("names", key, found)
+            self.cache.put(NAMES, key, found)
         self.names_by_path[path] = found
         return found
 

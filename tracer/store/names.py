@@ -25,7 +25,6 @@ from tracer.store.rows import share
 from tracer.store.step_ids import StepId, field_id, target_id
 from tracer.store.units import top_classes, unit_of
 
-NAMES_VERSION = "lazy-sets-2"
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[StepId, str, str, int]

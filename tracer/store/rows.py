@@ -24,7 +24,6 @@ from tracer.extract.facts import (
 from tracer.extract.values import NOTHING
 from tracer.store.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
 
-ROWS_VERSION = "by-unit-4"  # of the cached layout
 # Pickles in a file's entry: where the units are (names, sizes, spans); the columns the
 # resolver reads (assignments and returns by scope, `self.x` writes); the calls by their
 # callee's last name, with each call's scope and callee; assignment targets by last name;

@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass, replace
 
 from tracer.analyses.explain.logread import LogLine
-from tracer.analyses.explain.templates import NUMBER, Hole, Template, file_templates, templates_key
+from tracer.analyses.explain.templates import NUMBER, Hole, Template, file_templates
 from tracer.store.facts import Facts
+from tracer.store.versions import TEMPLATES
 
 MAX_MESSAGE = 4096
 MIN_NEEDLE = 8  # a literal piece shorter than this is too common to find the right file
@@ -55,14 +56,14 @@ class TemplateFinder:
         found = self.by_file.get(path)
         if found is None:
             # Kept in the fact cache by content: a file's templates are read once per machine.
-            key = f"{self.facts.snapshot.files[path]}-{templates_key()}"
-            cached = self.facts.cache.get("templates", key)
+            key = self.facts.key(path)
+            cached = self.facts.cache.get(TEMPLATES, key)
             if isinstance(cached, list):
                 found = [replace(t, file=path) for t in cached]
             else:
                 try:
                     found = file_templates(path, self.facts.snapshot.read(path))
-                    self.facts.cache.put("templates", key, found)
+                    self.facts.cache.put(TEMPLATES, key, found)
                 except (OSError, ValueError) as exc:
                     self.warnings.append(f"{path}: logging calls not read ({exc})")
                     found = []

@@ -4,12 +4,10 @@ any release is read with that release's own formats instead of a hand-written re
 
 from __future__ import annotations
 
-import hashlib
 import re
 import string
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.resources import files
 
 from tree_sitter import Node
 
@@ -79,16 +77,6 @@ class Template:
             else:
                 out.append(part)
         return "".join(out)
-
-
-TEMPLATES_VERSION = "1"
-
-
-@lru_cache(maxsize=1)
-def templates_key() -> str:
-    """Changes when the template reader or its query changes, so stale templates are not used."""
-    query = files("tracer.queries").joinpath("python", "views", "logging.scm").read_bytes()
-    return hashlib.blake2b(TEMPLATES_VERSION.encode() + query, digest_size=8).hexdigest()
 
 
 @lru_cache(maxsize=4096)
