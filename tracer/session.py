@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from tracer.graph.flow import FlowGraph
 from tracer.index.index import Index
-from tracer.sources import Snapshot, open_source
+from tracer.sources import NO_PACKAGE, PackageHint, Snapshot, open_source
 from tracer.store.cache import FactCache
 from tracer.store.facts import Facts, Progress
 
@@ -31,10 +31,11 @@ def open_session(
     progress: Progress | None = None,
     ssh_options: object | None = None,
     fetch_progress: object | None = None,
+    hint: PackageHint = NO_PACKAGE,
 ) -> Session:
     """SPEC as the user typed it (`pypi:sglang==0.5.9`, a folder, `host:/path`) -> an
-    indexed session."""
-    snapshot = open_source(spec, ssh_options, fetch_progress)
+    indexed session; HINT is the package a host holds (looked for where no path is given)."""
+    snapshot = open_source(spec, ssh_options, fetch_progress, hint)
     return index_snapshot(snapshot, cache, progress)
 
 

@@ -4,7 +4,7 @@ a trace; the widgets only render what they are given."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from tracer.analyses.explain.arith import number
 from tracer.errors import SgtraceError
 from tracer.graph.steps import Step
 from tracer.session import Session
+from tracer.sources import NO_PACKAGE, PackageHint
 from tui.logvalues import values_by_step
 from tui.outline import Link, Outline
 from tui.walker import EXPORT_FORMATS, ExportFormat, Walker
@@ -68,11 +69,16 @@ class WalkApp(App[None]):
         ssh_options: object | None = None,
         session: Session | None = None,
         log_text: str | None = None,
+        sinks: Sequence[str] = (),
+        explained: str | None = None,
+        hint: PackageHint = NO_PACKAGE,
     ) -> None:
+        """The walk of NAME in SOURCE; SINKS end the spines, EXPLAINED is the parameter whose
+        formula LOG_TEXT is bound to, HINT the package a host holds (see Walker)."""
         super().__init__()
         self.log_text = log_text
         self.log_values: dict[str, Text] = {}
-        self.walker = Walker(source, session)
+        self.walker = Walker(source, session, sinks, explained, hint)
         self.start_name = name
         self.direction = direction
         self.ssh_options = ssh_options

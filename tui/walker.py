@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import gc
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,10 +16,10 @@ from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Span, Text
 
-from tracer.cli import presets
 from tracer.errors import NameNotFound, SgtraceError
 from tracer.graph.steps import Step
 from tracer.session import Session, open_session
+from tracer.sources import NO_PACKAGE, PackageHint
 from tracer.trace.chains import trace
 from tracer.views.chain_text import chain_text, dumps
 from tracer.views.graph_formats import chain_to_dot, chain_to_graphml, chain_to_mermaid
@@ -98,12 +98,23 @@ def prefixed(ordered: list[str], prefix: str, limit: int) -> range:
 
 class Walker:
     """What the walk asks of the engine. Every method may take seconds on a big tree, except
-    the `cached_*` ones, which only look up what an earlier call computed."""
+    the `cached_*` ones, which only look up what an earlier call computed. SINKS end the
+    spines, EXPLAINED is the parameter whose formula a log is bound to, HINT the package a
+    host holds (looked for where the source names no path)."""
 
-    def __init__(self, source: str, session: Session | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        session: Session | None = None,
+        sinks: Sequence[str] = (),
+        explained: str | None = None,
+        hint: PackageHint = NO_PACKAGE,
+    ) -> None:
         self.source = source
         self.session = session
-        self.sinks = presets.SINKS
+        self.sinks = tuple(sinks)
+        self.explained = explained
+        self.hint = hint
         self.lock = threading.Lock()  # the flow graph grows as it is walked: one walker at once
         self.outlines: dict[tuple[str, str], Outline] = {}
         self.highlighted: dict[str, list[Text]] = {}
@@ -114,7 +125,9 @@ class Walker:
 
     def open(self, progress: Callable[[int, int], None], ssh_options: object | None) -> Session:
         if self.session is None:
-            self.session = open_session(self.source, progress=progress, ssh_options=ssh_options)
+            self.session = open_session(
+                self.source, progress=progress, ssh_options=ssh_options, hint=self.hint
+            )
             settle()
         return self.session
 
@@ -198,8 +211,10 @@ class Walker:
         """The formula of the explained parameter bound to LOG_TEXT (see `sgtrace explain`)."""
         from tracer.analyses.explain.explain import explain
 
+        if self.explained is None:
+            raise SgtraceError("no parameter to explain was given", "walk without the log")
         with self.lock:
-            found = explain(self.graph_session(), log_text, presets.EXPLAIN_PARAMETER, self.sinks)
+            found = explain(self.graph_session(), log_text, self.explained, self.sinks)
         settle()
         return found
 

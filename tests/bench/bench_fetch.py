@@ -65,6 +65,7 @@ from typing import Any
 import asyncssh
 
 from tests.sshd import SshServer, Target, setup_target, start_sshd
+from tracer.cli.common import PACKAGE
 from tracer.sources.archive import receive
 from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash
@@ -271,7 +272,7 @@ def fetch_in_process(
     with environment({**server.client_env(), "SGTRACE_CACHE": str(cache)}):
         os.sync()  # as in run_timed
         start = time.perf_counter()
-        result = fetch_one(spec, ssh_options(server))
+        result = fetch_one(spec, ssh_options(server), None, PACKAGE)
         seconds = time.perf_counter() - start
     facts = result.facts()
     return Measured(seconds, result.fetched_bytes, result.fetched_files), facts
@@ -521,7 +522,7 @@ async def stream(
 ) -> list[str]:
     """One probe-and-send command: every file of the tree, sent with COMPRESSOR, checked and
     stored into a blob store at BLOBS (what fetch does, less the mirror)."""
-    probed = await start_probe(conn, spec)
+    probed = await start_probe(conn, spec, PACKAGE)
     paths = list(probed.probe.manifest)
     probed.send(compressor, paths)
     await receive(probed.process, spec, compressor, set(paths), BlobStore(blobs), None)
@@ -534,7 +535,7 @@ async def stream_stages(spec: RemoteSpec, options: SshOptions, laps: Laps, work:
     laps.restart()
     async with await connect(spec, options) as conn:
         laps.lap("asyncssh: connect (key exchange, auth)")
-        await run_probe(conn, spec)
+        await run_probe(conn, spec, PACKAGE)
         laps.lap("asyncssh: probe alone (tools, git status, manifest)")
         laps.restart()
         await stream(conn, spec, "zstd", work / "zstd")
@@ -588,7 +589,7 @@ def profile_once(server: SshServer, folder: Path, work: Path) -> dict[str, float
         asyncio.run(stream_stages(spec, ssh_options(server), laps, work / "streams"))
         local_stages(folder, work / "blobs", laps)
         laps.restart()
-        fetch_one(spec, ssh_options(server))
+        fetch_one(spec, ssh_options(server), None, PACKAGE)
         laps.lap("whole: fetch_one, cold, in-process")
     return seconds | laps.seconds
 

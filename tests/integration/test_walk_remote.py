@@ -13,6 +13,8 @@ from textual.pilot import Pilot
 
 from tests.sshd import SshServer, Target
 from tests.tui.conftest import SIZE, settled
+from tracer.cli import presets
+from tracer.cli.common import PACKAGE
 from tracer.sources.remote import SshOptions
 from tui.app import WalkApp
 from tui.widgets.source_view import SourceView
@@ -47,7 +49,9 @@ def walk(app: WalkApp, scenario: Callable[[Pilot], object]) -> None:
 def test_walk_over_ssh(client: SshServer, target_checkout: Callable[..., Target]) -> None:
     target = target_checkout(VERSION)
     source = f"{client.alias}:{target.package_root}"
-    app = WalkApp(source, "mem_fraction_static", ssh_options=SshOptions())
+    app = WalkApp(
+        source, "mem_fraction_static", ssh_options=SshOptions(), sinks=presets.SINKS, hint=PACKAGE
+    )
 
     async def scenario(pilot: Pilot) -> None:
         assert app.view is not None, [n.message for n in app._notifications]
@@ -79,6 +83,7 @@ def test_unknown_host_key_is_a_notification(
         f"{client.alias}:{target.package_root}",
         "mem_fraction_static",
         ssh_options=SshOptions(known_hosts=empty),
+        hint=PACKAGE,
     )
 
     async def scenario(pilot: Pilot) -> None:

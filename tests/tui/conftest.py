@@ -9,6 +9,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.worker import WorkerFailed
 
+from tracer.cli import presets
 from tracer.session import Session
 from tui.app import WalkApp
 
@@ -27,7 +28,7 @@ def walk_app(walk_session: Session) -> Callable[..., WalkApp]:
     """walk_app(name=None, direction="both"): the app over SGLang 0.4.6, already indexed."""
 
     def make(name: str | None = "mem_fraction_static", direction: str = "both") -> WalkApp:
-        return WalkApp(SOURCE, name, direction, session=walk_session)
+        return WalkApp(SOURCE, name, direction, session=walk_session, sinks=presets.SINKS)
 
     return make
 

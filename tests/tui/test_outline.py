@@ -55,9 +55,7 @@ GUESSED = {
 
 @pytest.fixture
 def walker(snippet_session: Callable[[dict[str, str]], Session]) -> Walker:
-    walker = Walker("runner", snippet_session(RUNNER))
-    walker.sinks = SINKS
-    return walker
+    return Walker("runner", snippet_session(RUNNER), sinks=SINKS)
 
 
 def tree(view: Outline, branches: tuple[Branch, ...]) -> list[object]:

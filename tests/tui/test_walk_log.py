@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Static
 
 from tests.tui.conftest import SIZE, SOURCE, settled
+from tracer.cli import presets
 from tracer.session import Session
 from tui.app import WalkApp
 
@@ -25,7 +26,14 @@ def shown(app: WalkApp) -> str:
 
 
 def test_log_values_beside_the_formula(walk_session: Session) -> None:
-    app = WalkApp(SOURCE, "mem_fraction_static", session=walk_session, log_text=LOG.read_text())
+    app = WalkApp(
+        SOURCE,
+        "mem_fraction_static",
+        session=walk_session,
+        log_text=LOG.read_text(),
+        sinks=presets.SINKS,
+        explained=presets.EXPLAIN_PARAMETER,
+    )
     seen: dict[str, str] = {}
 
     async def run() -> None:

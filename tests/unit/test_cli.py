@@ -3,6 +3,7 @@ uses, `python -m tracer.cli` and the `sgtrace` script."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -12,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
-from tracer.cli.main import build_parser
+from tracer.cli.main import build_parser, main
+from tracer.errors import NoReference, PackageNotFound
+from tracer.sources import PackageHint, parse_remote
+from tracer.sources.fetch import fetch_many
+from tracer.sources.journal import JournalUnreadable
+from tracer.sources.journal import checked as journal_checked
+from tracer.sources.pristine import pair_for
+from tracer.sources.remote import SshOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = """
@@ -98,3 +106,54 @@ def test_python_m_tracer_cli_and_the_script_run_the_same_commands(program: list[
     )
     assert done.returncode == 0, done.stderr
     assert "{trace,fetch,walk,export,audit,explain,callgraph}" in done.stdout
+
+
+# -- the presets stay in the command line ------------------------------------------------
+
+
+def imported_modules(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_neither_the_engine_nor_the_walk_imports_the_command_line() -> None:
+    readers = [
+        path.relative_to(ROOT).as_posix()
+        for folder in ("tracer", "tui")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "tracer/cli/" not in path.as_posix()
+        and any(m.startswith("tracer.cli") for m in imported_modules(path))
+    ]
+    assert readers == []
+
+
+def test_a_host_without_a_path_needs_a_package_to_look_for() -> None:
+    spec = parse_remote("nowhere.invalid", bare_host=True)
+    assert spec is not None
+    [result] = fetch_many([spec], SshOptions(timeout=1), None, PackageHint())
+    assert isinstance(result, PackageNotFound)  # said before any connection is tried
+    assert str(result) == (
+        "nowhere.invalid names no path, and no package is expected there: "
+        "give the path: nowhere.invalid:/path/to/the/tree"
+    )
+
+
+def test_messages_name_the_package_of_the_hint(tmp_path: Path, capsys) -> None:
+    with pytest.raises(JournalUnreadable) as empty:
+        journal_checked("llm.service", "box", 0, b"", b"", PackageHint("vllm"))
+    assert empty.value.hint == "check the unit name (systemctl list-units | grep -i vllm)"
+    tree = str(small_tree(tmp_path))
+    with pytest.raises(NoReference) as engine:
+        pair_for(tree, None, None, None, None, PackageHint("vllm"))
+    assert engine.value.hint == "name it: --against pypi:vllm==VERSION (or a folder)"
+    # The command line hands in its presets.
+    assert main(["audit", tree, "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"sgtrace: error: {tree}: {tree} is not a remote checkout or install, so its reference "
+        "is not known: name it: --against pypi:sglang==VERSION (or a folder)\n"
+    )

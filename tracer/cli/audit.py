@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import Trees, add_common
+from tracer.cli.common import PACKAGE, Trees, add_common
 from tracer.errors import SgtraceError
 
 if TYPE_CHECKING:
@@ -22,7 +22,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "audit", help="what a patched tree changes in the chains of the traced parameters"
     )
     parser.add_argument(
-        "targets", nargs="+", help="host:/path, host (SGLang found there), a folder or pypi:"
+        "targets",
+        nargs="+",
+        help=f"host:/path, host ({presets.PACKAGE} found there), a folder or pypi:",
     )
     parser.add_argument(
         "--against",
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     if args.output is not None:
         check_output(args.output)  # before the fetching and indexing, not after
     progress = trees.fetch_progress(lines=len(args.targets) > 1)
-    pairs = choose_references(args.targets, args.against, trees.ssh, progress)
+    pairs = choose_references(args.targets, args.against, trees.ssh, progress, PACKAGE)
     sessions: dict[int, Session] = {}  # by snapshot, so a shared reference is indexed once
 
     def indexed(snapshot: Snapshot) -> Session:
@@ -81,7 +83,10 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
                     required=args.param,
                     how=pair.how,
                     labels=(pair.reference.label, pair.target.label),
-                    versions=(snapshot_version(pair.reference), snapshot_version(pair.target)),
+                    versions=(
+                        snapshot_version(pair.reference, PACKAGE),
+                        snapshot_version(pair.target, PACKAGE),
+                    ),
                 )
             )
         except SgtraceError as error:

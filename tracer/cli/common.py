@@ -9,11 +9,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracer.cli import presets
+from tracer.sources.hint import PackageHint
 from tracer.sources.remote import SshOptions
 
 if TYPE_CHECKING:  # each command loads what it uses: `fetch` needs neither engine nor graph
     from tracer.session import Session
     from tracer.sources.snapshot import Snapshot
+
+# What a host holds, searched for where no path is given.
+PACKAGE = PackageHint(presets.PACKAGE, presets.CHECKOUT_LOCATIONS)
 
 
 def add_source(parser: argparse.ArgumentParser, help: str) -> None:
@@ -86,6 +91,7 @@ class Trees:
             progress=self.indexing_progress,
             ssh_options=self.ssh,
             fetch_progress=self.fetch_progress(),
+            hint=PACKAGE,
         )
         if self.show_progress and session.facts.parsed_files:
             print(file=sys.stderr)

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import FetchProgress, Trees, add_common
+from tracer.cli.common import PACKAGE, FetchProgress, Trees, add_common
 from tracer.errors import SgtraceError
 from tracer.sources.remote import parse_remote
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
             raise SgtraceError(f"{text!r} is not a host", "write host, user@host or host:/path")
         specs.append(spec)
     progress = FetchProgress(trees.show_progress and not args.json, lines=len(specs) > 1)
-    results = fetch_many(specs, trees.ssh, progress)
+    results = fetch_many(specs, trees.ssh, progress, PACKAGE)
     failed = 0
     for spec, result in zip(specs, results, strict=True):
         if isinstance(result, SgtraceError):

@@ -37,13 +37,12 @@ def read_log_text(args: argparse.Namespace, ssh_options: SshOptions | None) -> s
                 "give the server's log file, or - to read it from standard input",
             ) from None
         return log_text(data, args.log)
+    from tracer.cli.common import PACKAGE
     from tracer.sources.journal import read_journal
-    from tracer.sources.remote import parse_remote
+    from tracer.sources.remote import SshOptions, parse_remote
 
     remote = None if Path(args.source).expanduser().exists() else parse_remote(args.source)
-    from tracer.sources.remote import SshOptions
-
-    return read_journal(args.journal, remote, ssh_options or SshOptions())
+    return read_journal(args.journal, remote, ssh_options or SshOptions(), PACKAGE)
 
 
 def log_text(data: bytes, name: str) -> str:

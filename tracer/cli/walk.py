@@ -7,7 +7,8 @@ import argparse
 import os
 import sys
 
-from tracer.cli.common import Trees, add_common, add_source
+from tracer.cli import presets
+from tracer.cli.common import PACKAGE, Trees, add_common, add_source
 from tracer.cli.trace import DIRECTIONS
 from tracer.errors import SgtraceError
 
@@ -36,7 +37,16 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         from tracer.cli.logs import read_log_text
 
         log_text = read_log_text(args, None)
-    app = WalkApp(args.source, args.name, args.direction, trees.ssh, log_text=log_text)
+    app = WalkApp(
+        args.source,
+        args.name,
+        args.direction,
+        trees.ssh,
+        log_text=log_text,
+        sinks=presets.SINKS,
+        explained=presets.EXPLAIN_PARAMETER,
+        hint=PACKAGE,
+    )
     app.run()
     # A trace still running in a worker thread cannot be interrupted: leave without waiting
     # for it (the cache is written atomically, so nothing is left half done).

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracer.cli import presets
 from tracer.errors import (
     PackageNotFound,
     RemotePathMissing,
@@ -25,6 +24,7 @@ from tracer.errors import (
 from tracer.sources.archive import Progress, choose_compressor, receive
 from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash, write_atomic
+from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions, probe_script
 from tracer.sources.snapshot import Snapshot
 from tracer.sources.ssh import connect, connection_error
@@ -132,10 +132,12 @@ def probe_end(output: bytes) -> int | None:
     return None if found < 0 else found + 5
 
 
-async def start_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Probed:
-    """Run probe.sh on the host and read its report; the command then waits for the list of
-    files to send (Probed.send)."""
-    args = [spec.path or "", presets.PACKAGE, *presets.CHECKOUT_LOCATIONS]
+async def start_probe(
+    conn: asyncssh.SSHClientConnection, spec: RemoteSpec, hint: PackageHint
+) -> Probed:
+    """Run probe.sh on the host and read its report (HINT: the package looked for where
+    SPEC has no path); the command then waits for the list of files to send (Probed.send)."""
+    args = [spec.path or "", hint.name, *hint.checkout_locations]
     command = "sh -c " + shlex.quote(probe_script()) + " sgtrace-probe " + shlex.join(args)
     output = bytearray()
     timed: list[tuple[float, int]] = []  # (when, bytes so far) after each read
@@ -154,7 +156,7 @@ async def start_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> P
         raise lost_connection(spec) from exc
     if end is None and process.exit_status is None:
         raise lost_connection(spec)
-    probe = checked_probe(parse_probe(bytes(output)), spec)
+    probe = checked_probe(parse_probe(bytes(output)), spec, hint)
     return Probed(probe, process, link_rate(timed, bytes(output)))
 
 
@@ -171,7 +173,7 @@ def link_rate(timed: list[tuple[float, int]], output: bytes) -> float | None:
     return (last[1] - first[1]) / max(last[0] - first[0], 1e-6)
 
 
-def checked_probe(probe: Probe, spec: RemoteSpec) -> Probe:
+def checked_probe(probe: Probe, spec: RemoteSpec, hint: PackageHint) -> Probe:
     where = spec.path or "(searched)"
     if probe.error == "missing":
         raise RemotePathMissing(
@@ -179,9 +181,9 @@ def checked_probe(probe: Probe, spec: RemoteSpec) -> Probe:
         )
     if probe.error == "nopackage":
         raise PackageNotFound(
-            f"no {presets.PACKAGE} found on {spec.label}: no running server, systemd unit, "
-            f"importable package or checkout in {', '.join(presets.CHECKOUT_LOCATIONS)}",
-            f"give the path: {spec.label}:/path/to/folder-holding-{presets.PACKAGE}",
+            f"no {hint.name} found on {spec.label}: no running server, systemd unit, "
+            f"importable package or checkout in {', '.join(hint.checkout_locations)}",
+            f"give the path: {spec.label}:/path/to/folder-holding-{hint.name}",
         )
     if probe.error == "notar":
         raise RemoteToolMissing(f"{spec.label} has no `tar`", "install tar on the host")
@@ -213,9 +215,11 @@ class Probed:
         self.process.stdin.write_eof()
 
 
-async def run_probe(conn: asyncssh.SSHClientConnection, spec: RemoteSpec) -> Probe:
+async def run_probe(
+    conn: asyncssh.SSHClientConnection, spec: RemoteSpec, hint: PackageHint
+) -> Probe:
     """The host's report alone, nothing sent."""
-    probed = await start_probe(conn, spec)
+    probed = await start_probe(conn, spec, hint)
     probed.send("none", [])
     probed.process.close()
     return probed.probe
@@ -236,11 +240,18 @@ def mirror_path(spec: RemoteSpec, probe: Probe) -> Path:
 
 
 async def fetch(
-    spec: RemoteSpec, options: SshOptions, progress: Progress | None = None
+    spec: RemoteSpec, options: SshOptions, progress: Progress | None, hint: PackageHint
 ) -> FetchResult:
+    """SPEC's tree, fetched where it changed since the last fetch (HINT: the package looked
+    for where SPEC has no path)."""
+    if spec.path is None and not hint.name:
+        raise PackageNotFound(
+            f"{spec.text} names no path, and no package is expected there",
+            f"give the path: {spec.label}:/path/to/the/tree",
+        )
     started = time.monotonic()
     async with await connect(spec, options) as conn:
-        probed = await start_probe(conn, spec)
+        probed = await start_probe(conn, spec, hint)
         probe = probed.probe
         mirror = mirror_path(spec, probe)
         recorded = read_mirror(mirror)
@@ -345,13 +356,16 @@ def package_version(snapshot: Snapshot, top: str, files: dict[str, str], blobs: 
 
 
 def fetch_many(
-    specs: list[RemoteSpec], options: SshOptions, progress: Progress | None = None
+    specs: list[RemoteSpec],
+    options: SshOptions,
+    progress: Progress | None,
+    hint: PackageHint,
 ) -> list[FetchResult | SgtraceError]:
     """Fetch from several hosts at once; each gets its result or its error."""
 
     async def one(spec: RemoteSpec) -> FetchResult | SgtraceError:
         try:
-            return await fetch(spec, options, progress)
+            return await fetch(spec, options, progress, hint)
         except SgtraceError as error:
             return error
         except (OSError, asyncssh.Error) as exc:
@@ -369,9 +383,9 @@ def fetch_many(
 
 
 def fetch_one(
-    spec: RemoteSpec, options: SshOptions, progress: Progress | None = None
+    spec: RemoteSpec, options: SshOptions, progress: Progress | None, hint: PackageHint
 ) -> FetchResult:
-    result = fetch_many([spec], options, progress)[0]
+    result = fetch_many([spec], options, progress, hint)[0]
     if isinstance(result, SgtraceError):
         raise result
     return result

@@ -11,6 +11,7 @@ import subprocess
 import asyncssh
 
 from tracer.errors import SgtraceError
+from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions
 from tracer.sources.ssh import connect, connection_error
 
@@ -26,23 +27,28 @@ def journal_command(unit: str) -> list[str]:
     return ["journalctl", "--no-pager", "-o", "cat", "-n", str(JOURNAL_LINES), "-u", unit]
 
 
-def read_journal(unit: str, remote: RemoteSpec | None, options: SshOptions) -> str:
-    """The newest lines of UNIT's journal, messages only (the server's own prefix kept)."""
+def read_journal(
+    unit: str, remote: RemoteSpec | None, options: SshOptions, hint: PackageHint
+) -> str:
+    """The newest lines of UNIT's journal, messages only (the server's own prefix kept);
+    HINT names the package whose units an empty journal's message suggests looking for."""
     if remote is None:
-        return local_journal(unit)
-    return asyncio.run(remote_journal(unit, remote, options))
+        return local_journal(unit, hint)
+    return asyncio.run(remote_journal(unit, remote, options, hint))
 
 
-def local_journal(unit: str) -> str:
+def local_journal(unit: str, hint: PackageHint) -> str:
     if shutil.which("journalctl") is None:
         raise JournalUnreadable(
             "journalctl is not installed here", "give the log with --log FILE or --log -"
         )
     done = subprocess.run(journal_command(unit), capture_output=True, timeout=TIMEOUT, check=False)
-    return checked(unit, "this machine", done.returncode, done.stdout, done.stderr)
+    return checked(unit, "this machine", done.returncode, done.stdout, done.stderr, hint)
 
 
-async def remote_journal(unit: str, spec: RemoteSpec, options: SshOptions) -> str:
+async def remote_journal(
+    unit: str, spec: RemoteSpec, options: SshOptions, hint: PackageHint
+) -> str:
     try:
         async with await connect(spec, options) as conn:
             result = await asyncio.wait_for(
@@ -53,10 +59,10 @@ async def remote_journal(unit: str, spec: RemoteSpec, options: SshOptions) -> st
     except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
         raise connection_error(spec, exc) from exc
     status = result.exit_status if result.exit_status is not None else 255
-    return checked(unit, spec.label, status, result.stdout or b"", result.stderr or b"")
+    return checked(unit, spec.label, status, result.stdout or b"", result.stderr or b"", hint)
 
 
-def checked(unit: str, where: str, status: int, out: object, err: object) -> str:
+def checked(unit: str, where: str, status: int, out: object, err: object, hint: PackageHint) -> str:
     stdout = out if isinstance(out, bytes) else str(out).encode()
     stderr = err if isinstance(err, bytes) else str(err).encode()
     if status == 127 or b"not found" in stderr and not stdout:
@@ -73,6 +79,7 @@ def checked(unit: str, where: str, status: int, out: object, err: object) -> str
     if not text.strip() or text.strip() == "-- No entries --":
         raise JournalUnreadable(
             f"the journal of {unit} on {where} is empty",
-            "check the unit name (systemctl list-units | grep -i sglang)",
+            "check the unit name (systemctl list-units"
+            + (f" | grep -i {hint.name})" if hint.name else ")"),
         )
     return text

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import asyncssh
 
-from tracer.cli import presets
 from tracer.errors import NoReference, SgtraceError, TransferFailed
 from tracer.sources import open_source
 from tracer.sources.archive import Progress
@@ -30,6 +29,7 @@ from tracer.sources.fetch import (
     load_mirror,
     mirror_path,
 )
+from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
 from tracer.sources.snapshot import Snapshot
 from tracer.sources.ssh import connect, connection_error
@@ -242,8 +242,11 @@ def fetched_record(result: FetchResult) -> str | None:
     return None
 
 
-def installed_reference(result: FetchResult, record: str) -> tuple[Snapshot, str]:
-    """The target with the files its RECORD disowns put back as the release on PyPI has them."""
+def installed_reference(
+    result: FetchResult, record: str, hint: PackageHint
+) -> tuple[Snapshot, str]:
+    """The target with the files its RECORD disowns put back as the release on PyPI has them
+    (the release of HINT's package)."""
     target = result.snapshot
     version = target.meta.get("version", "")
     if not version:
@@ -252,7 +255,7 @@ def installed_reference(result: FetchResult, record: str) -> tuple[Snapshot, str
             "name the reference: --against pypi:NAME==VERSION",
         )
     changes = record_changes(target, record_hashes(record), result.probe.top)
-    spec = f"pypi:{presets.PACKAGE}=={version}"
+    spec = hint.pypi(version)
     release = open_source(spec)
     pristine = {p: release.read(p) for p in changes.changed if p in release.files}
     how = (
@@ -265,10 +268,11 @@ def installed_reference(result: FetchResult, record: str) -> tuple[Snapshot, str
 # -- versions ------------------------------------------------------------------------------
 
 
-def snapshot_version(snapshot: Snapshot) -> str:
+def snapshot_version(snapshot: Snapshot, hint: PackageHint) -> str:
     """The release a tree is, as far as it says: the version its source recorded (PyPI, a
     host's METADATA or version.py), else a local folder's `NAME-VERSION.dist-info/METADATA`
-    for one of its packages, else `__version__` in a package's `version.py`; "" if none."""
+    for one of its packages (HINT's first), else `__version__` in a package's `version.py`;
+    "" if none."""
     if snapshot.meta.get("version"):
         return snapshot.meta["version"]
     tops = sorted(
@@ -277,7 +281,7 @@ def snapshot_version(snapshot: Snapshot) -> str:
             for p in snapshot.files
             if p.count("/") == 1 and p.endswith("/__init__.py")
         },
-        key=lambda top: (top != presets.PACKAGE, top),
+        key=lambda top: (top != hint.name, top),
     )
     if snapshot.blobs is None:  # a local folder: its dist-info sits beside the package
         for top in tops:
@@ -312,7 +316,7 @@ def metadata_version(path: Path) -> str:
 
 def aligned(target: Snapshot, reference: Snapshot) -> Snapshot:
     """TARGET re-rooted where the reference's packages are (a checkout's top given where the
-    release holds `sglang/` at its root: `python/sglang/x.py` -> `sglang/x.py`)."""
+    release holds `pkg/` at its root: `python/pkg/x.py` -> `pkg/x.py`)."""
     if set(target.files) & set(reference.files):
         return target
     tops = {
@@ -347,10 +351,13 @@ def choose_references(
     texts: list[str],
     against: str | None,
     options: SshOptions,
-    progress: Progress | None = None,
+    progress: Progress | None,
+    hint: PackageHint,
 ) -> list[Pair | SgtraceError]:
     """For each target as the user wrote it, its snapshot and its reference (or the error
-    that stopped it). Remote targets are fetched at once, their committed files too."""
+    that stopped it). Remote targets are fetched at once, their committed files too; HINT
+    is the package a host holds (looked for where no path is given, its release on PyPI the
+    reference of a pip install)."""
     remote: dict[int, RemoteSpec] = {}
     for n, text in enumerate(texts):
         local = text.startswith("pypi:") or Path(text).expanduser().exists()
@@ -358,16 +365,16 @@ def choose_references(
         if spec is not None:
             remote[n] = spec
     results: dict[int, FetchResult | SgtraceError] = dict(
-        zip(remote, fetch_many(list(remote.values()), options, progress), strict=True)
+        zip(remote, fetch_many(list(remote.values()), options, progress, hint), strict=True)
     )
-    reference = open_source(against, options, progress) if against else None
+    reference = open_source(against, options, progress, hint) if against else None
     committed = fetch_committed(
         {n: r for n, r in results.items() if isinstance(r, FetchResult) and not against}, options
     )
     pairs: list[Pair | SgtraceError] = []
     for n, text in enumerate(texts):
         try:
-            pairs.append(pair_for(text, results.get(n), reference, against, committed.get(n)))
+            pairs.append(pair_for(text, results.get(n), reference, against, committed.get(n), hint))
         except SgtraceError as error:
             pairs.append(error)
     return pairs
@@ -379,6 +386,7 @@ def pair_for(
     reference: Snapshot | None,
     against: str | None,
     committed: dict[str, bytes] | SgtraceError | None,
+    hint: PackageHint,
 ) -> Pair:
     if isinstance(fetched, SgtraceError):
         raise fetched
@@ -389,7 +397,7 @@ def pair_for(
         if reference is None:
             raise NoReference(
                 f"{text} is not a remote checkout or install, so its reference is not known",
-                "name it: --against pypi:sglang==VERSION (or a folder)",
+                f"name it: --against {hint.pypi('VERSION')} (or a folder)",
             )
         return Pair(aligned(target, reference), reference, f"--against {against}")
     if reference is not None:
@@ -404,11 +412,11 @@ def pair_for(
         return Pair(fetched.snapshot, git_reference(fetched, committed or {}), how)
     record = fetched_record(fetched)
     if record is not None:
-        reference, how = installed_reference(fetched, record)
+        reference, how = installed_reference(fetched, record, hint)
         return Pair(fetched.snapshot, reference, how)
     raise NoReference(
         f"{fetched.spec.text} is neither a git checkout nor a pip install with a RECORD",
-        "name the reference: --against pypi:sglang==VERSION (or a folder, or host:/path)",
+        f"name the reference: --against {hint.pypi('VERSION')} (or a folder, or host:/path)",
     )
 
 

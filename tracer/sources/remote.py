@@ -18,7 +18,7 @@ class RemoteSpec:
     host: str  # a host name, an address, or a Host alias of ~/.ssh/config
     user: str | None
     port: int | None
-    path: str | None  # None: find SGLang on the host
+    path: str | None  # None: find the package (a PackageHint) on the host
     text: str  # as the user wrote it
 
     @property
