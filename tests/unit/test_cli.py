@@ -4,6 +4,7 @@ uses, `python -m tracer.cli` and the `sgtrace` script."""
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import tracer.cli
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
 from tracer.cli.main import build_parser, main
 from tracer.errors import NoReference, PackageNotFound
@@ -157,3 +159,28 @@ def test_messages_name_the_package_of_the_hint(tmp_path: Path, capsys) -> None:
         f"sgtrace: error: {tree}: {tree} is not a remote checkout or install, so its reference "
         "is not known: name it: --against pypi:sglang==VERSION (or a folder)\n"
     )
+
+
+# -- the first ten minutes -----------------------------------------------------------------
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tracer.cli", "--version"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "sgtrace 0.1.0\n", "")
+    assert importlib.metadata.version("sgtrace") == tracer.cli.__version__
+
+
+def test_version_without_metadata_falls_back_to_the_source_tree(tmp_path: Path) -> None:
+    # -S: no site-packages, so no installed metadata; the tree itself is on the path.
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tracer.cli.main import entry; entry()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code, "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stdout) == (0, "sgtrace 0.1.0\n"), done.stderr

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
 from tracer.cli.common import Trees
@@ -21,10 +21,34 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sgtrace",
         description="Where does a parameter come from, where does it go, and why?",
     )
+    parser.add_argument("--version", action=ShowVersion)
     commands = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands)
     return parser
+
+
+class ShowVersion(argparse.Action):
+    """`--version`: `sgtrace 0.1.0`, read from the package's metadata only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        print(f"sgtrace {version()}")
+        parser.exit()
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    from tracer.cli import __version__
+
+    try:
+        return installed("sgtrace")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
