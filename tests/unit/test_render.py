@@ -1,4 +1,5 @@
-"""The chain as people read it (text) and as programs read it (the JSON contract in DESIGN.md)."""
+"""The chain as people read it (text) and as programs read it (the JSON contract in
+docs/DESIGN.md)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_source(parser, "a folder, a .py file, or pypi:NAME==VERSION")
     parser.add_argument("name", help=NAME_FORMS)
     parser.add_argument("--direction", choices=DIRECTIONS, default="both")
-    parser.add_argument("--json", action="store_true", help="the chain as JSON (DESIGN.md)")
+    parser.add_argument(
+        "--json", action="store_true", help="the chain as JSON (the contract in docs/DESIGN.md)"
+    )
     parser.add_argument(
         "--max-depth", type=int, default=DEFAULT_DEPTH, help="steps searched from the name"
     )

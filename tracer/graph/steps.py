@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from tracer.store.step_ids import StepId
 
-# Step kinds: the places a value lives (see DESIGN.md, the trace JSON contract).
+# Step kinds: the places a value lives (docs/DESIGN.md, "The trace JSON contract").
 KINDS = (
     "cli_flag",
     "field",

@@ -1,4 +1,5 @@
-"""Chains as text for people and as JSON for programs (the contract in DESIGN.md)."""
+"""Chains as text for people, and as JSON for programs in the contract of docs/DESIGN.md
+("The trace JSON contract")."""
 
 from __future__ import annotations
 
