@@ -26,8 +26,8 @@ from tracer.extract.parse import parser
 from tracer.session import Session, index_snapshot
 from tracer.sources import Snapshot, open_source
 from tracer.store.cache import FactCache
-from tracer.store.versions import KINDS
 from tracer.trace.chains import trace
+from tracer.versions import KINDS
 
 FIRST_NAME = "mem_fraction_static"
 SECOND_NAME = "max_total_num_tokens"

@@ -20,7 +20,7 @@ from tracer.sources import local_snapshot
 from tracer.sources.snapshot import MAX_FILE_BYTES
 from tracer.store.cache import FactCache
 from tracer.store.rows import ROWS_PARTS
-from tracer.store.versions import FLOWS, SUMMARIES
+from tracer.versions import FLOWS, SUMMARIES
 
 BROKEN = b"""\
 def good(a):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tracer.store.versions import FLOWS, KINDS, NAMES, SUMMARIES, CachedKind
+from tracer.versions import FLOWS, KINDS, NAMES, SUMMARIES, CachedKind
 
 
 def test_every_kind_names_files_that_exist_and_a_version_of_its_own() -> None:

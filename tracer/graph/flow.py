@@ -19,7 +19,7 @@ from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarg
 from tracer.store import step_ids
 from tracer.store.facts import Facts
 from tracer.store.rows import CALLEE, row_at
-from tracer.store.versions import DERIVED
+from tracer.versions import DERIVED
 
 ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
 COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from tracer.errors import SourceNotFound, UnsafeArchive, VersionNotFound
 from tracer.sources.cache import cache_root
 from tracer.sources.snapshot import MAX_FILE_BYTES, Snapshot, local_snapshot
+from tracer.versions import RELEASES
 
 SPEC = re.compile(r"^pypi:(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
 MAX_TOTAL_BYTES = 2 << 30
@@ -39,7 +40,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 def pypi_snapshot(spec: str) -> Snapshot:
     name, version = parse_spec(spec)
-    tree = cache_root() / "pypi" / f"{name.lower()}-{version}"
+    tree = cache_root() / RELEASES.name / f"{name.lower()}-{version}-{RELEASES.version}"
     if not (tree / ".complete").exists():
         fetch_release(name, version, tree)
     snapshot = local_snapshot(tree / "tree", label=spec)

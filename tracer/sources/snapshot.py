@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tracer.errors import NoPythonFiles, SourceNotFound
 from tracer.sources.cache import cache_root, content_hash, write_atomic
+from tracer.versions import STAT
 
 if TYPE_CHECKING:
     from tracer.sources.blobs import BlobStore
@@ -120,7 +121,8 @@ class StatCache:
     """Content hashes of the files under one root, by (size, mtime)."""
 
     def __init__(self, root: Path) -> None:
-        self.path = cache_root() / "stat" / f"{content_hash(str(root.resolve()).encode())}.pkl"
+        key = content_hash(str(root.resolve()).encode())
+        self.path = cache_root() / STAT.name / f"{key}-{STAT.version}.pkl"
         try:
             self.entries: dict[str, tuple[int, int, str]] = pickle.loads(self.path.read_bytes())
         except (OSError, EOFError, pickle.UnpicklingError, ValueError):

@@ -1,6 +1,6 @@
 """The fact cache: pickled facts under `facts/`, one entry per (kind, key, the kind's version),
 single entries or packs of many. A kind's version comes from what produces it
-(tracer/store/versions.py); the callers give the key alone. Writes are atomic; an entry that
+(tracer/versions.py); the callers give the key alone. Writes are atomic; an entry that
 does not load is computed again."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tracer.sources.cache import cache_root, content_hash, write_atomic
-from tracer.store.versions import CachedKind
+from tracer.versions import CachedKind
 
 TEMPORARY_NAMES = itertools.count()
 

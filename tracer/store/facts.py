@@ -1,6 +1,6 @@
 """Facts for a Snapshot: summaries of every file, flows of the files a query reaches.
 
-Both are cached by content hash (each kind under its version, tracer/store/versions.py), so a
+Both are cached by content hash (each kind under its version, tracer/versions.py), so a
 second run parses nothing.
 """
 
@@ -27,7 +27,7 @@ from tracer.store.rows import (
     encode_flows,
     file_rows,
 )
-from tracer.store.versions import FLOWS, GREPS, NAMES, SUMMARIES
+from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES
 
 Progress = Callable[[int, int], None]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from tracer.analyses.explain.logread import LogLine
 from tracer.analyses.explain.templates import NUMBER, Hole, Template, file_templates
 from tracer.store.facts import Facts
-from tracer.store.versions import TEMPLATES
+from tracer.versions import TEMPLATES
 
 MAX_MESSAGE = 4096
 MIN_NEEDLE = 8  # a literal piece shorter than this is too common to find the right file

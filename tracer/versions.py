@@ -1,9 +1,10 @@
-"""One version scheme for every cached kind of facts: a kind's version is a hash of the source
-files that produce it (modules of this package, and the query files they load) and of the
-versions of the kinds it is made from. Change one of those files and the kind's entries are
-made anew; change anything else and they stay. There is no number to remember to bump.
+"""One version scheme for every cached kind: a kind's version is a hash of the source files
+that produce it (modules of this package, and the query files they load) and of the versions
+of the kinds it is made from. Change one of those files and the kind's entries are made anew;
+change anything else and they stay. There is no number to remember to bump.
 
-Every kind is declared here, once, with what produces it."""
+Every kind is declared here, once, with what produces it (files named, not imported: any
+stage may use this module). Fetched blobs need no version: they are named by their content."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent  # tracer/
+PACKAGE = Path(__file__).resolve().parent  # tracer/
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,15 @@ def expand(root: Traversable, names: tuple[str, ...], suffix: str) -> list[Trave
     return found
 
 
+# -- the sources' caches ---------------------------------------------------------------------
+
+# A local tree's content hashes by (size, mtime), so an unchanged file is not read again.
+STAT = CachedKind("stat", ("sources/snapshot.py",))
+# A release from the package index, downloaded and unpacked (only its Python files).
+RELEASES = CachedKind("pypi", ("sources/pypi.py", "sources/snapshot.py"))
+
+# -- the facts ---------------------------------------------------------------------------------
+
 EXTRACTION = ("extract/",)
 QUERIES = ("python/",)  # the extractor's queries (views/ holds those of views)
 
@@ -75,4 +85,4 @@ TEMPLATES = CachedKind(
     "templates", ("analyses/explain/templates.py", "extract/parse.py"), ("python/views/",)
 )
 
-KINDS = (SUMMARIES, FLOWS, NAMES, GREPS, DERIVED, TEMPLATES)
+KINDS = (STAT, RELEASES, SUMMARIES, FLOWS, NAMES, GREPS, DERIVED, TEMPLATES)
