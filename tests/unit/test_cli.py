@@ -17,6 +17,7 @@ import tracer.cli
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
 from tracer.cli.main import build_parser, main
 from tracer.errors import NoReference, PackageNotFound
+from tracer.index.suggest import nearest_names
 from tracer.sources import PackageHint, parse_remote
 from tracer.sources.fetch import fetch_many
 from tracer.sources.journal import JournalUnreadable
@@ -184,3 +185,56 @@ def test_version_without_metadata_falls_back_to_the_source_tree(tmp_path: Path) 
         text=True,
     )
     assert (done.returncode, done.stdout) == (0, "sgtrace 0.1.0\n"), done.stderr
+
+
+@pytest.mark.release
+def test_a_misspelled_name_gets_the_nearest_names_the_index_knows(release, capsys) -> None:
+    release("0.4.6")
+    assert main(["trace", "pypi:sglang==0.4.6", "mem_fraction_statik", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        "sgtrace: error: 'mem_fraction_statik' is bound nowhere in the source: "
+        "did you mean mem_fraction_static?\n"
+    )
+    # A dotted name: its last part is matched, its owner kept.
+    assert main(["trace", "pypi:sglang==0.4.6", "ServerArgs.chunked_prefil_size"]) == 2
+    assert capsys.readouterr().err == (
+        "sgtrace: error: 'ServerArgs.chunked_prefil_size' is bound nowhere in the source: "
+        "did you mean ServerArgs.chunked_prefill_size?\n"
+    )
+    # The owner misspelled: the owners near it that bind the name, then the name alone.
+    assert main(["trace", "pypi:sglang==0.4.6", "ServerArg.mem_fraction_static"]) == 2
+    assert capsys.readouterr().err == (
+        "sgtrace: error: 'ServerArg.mem_fraction_static' is bound nowhere in the source: "
+        "did you mean ServerArgs.mem_fraction_static or mem_fraction_static?\n"
+    )
+    # Nothing near: the old advice.
+    assert main(["trace", "pypi:sglang==0.4.6", "no_such_parameter_anywhere"]) == 2
+    assert capsys.readouterr().err == (
+        "sgtrace: error: 'no_such_parameter_anywhere' is bound nowhere in the source: "
+        "check the spelling; try the attribute or parameter name alone\n"
+    )
+
+
+@pytest.mark.release
+def test_a_field_that_moved_to_another_class_is_offered_alone(release, capsys) -> None:
+    # 0.5.23 declares ServerArgs' fields in arg_groups/fields/ classes: the old owner binds
+    # nothing, the name alone traces.
+    release("0.5.23")
+    assert main(["trace", "pypi:sglang==0.5.23", "ServerArgs.mem_fraction_static"]) == 2
+    assert capsys.readouterr().err == (
+        "sgtrace: error: 'ServerArgs.mem_fraction_static' is bound nowhere in the source: "
+        "did you mean mem_fraction_static?\n"
+    )
+    assert main(["trace", "pypi:sglang==0.5.23", "mem_fraction_static", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["param"] == "mem_fraction_static"
+
+
+def test_nearest_names_come_from_fields_params_and_definitions(snippet_session) -> None:
+    index = snippet_session({"pkg/__init__.py": "", "pkg/runner.py": RUNNER}).index
+    assert nearest_names(index, "fracton") == ["fraction"]
+    assert nearest_names(index, "Runner.size.totl") == ["Runner.size.total"]
+    assert nearest_names(index, "Runner.sise.total") == ["Runner.size.total", "total"]
+    assert nearest_names(index, "Config.fraction") == ["fraction"]
+    assert nearest_names(index, "Runnr") == ["Runner"]
+    assert nearest_names(index, "size") == []  # spelled right: nothing nearer
+    assert nearest_names(index, "unrelated") == []

@@ -68,9 +68,12 @@ def chain_of(
         branch_depth = DEFAULT_BRANCH_DEPTH if direction == "both" else ONE_WAY_BRANCH_DEPTH
     seeds = graph.seeds(name)
     if not seeds:
+        from tracer.index.suggest import did_you_mean  # only a failed trace needs it
+
         raise NameNotFound(
             f"{name!r} is bound nowhere in the source",
-            "check the spelling; try the attribute or parameter name alone",
+            did_you_mean(graph.index, name)
+            or "check the spelling; try the attribute or parameter name alone",
         )
     edges: dict[tuple[str, str, str], Edge] = {}
     seed_names = {graph.step(s).name for s in seeds}
