@@ -1,16 +1,21 @@
-"""A table of one file that is filled unit by unit as it is read."""
+"""A table of one file that is filled unit by unit as it is read: what a query sees as a
+dictionary, and what the unit builders fill without setting off a build of their own."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 ALL = object()  # a demand for every unit of the file
+K = TypeVar("K")
+V = TypeVar("V")
 
 
-class Demanded(dict):  # type: ignore[type-arg]
-    """A table of one file filled unit by unit: reading a key first builds the units it
-    depends on (DEMAND); iterating the whole table builds every unit."""
+class Demanded(dict[K, V]):
+    """A table of one file filled unit by unit. Read as a dictionary (what queries do),
+    a key first builds the units it depends on (DEMAND), and the whole table every unit.
+    The builders, which run inside a demand, use `put` and the `held` readers: they see
+    what is built so far and build nothing more."""
 
     __slots__ = ("demand",)
 
@@ -48,4 +53,18 @@ class Demanded(dict):  # type: ignore[type-arg]
 
     def items(self) -> Any:
         self.demand(ALL)
+        return super().items()
+
+    # -- for the builders: what is built so far, building nothing ----------------------------
+
+    def put(self, key: K, value: V) -> None:
+        super().__setitem__(key, value)
+
+    def held(self, key: object, default: Any = None) -> Any:
+        return super().get(key, default)
+
+    def held_values(self) -> Any:
+        return super().values()
+
+    def held_items(self) -> Any:
         return super().items()

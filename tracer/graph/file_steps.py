@@ -116,24 +116,24 @@ class FileTables:
         self.calls: Sequence[Call] = flows.calls
         self.source = source
         by_step, by_scope, by_call = self.by_step, self.by_scope, self.by_call
-        self.steps: dict[str, Step] = Demanded(by_step)
-        self.scope_of: dict[str, str] = Demanded(by_step)
+        self.steps: Demanded[str, Step] = Demanded(by_step)
+        self.scope_of: Demanded[str, str] = Demanded(by_step)
         # What each step reads: plain refs, and the resolved calls whose results it takes.
-        self.refs: dict[str, tuple[str, ...]] = Demanded(by_step)
+        self.refs: Demanded[str, tuple[str, ...]] = Demanded(by_step)
         # Refs a step reads only as arguments of calls we cannot see into (`f(gpu_id)`).
-        self.opaque: dict[str, frozenset[str]] = Demanded(by_step)
-        self.results: dict[str, tuple[int, ...]] = Demanded(by_step)
-        self.bound: dict[str, str] = Demanded(by_step)  # assignment step -> target path
+        self.opaque: Demanded[str, frozenset[str]] = Demanded(by_step)
+        self.results: Demanded[str, tuple[int, ...]] = Demanded(by_step)
+        self.bound: Demanded[str, str] = Demanded(by_step)  # assignment step -> target path
         # Tuple positions: of a target in `a, b = ...`, of a value in `return a, b`.
-        self.position: dict[str, int] = Demanded(by_step)
-        self.local_defs: dict[tuple[str, str], list[str]] = Demanded(by_scope)
-        self.local_reads: dict[tuple[str, str], list[str]] = Demanded(self.by_local_read)
-        self.attr_reads: dict[str, list[Read]] = Demanded(self.by_attr_read)
-        self.returns: dict[str, list[str]] = Demanded(self.by_function)
-        self.consumers: dict[int, list[str]] = Demanded(by_call)
-        self.call_args: dict[int, list[str]] = Demanded(by_call)  # the steps of its args
-        self.targets: dict[int, list[CallTarget]] = Demanded(by_call)
-        self.flags: dict[str, list[tuple[str, tuple[str, ...]]]] = Demanded(self.by_flag)
+        self.position: Demanded[str, int] = Demanded(by_step)
+        self.local_defs: Demanded[tuple[str, str], list[str]] = Demanded(by_scope)
+        self.local_reads: Demanded[tuple[str, str], list[str]] = Demanded(self.by_local_read)
+        self.attr_reads: Demanded[str, list[Read]] = Demanded(self.by_attr_read)
+        self.returns: Demanded[str, list[str]] = Demanded(self.by_function)
+        self.consumers: Demanded[int, list[str]] = Demanded(by_call)
+        self.call_args: Demanded[int, list[str]] = Demanded(by_call)  # the steps of its args
+        self.targets: Demanded[int, list[CallTarget]] = Demanded(by_call)
+        self.flags: Demanded[str, list[tuple[str, tuple[str, ...]]]] = Demanded(self.by_flag)
         self.flag_generators = set(names.flag_generators)  # scopes that build flags by name
         self.rank: dict[str, Rank] = {}
         self.added = 0  # steps added from outside (generated flags), ranked after the rest
@@ -160,7 +160,7 @@ class FileTables:
         step = self.steps[step_id]
         if step.code == UNREAD:
             step = replace(step, code=self.lines.span(step.line, step.end_line))
-            dict.__setitem__(self.steps, step_id, step)
+            self.steps.put(step_id, step)
         return step
 
     def arguments(self, call_id: int) -> list[tuple[Arg, str]]:
@@ -218,9 +218,9 @@ class FileTables:
         step = item if isinstance(item, str) else item[0] if isinstance(item, tuple) else item.step
         return self.rank[step]
 
-    def append(self, table: dict[Any, list[Any]], key: Any, item: Any) -> None:
+    def append(self, table: Demanded[Any, list[Any]], key: Any, item: Any) -> None:
         """Append ITEM to TABLE[KEY], a list that other units may fill too."""
-        found = dict.get(table, key)
+        found = table.held(key)
         if found is None:
             found = table[key] = []
             self.fresh.add(id(found))
@@ -233,8 +233,8 @@ class FileTables:
         if rank is None:
             self.added += 1
             rank = (6, self.added)
-        dict.__setitem__(self.steps, step.id, step)
-        dict.__setitem__(self.scope_of, step.id, scope)
+        self.steps.put(step.id, step)
+        self.scope_of.put(step.id, scope)
         self.rank[step.id] = rank
 
     # -- demands: the units a key depends on -------------------------------------------------
@@ -329,7 +329,7 @@ class FileTables:
             self.ensure(WHOLE if self.whole else self.rows.units[unit])
         if word in self.names.flag_dests:
             self.by_flag(word)
-        found = [s for s in dict.values(self.steps) if s.name == word]
+        found = [s for s in self.steps.held_values() if s.name == word]
         return sorted(found, key=lambda s: self.rank[s.id])
 
     def inner_reads(self, scope: str) -> list[tuple[tuple[str, str], list[str]]]:
@@ -337,11 +337,11 @@ class FileTables:
         by (scope, name), in the order a whole-file build first makes them."""
         if scope == MODULE_SCOPE:
             self.ensure_all()
-            found = list(dict.items(self.local_reads))
+            found = list(self.local_reads.held_items())
             return sorted(found, key=lambda item: self.rank[item[1][0]])
         self.ensure(self.unit_of(scope))
         prefix = scope + "."
-        return [item for item in dict.items(self.local_reads) if item[0][0].startswith(prefix)]
+        return [item for item in self.local_reads.held_items() if item[0][0].startswith(prefix)]
 
     # -- building a unit: its steps and what they read ------------------------------------
 
@@ -353,7 +353,7 @@ class FileTables:
         targets = self.resolver.targets
         for call_id in unit.calls:
             row = row_at(flows.calls, call_id)
-            dict.__setitem__(self.targets, call_id, targets(path, row[CALL_SCOPE], row[CALLEE]))
+            self.targets.put(call_id, targets(path, row[CALL_SCOPE], row[CALLEE]))
         self.add_definitions(unit)
         if unit.assigns and self.in_class_body is None:
             self.in_class_body = class_bodies(self.summary)
@@ -374,7 +374,7 @@ class FileTables:
             # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
             if (
                 row[DISCARDED]
-                or dict.get(self.targets, call_id)
+                or self.targets.held(call_id)
                 or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
             ):
                 self.add_call(row)
@@ -475,7 +475,7 @@ class FileTables:
         if callee.rpartition(".")[2] in FLAG_METHODS:
             self.add_flag(self.calls[call_id])
             return
-        if dict.get(self.targets, call_id):
+        if self.targets.held(call_id):
             for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
                 step = Step(
                     id=step_ids.argument_id(path, call_id, i),
@@ -533,7 +533,7 @@ class FileTables:
             for ref in current[VALUE_REFS]:
                 refs[ref] = refs.get(ref, True) and opaque
             for call_id in current[VALUE_CALLS]:
-                if dict.get(self.targets, call_id):
+                if self.targets.held(call_id):
                     results.append(call_id)
                     self.consumers.setdefault(call_id, []).append(step.id)
                     continue
