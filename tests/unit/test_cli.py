@@ -238,3 +238,87 @@ def test_nearest_names_come_from_fields_params_and_definitions(snippet_session) 
     assert nearest_names(index, "Runnr") == ["Runner"]
     assert nearest_names(index, "size") == []  # spelled right: nothing nearer
     assert nearest_names(index, "unrelated") == []
+
+
+BROKEN = """\
+def good(a):
+    return a
+
+def bad(:
+    pass
+
+class After:
+    def method(self, b):
+        self.c = b * 2
+"""
+
+
+def broken_tree(root: Path, broken: int) -> Path:
+    """A package with BROKEN files that parse only in part (and one that parses whole)."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    for n in range(broken):
+        (root / "pkg" / f"broken{n}.py").write_text(BROKEN)
+    return root
+
+
+def test_the_indexed_in_part_warning_follows_the_result_once_and_names_the_files(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    one = str(broken_tree(tmp_path / "one", 1))
+    assert main(["trace", one, "After.method.b", "--json"]) == 0
+    assert capsys.readouterr().err == (
+        "sgtrace: 1 file(s) had problems and were indexed in part: pkg/broken0.py "
+        "(--warnings lists them)\n"
+    )
+    four = str(broken_tree(tmp_path / "four", 4))
+    assert main(["export", four, "After.method.b", "-f", "dot"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("digraph")
+    assert err == (
+        "sgtrace: 4 file(s) had problems and were indexed in part: pkg/broken0.py, "
+        "pkg/broken1.py and 2 more (--warnings lists them)\n"
+    )
+    assert main(["trace", one, "After.method.b", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_failed_command_says_its_error_and_the_warnings_only_where_they_bear_on_it(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    tree = str(broken_tree(tmp_path / "tree", 1))
+    # A name bound nowhere may be bound in a file indexed in part: the warning follows.
+    assert main(["trace", tree, "After.method.bee"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "sgtrace: error: 'After.method.bee' is bound nowhere in the source: "
+        "check the spelling; try the attribute or parameter name alone",
+        "sgtrace: 1 file(s) had problems and were indexed in part: pkg/broken0.py "
+        "(--warnings lists them)",
+    ]
+    # Any other error is what to act on: it comes alone.
+    export = ["export", tree, "After.method.b", "-f", "dot", "--scope", "file", "--file", "x.py"]
+    assert main(export) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("sgtrace: error: 'x.py' is not a Python file of the source")
+    # Unless they were asked for.
+    assert main([*export, "--warnings"]) == 2
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        "warning: pkg/broken0.py: syntax error near line 4; the rest of the file was indexed"
+    ]
+
+
+def test_an_audit_tells_each_tree_its_warnings(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    reference = broken_tree(tmp_path / "reference", 1)
+    target = broken_tree(tmp_path / "target", 2)
+    assert main(["audit", str(target), "--against", str(reference)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"{target} against {reference}: no traced chain changed\n")
+    assert err.splitlines() == [
+        f"sgtrace: {reference}: 1 file(s) had problems and were indexed in part: "
+        "pkg/broken0.py (--warnings lists them)",
+        f"sgtrace: {target}: 2 file(s) had problems and were indexed in part: "
+        "pkg/broken0.py and pkg/broken1.py (--warnings lists them)",
+    ]

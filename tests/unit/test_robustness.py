@@ -166,7 +166,8 @@ def test_cli_counts_files_with_problems(tmp_path, capsys, monkeypatch):
     assert main(["trace", str(root), "After.method.b", "--json"]) == 0
     _, err = capsys.readouterr()
     assert err.splitlines() == [
-        "sgtrace: 1 file(s) had problems and were indexed in part (--warnings lists them)"
+        "sgtrace: 1 file(s) had problems and were indexed in part: pkg/broken.py "
+        "(--warnings lists them)"
     ]
 
 

@@ -92,7 +92,6 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         except SgtraceError as error:
             print(f"sgtrace: error: {text}: {error}", file=sys.stderr)
             failures.append((text, str(error)))
-    trees.tell_warnings([w for s in sessions.values() for w in s.warnings()])
     if args.format == "json":
         report = report_json(audits, failures) + "\n"
     elif audits:

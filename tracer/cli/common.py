@@ -52,12 +52,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 class Trees:
     """The trees one command opens: fetched with one set of SSH options, indexed with
-    progress on a terminal, their indexing warnings summed up."""
+    progress on a terminal; their indexing warnings told once, when the command ends."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.show_progress = not args.quiet and sys.stderr.isatty()
         self._ssh: SshOptions | None = None
+        self.warnings: dict[str, list[str]] = {}  # by the label of each tree indexed
 
     @property
     def ssh(self) -> SshOptions:
@@ -95,30 +96,45 @@ class Trees:
         )
         if self.show_progress and session.facts.parsed_files:
             print(file=sys.stderr)
-        self.tell_warnings(session.warnings())
+        self.warnings[session.snapshot.label] = session.warnings()
         return session
 
     def index(self, snapshot: Snapshot) -> Session:
         """SNAPSHOT, already fetched, indexed."""
         from tracer.session import index_snapshot
 
-        return index_snapshot(snapshot)
+        session = index_snapshot(snapshot)
+        self.warnings[snapshot.label] = session.warnings()
+        return session
 
     def indexing_progress(self, done: int, total: int) -> None:
         if self.show_progress and (done % 50 == 0 or done == total):
             print(f"\rindexing {done}/{total} files", end="", file=sys.stderr, flush=True)
 
-    def tell_warnings(self, warnings: list[str]) -> None:
-        """Indexing warnings: each with --warnings, else how many (nothing with --quiet)."""
-        if self.args.warnings:
-            for warning in dict.fromkeys(warnings):
-                print(f"warning: {warning}", file=sys.stderr)
-        elif warnings and not self.args.quiet:
-            print(
-                f"sgtrace: {len(set(warnings))} file(s) had problems and were indexed in part "
-                "(--warnings lists them)",
-                file=sys.stderr,
-            )
+    def tell_warnings(self, listed_only: bool = False) -> None:
+        """Each tree's indexing warnings, once: every one with --warnings, else one line per
+        tree naming its first files (nothing with --quiet, nor when LISTED_ONLY)."""
+        several = len(self.warnings) > 1
+        for label, warnings in self.warnings.items():
+            where = f"{label}: " if several else ""
+            if self.args.warnings:
+                for warning in dict.fromkeys(warnings):
+                    print(f"warning: {where}{warning}", file=sys.stderr)
+            elif warnings and not self.args.quiet and not listed_only:
+                print(f"sgtrace: {where}{partly_indexed(warnings)}", file=sys.stderr)
+
+
+def partly_indexed(warnings: list[str]) -> str:
+    """`N file(s) had problems...`, naming the first two (a warning is `path: what`)."""
+    paths = list(dict.fromkeys(w.partition(": ")[0] for w in warnings))
+    if len(paths) <= 2:
+        named = " and ".join(paths)
+    else:
+        named = f"{paths[0]}, {paths[1]} and {len(paths) - 2} more"
+    return (
+        f"{len(paths)} file(s) had problems and were indexed in part: {named} "
+        "(--warnings lists them)"
+    )
 
 
 class FetchProgress:

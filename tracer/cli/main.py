@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
 from tracer.cli.common import Trees
-from tracer.errors import SgtraceError
+from tracer.errors import NameNotFound, SgtraceError
 
 COMMANDS = (trace, fetch, walk, export, audit, explain, callgraph)  # in the order --help lists
 
@@ -52,15 +52,23 @@ def version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ARGV names. The indexing warnings of the trees it opened come after
+    its result, once each; a failed command prints its error and only the warnings asked
+    for (--warnings), except when the error is that a name is bound nowhere: it may be bound
+    in one of the files indexed in part."""
     args = build_parser().parse_args(argv)
+    trees = Trees(args)
     try:
-        return args.func(args, Trees(args))
+        code = args.func(args, trees)
     except SgtraceError as error:
         print(f"sgtrace: error: {error}", file=sys.stderr)
+        trees.tell_warnings(listed_only=not isinstance(error, NameNotFound))
         return 2
     except KeyboardInterrupt:
         print("sgtrace: interrupted", file=sys.stderr)
         return 130
+    trees.tell_warnings()
+    return code
 
 
 def entry() -> NoReturn:
