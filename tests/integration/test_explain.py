@@ -223,3 +223,32 @@ def test_the_last_of_several_server_starts(release: Callable[[str], Session]) ->
     assert first_formula(e)[1] == "21.71 - 94.02 * (1 - 0.88)"
     assert e.result == 170860
     assert "the log holds 2 server starts; the last one (from log line 6) is explained" in e.notes
+
+
+def test_cli_text_has_each_heading_once(
+    release: Callable[[str], Session], capsys: pytest.CaptureFixture[str]
+) -> None:
+    release("0.4.6")
+    log = LOGS / "sglang-0.4.6-qwen3-8b-tp1.log"
+    assert main(["explain", "pypi:sglang==0.4.6", "--log", str(log), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    headings = [line for line in out.splitlines() if line and not line.startswith((" ", "\t"))]
+    assert [h.split(" (")[0].split(":")[0] for h in headings] == [
+        "pypi",
+        "The formula",
+        "What the log reports",
+        "Where each value comes from",
+        "The reserve",
+        "Note",
+        "Note",
+        "Note",
+        "Free memory as logged",
+        "What would change it",
+    ]
+    values = out.split("\nWhere each value comes from:\n")[1].split("\n\n")[0].splitlines()
+    assert [line.split(" = ")[0].split(" ≈ ")[0].strip() for line in values] == [
+        "available_gpu_memory",
+        "total_gpu_memory",
+        "self.mem_fraction_static",
+        "cell_size",
+    ]

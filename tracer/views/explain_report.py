@@ -34,7 +34,6 @@ def explanation_text(e: Explanation) -> str:
                 out.append(f"    {check}")
         out.append(f"  {result_check(e)}")
     out.append("\nWhere each value comes from:")
-    out.append("\nWhere each value comes from:")
     for binding in e.bindings.values():
         out.extend(binding_lines(binding))
     reserve = reserve_line(e)
