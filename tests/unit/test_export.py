@@ -163,13 +163,18 @@ def test_cli_writes_each_format_to_a_file(snippet_session, write_tree, tmp_path,
     assert (tmp_path / "out" / "chain.mermaid").read_text().startswith("flowchart TD\n")
 
 
-def test_cli_prints_text_formats_and_refuses_binary_on_stdout(
+def test_cli_prints_text_formats_svg_too_and_refuses_png_on_stdout(
     write_tree, tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     tree = write_tree(SNIPPET)
     assert main(["export", str(tree), "Runner.fraction", "-f", "dot", "--quiet"]) == 0
     assert capsys.readouterr().out.startswith("digraph chain {")
+    assert main(["export", str(tree), "Runner.fraction", "-f", "svg", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith('<?xml version="1.0"') and out.endswith("</svg>\n")
+    assert out.count('class="cluster"') == 3
+    assert err == ""
     assert main(["export", str(tree), "Runner.fraction", "-f", "png", "--quiet"]) == 2
     out, err = capsys.readouterr()
     assert out == ""

@@ -28,7 +28,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("name", help="the parameter to trace, as for trace")
     parser.add_argument("-f", "--format", required=True, choices=FORMATS)
     parser.add_argument(
-        "-o", "--output", type=Path, help="file to write (default stdout; required for svg, png)"
+        "-o", "--output", type=Path, help="file to write (default stdout; required for png)"
     )
     parser.add_argument("--direction", choices=DIRECTIONS, default="both")
     parser.add_argument(
@@ -98,7 +98,7 @@ def check_before_indexing(args: argparse.Namespace) -> None:
     from tracer.views import graph_formats as export
     from tracer.views import scopes as export_scopes
 
-    if args.format in export.GRAPHVIZ_FORMATS and args.output is None:
+    if args.format in export.BINARY_FORMATS and args.output is None:
         raise SgtraceError(
             f"{args.format} is binary", f"write it to a file: -o chain.{args.format}"
         )

@@ -21,6 +21,7 @@ from tracer.graph.steps import EDGE_REASONS, Edge, Step
 from tracer.trace.chains import Chain
 
 GRAPHVIZ_FORMATS = ("svg", "png")
+BINARY_FORMATS = ("png",)  # svg is text (XML): it may go to a terminal or a pipe
 CODE_WIDTH = 60  # the first code line is cut here so a node stays readable
 
 
