@@ -62,7 +62,12 @@ SPINE = [
     ("pkg/runner.py", 6, "formula"),
     ("pkg/runner.py", 7, "attr_write"),
 ]
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+
+
+@pytest.fixture
+def graphviz() -> None:
+    if shutil.which("dot") is None:
+        pytest.fail("Graphviz is not installed (.ci/run installs it)", pytrace=False)
 
 
 @pytest.fixture
@@ -108,8 +113,7 @@ def test_json_is_node_link_data(chain: Chain) -> None:
     assert [d["on_spine"] for d in graph.get_edge_data(first, second).values()] == [True]
 
 
-@needs_dot
-def test_dot_renders_with_graphviz(chain: Chain) -> None:
+def test_dot_renders_with_graphviz(chain: Chain, graphviz: None) -> None:
     dot = chain_to_dot(chain)
     assert dot.count("subgraph cluster_") == 3
     assert dot.count("style=dashed") == 1
@@ -148,11 +152,12 @@ def test_mermaid_structure(chain: Chain) -> None:
     assert any("#quot;q#quot; #lt;b#gt; #amp; {x}" in line for line in lines)
 
 
-def test_cli_writes_each_format_to_a_file(snippet_session, write_tree, tmp_path, monkeypatch):
+def test_cli_writes_each_format_to_a_file(
+    snippet_session, write_tree, tmp_path, monkeypatch, graphviz
+):
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     tree = write_tree(SNIPPET)
-    formats = ["dot", "graphml", "json", "mermaid"]
-    formats += ["svg", "png"] if shutil.which("dot") else []
+    formats = ["dot", "graphml", "json", "mermaid", "svg", "png"]
     (tmp_path / "out").mkdir()
     for fmt in formats:
         out = tmp_path / "out" / f"chain.{fmt}"
@@ -210,18 +215,23 @@ def test_output_file_mode_and_a_missing_folder(write_tree, tmp_path, monkeypatch
     )
 
 
-def test_missing_graphviz_is_one_line_with_the_fix(write_tree, tmp_path, monkeypatch, capsys):
+def test_missing_graphviz_is_one_line_with_the_fix_before_any_indexing(
+    write_tree, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     with pytest.raises(GraphvizMissing):
         render_with_graphviz("digraph {}", "svg")
     tree = write_tree(SNIPPET)
     out = tmp_path / "chain.svg"
-    assert main(["export", str(tree), "Runner.fraction", "-f", "svg", "-o", str(out)]) == 2
-    lines = capsys.readouterr().err.splitlines()
-    assert lines[-1].startswith("sgtrace: error: svg needs the Graphviz `dot` program")
-    assert lines[-1].endswith("install Graphviz: apt-get install graphviz")
+    for fmt, output in (("svg", ["-o", str(out)]), ("svg", []), ("png", ["-o", str(out)])):
+        assert main(["export", str(tree), "Runner.fraction", "-f", fmt, *output]) == 2
+        assert capsys.readouterr().err == (
+            f"sgtrace: error: {fmt} needs the Graphviz `dot` program, not found on PATH: "
+            "install Graphviz: apt-get install graphviz\n"
+        )
     assert not out.exists()
+    assert not (tmp_path / "cache").exists()  # refused before the tree was indexed
 
 
 # -- the call graph around the chain and a whole file's graph ------------------------------
@@ -341,8 +351,7 @@ def test_calls_scope_cap_keeps_the_chain_first(calls_session, calls_chain):
     assert set(drawing.graph) < ON_CHAIN
 
 
-@needs_dot
-def test_calls_scope_in_every_format(calls_session, calls_chain):
+def test_calls_scope_in_every_format(calls_session, calls_chain, graphviz):
     graph = calls_around(calls_session, calls_chain).graph
     dot = graph_to_dot(graph)
     done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, check=False)
@@ -397,11 +406,10 @@ def test_file_scope_cap_keeps_the_chain_and_its_neighbours(calls_session, calls_
     assert sorted(d["line"] for _, d in graph.nodes(data=True)) == [5, 6, 8]
 
 
-def test_cli_scopes_write_every_format(write_tree, tmp_path, monkeypatch, capsys):
+def test_cli_scopes_write_every_format(write_tree, tmp_path, monkeypatch, capsys, graphviz):
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     tree = write_tree(CALLS_SNIPPET)
-    formats = ["dot", "graphml", "json", "mermaid"]
-    formats += ["svg", "png"] if shutil.which("dot") else []
+    formats = ["dot", "graphml", "json", "mermaid", "svg", "png"]
     (tmp_path / "out").mkdir()
     for scope in ("calls", "file"):
         for fmt in formats:
@@ -476,7 +484,7 @@ def test_options_a_scope_does_not_use_are_refused(write_tree, tmp_path, monkeypa
         assert capsys.readouterr().out.startswith("digraph")
 
 
-def test_calls_and_file_scopes_on_sglang_0_5_9(release):
+def test_calls_and_file_scopes_on_sglang_0_5_9(release, graphviz):
     session = release("0.5.9")
     chain = trace(session.graph, "mem_fraction_static", sinks=["max_total_num_tokens"])
     calls = calls_around(session, chain).graph
@@ -520,10 +528,9 @@ def test_calls_and_file_scopes_on_sglang_0_5_9(release):
     assert all(whole.nodes[s]["bold"] for s in spine)
     mermaid = graph_to_mermaid(whole).splitlines()
     assert [line for line in mermaid if "subgraph" in line] == [f'  subgraph f0 ["{path}"]']
-    if shutil.which("dot"):
-        for graph in (calls, whole):
-            dot = graph_to_dot(graph)
-            done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True)
-            assert done.returncode == 0, done.stderr.decode()
-            files = {d["file"] for _, d in graph.nodes(data=True)}
-            assert done.stdout.decode().count('class="cluster"') == len(files)
+    for graph in (calls, whole):
+        dot = graph_to_dot(graph)
+        done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True)
+        assert done.returncode == 0, done.stderr.decode()
+        files = {d["file"] for _, d in graph.nodes(data=True)}
+        assert done.stdout.decode().count('class="cluster"') == len(files)

@@ -102,6 +102,8 @@ def check_before_indexing(args: argparse.Namespace) -> None:
         raise SgtraceError(
             f"{args.format} is binary", f"write it to a file: -o chain.{args.format}"
         )
+    if args.format in export.GRAPHVIZ_FORMATS:
+        export.graphviz_program(args.format)
     if args.output is not None:
         check_output(args.output)
     # Options a scope does not use are refused, not ignored.

@@ -188,8 +188,8 @@ def graph_to_dot(graph: nx.MultiDiGraph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_with_graphviz(dot_text: str, fmt: str) -> bytes:
-    """DOT_TEXT drawn by Graphviz `dot` as svg or png bytes."""
+def graphviz_program(fmt: str) -> str:
+    """The path of Graphviz's `dot`, which drawing FMT (svg or png) needs."""
     if fmt not in GRAPHVIZ_FORMATS:
         raise ValueError(f"graphviz format {fmt!r} is not one of {GRAPHVIZ_FORMATS}")
     program = shutil.which("dot")
@@ -198,6 +198,12 @@ def render_with_graphviz(dot_text: str, fmt: str) -> bytes:
             f"{fmt} needs the Graphviz `dot` program, not found on PATH",
             "install Graphviz: apt-get install graphviz",
         )
+    return program
+
+
+def render_with_graphviz(dot_text: str, fmt: str) -> bytes:
+    """DOT_TEXT drawn by Graphviz `dot` as svg or png bytes."""
+    program = graphviz_program(fmt)
     done = subprocess.run(
         [program, f"-T{fmt}"], input=dot_text.encode(), capture_output=True, check=False
     )
