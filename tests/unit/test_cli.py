@@ -322,3 +322,29 @@ def test_an_audit_tells_each_tree_its_warnings(tmp_path, monkeypatch, capsys) ->
         f"sgtrace: {target}: 2 file(s) had problems and were indexed in part: "
         "pkg/broken0.py and pkg/broken1.py (--warnings lists them)",
     ]
+
+
+@pytest.mark.parametrize("command", ["trace", "walk", "export", "explain", "callgraph"])
+def test_every_command_taking_a_source_shows_its_forms_remote_ones_too(
+    command: str, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # one line per argument
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(maxsplit=1)[1] for line in lines if line.startswith("  SOURCE ")] == [
+        "a folder, a .py file, pypi:NAME==VERSION (e.g. pypi:sglang==0.5.9), or a tree on a "
+        "host, fetched over SSH: host:/path, user@host:/path or ssh://user@host:port/path"
+    ]
+
+
+def test_audit_shows_the_forms_of_its_targets(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(maxsplit=1)[1] for line in lines if line.startswith("  TARGET ")] == [
+        "a tree to audit: a host (sglang found there), host:/path, user@host:/path or "
+        "ssh://user@host:port/path, a folder or pypi:NAME==VERSION"
+    ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import PACKAGE, Trees, add_common
+from tracer.cli.common import PACKAGE, REMOTE_FORMS, Trees, add_common
 from tracer.errors import SgtraceError
 
 if TYPE_CHECKING:
@@ -23,14 +23,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "targets",
+        metavar="TARGET",
         nargs="+",
-        help=f"host:/path, host ({presets.PACKAGE} found there), a folder or pypi:",
+        help=f"a tree to audit: a host ({presets.PACKAGE} found there), {REMOTE_FORMS}, a "
+        "folder or pypi:NAME==VERSION",
     )
     parser.add_argument(
         "--against",
         metavar="SOURCE",
-        help="the reference (default: the commit a checkout is on, or the release a pip "
-        "install's RECORD names)",
+        help="the reference, a SOURCE as trace takes it (default: the commit a checkout is "
+        "on, or the release a pip install's RECORD names)",
     )
     parser.add_argument(
         "--param",

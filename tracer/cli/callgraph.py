@@ -10,7 +10,7 @@ from tracer.cli.common import Trees, add_common, add_source
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("callgraph", help="the call graph, in PyCG's JSON format")
-    add_source(parser, "a folder, a .py file, or pypi:NAME==VERSION")
+    add_source(parser)
     parser.add_argument(
         "--json", action="store_true", help="accepted for symmetry; JSON is the output"
     )

@@ -21,8 +21,15 @@ if TYPE_CHECKING:  # each command loads what it uses: `fetch` needs neither engi
 PACKAGE = PackageHint(presets.PACKAGE, presets.CHECKOUT_LOCATIONS)
 
 
-def add_source(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("source", help=help)
+REMOTE_FORMS = "host:/path, user@host:/path or ssh://user@host:port/path"
+SOURCE_FORMS = (
+    "a folder, a .py file, pypi:NAME==VERSION (e.g. pypi:sglang==0.5.9), or a tree on a "
+    f"host, fetched over SSH: {REMOTE_FORMS}"
+)
+
+
+def add_source(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", metavar="SOURCE", help=SOURCE_FORMS)
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:

@@ -21,7 +21,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "explain", help="bind a server's log to the traced formula and evaluate it"
     )
-    add_source(parser, "a folder, pypi:NAME==VERSION or host:/path")
+    add_source(parser)
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--log", metavar="FILE", help="the server's log; - reads standard input")
     where.add_argument(

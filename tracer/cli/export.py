@@ -24,8 +24,8 @@ FORMATS = ("dot", "graphml", "json", "mermaid", "svg", "png")
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("export", help="the chain as a graph: DOT, GraphML, SVG...")
-    add_source(parser, "a folder, a .py file, pypi:NAME==VERSION or host:/path")
-    parser.add_argument("name", help="the parameter to trace, as for trace")
+    add_source(parser)
+    parser.add_argument("name", metavar="NAME", help="the parameter to trace, as for trace")
     parser.add_argument("-f", "--format", required=True, choices=FORMATS)
     parser.add_argument(
         "-o", "--output", type=Path, help="file to write (default stdout; required for png)"

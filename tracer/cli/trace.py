@@ -16,8 +16,8 @@ NAME_FORMS = "mem_fraction_static, ServerArgs.mem_fraction_static, Class.method.
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("trace", help="the provenance chain of a parameter")
-    add_source(parser, "a folder, a .py file, or pypi:NAME==VERSION")
-    parser.add_argument("name", help=NAME_FORMS)
+    add_source(parser)
+    parser.add_argument("name", metavar="NAME", help=NAME_FORMS)
     parser.add_argument("--direction", choices=DIRECTIONS, default="both")
     parser.add_argument(
         "--json", action="store_true", help="the chain as JSON (the contract in docs/DESIGN.md)"

@@ -15,9 +15,12 @@ from tracer.errors import SgtraceError
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("walk", help="walk the chain of a parameter in a terminal UI")
-    add_source(parser, "a folder, a .py file, pypi:NAME==VERSION or host:/path")
+    add_source(parser)
     parser.add_argument(
-        "name", nargs="?", help="the parameter to trace (without one, / asks for it)"
+        "name",
+        metavar="NAME",
+        nargs="?",
+        help="the parameter to trace (without one, / asks for it)",
     )
     parser.add_argument("--direction", choices=DIRECTIONS, default="both")
     parser.add_argument(
