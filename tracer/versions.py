@@ -62,6 +62,8 @@ def expand(root: Traversable, names: tuple[str, ...], suffix: str) -> list[Trave
 
 # A local tree's content hashes by (size, mtime), so an unchanged file is not read again.
 STAT = CachedKind("stat", ("sources/snapshot.py",))
+# The manifest of a host's tree (sizes, mtimes, content hashes), so a fetch sends what changed.
+MANIFESTS = CachedKind("remote", ("sources/fetch.py", "sources/probe.sh"))
 # A release from the package index, downloaded and unpacked (only its Python files).
 RELEASES = CachedKind("pypi", ("sources/pypi.py", "sources/snapshot.py"))
 
@@ -85,4 +87,4 @@ TEMPLATES = CachedKind(
     "templates", ("analyses/explain/templates.py", "extract/parse.py"), ("python/views/",)
 )
 
-KINDS = (STAT, RELEASES, SUMMARIES, FLOWS, NAMES, GREPS, DERIVED, TEMPLATES)
+KINDS = (STAT, MANIFESTS, RELEASES, SUMMARIES, FLOWS, NAMES, GREPS, DERIVED, TEMPLATES)

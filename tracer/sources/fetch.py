@@ -29,6 +29,7 @@ from tracer.sources.remote import RemoteSpec, SshOptions, probe_script
 from tracer.sources.snapshot import Snapshot
 from tracer.sources.ssh import connect, connection_error
 from tracer.sources.sshlib import asyncssh
+from tracer.versions import MANIFESTS
 
 MAX_FILES = 50_000
 VERSION_LINE = re.compile(r"^__version__\s*=\s*(?:\w+\s*=\s*)*['\"]([^'\"]+)['\"]", re.M)
@@ -236,7 +237,7 @@ def mirror_path(spec: RemoteSpec, probe: Probe) -> Path:
     """Where the manifest of this host's tree is kept between fetches."""
     key = content_hash(f"{spec.user}@{spec.host}:{spec.port}:{probe.root}:{probe.top}".encode())
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.host)
-    return cache_root() / "remote" / f"{safe}-{key[:16]}.json"
+    return cache_root() / MANIFESTS.name / f"{safe}-{key[:16]}-{MANIFESTS.version}.json"
 
 
 async def fetch(
