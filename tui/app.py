@@ -22,6 +22,7 @@ from tracer.errors import SgtraceError
 from tracer.graph.steps import Step
 from tracer.session import Session
 from tracer.sources import NO_PACKAGE, PackageHint
+from tracer.views.warnings import partly_indexed
 from tui.logvalues import values_by_step
 from tui.outline import Link, Outline
 from tui.walker import EXPORT_FORMATS, ExportFormat, Walker
@@ -123,9 +124,7 @@ class WalkApp(App[None]):
         session = self.walker.open(progress, self.ssh_options)
         warnings = session.warnings()
         if warnings:
-            self.from_worker(
-                self.notify, f"{len(warnings)} file(s) were indexed in part", severity="warning"
-            )
+            self.from_worker(self.notify, partly_indexed(warnings), severity="warning")
         if self.start_name:
             name, direction = self.start_name, self.direction
             self.from_worker(

@@ -446,3 +446,22 @@ def test_moving_never_waits_on_the_engine(walk_app: Callable[..., WalkApp]) -> N
         assert max(lags) < 0.5
 
     drive(app, scenario)
+
+
+def test_a_tree_indexed_in_part_is_told_with_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.unit.test_cli import broken_tree
+
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    app = WalkApp(str(broken_tree(tmp_path / "tree", 3)), "c")
+
+    async def told(pilot: Pilot) -> None:
+        await soon(lambda: any("indexed in part" in n.message for n in app._notifications), 5)
+        messages = [n.message for n in app._notifications if "indexed in part" in n.message]
+        assert messages == [
+            "3 file(s) had problems and were indexed in part: pkg/broken0.py, "
+            "pkg/broken1.py and 1 more"
+        ]
+
+    drive(app, told)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from tracer.cli import presets
 from tracer.sources.hint import PackageHint
 from tracer.sources.remote import SshOptions
+from tracer.views.warnings import partly_indexed
 
 if TYPE_CHECKING:  # each command loads what it uses: `fetch` needs neither engine nor graph
     from tracer.session import Session
@@ -128,20 +129,10 @@ class Trees:
                 for warning in dict.fromkeys(warnings):
                     print(f"warning: {where}{warning}", file=sys.stderr)
             elif warnings and not self.args.quiet and not listed_only:
-                print(f"sgtrace: {where}{partly_indexed(warnings)}", file=sys.stderr)
-
-
-def partly_indexed(warnings: list[str]) -> str:
-    """`N file(s) had problems...`, naming the first two (a warning is `path: what`)."""
-    paths = list(dict.fromkeys(w.partition(": ")[0] for w in warnings))
-    if len(paths) <= 2:
-        named = " and ".join(paths)
-    else:
-        named = f"{paths[0]}, {paths[1]} and {len(paths) - 2} more"
-    return (
-        f"{len(paths)} file(s) had problems and were indexed in part: {named} "
-        "(--warnings lists them)"
-    )
+                print(
+                    f"sgtrace: {where}{partly_indexed(warnings)} (--warnings lists them)",
+                    file=sys.stderr,
+                )
 
 
 class FetchProgress:
