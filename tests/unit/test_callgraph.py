@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tracer.analyses.callgraph import call_graph
+from tracer.analyses.calls.queries import CallEdge, CallQueries
 from tracer.cli.main import main
 
 
@@ -636,3 +637,112 @@ def test_a_for_loop_over_an_object_calls_its_iterator_methods(snippet_session):
     graph = call_graph(session)
     assert graph["main.run"] == ["main.Steps.__iter__", "main.Steps.__next__", "main.step"]
     assert graph["main"] == ["<builtin>.range"]
+
+
+ONE_AT_A_TIME = {
+    "main.py": """
+        from torch import nn
+
+
+        def timed(func):
+            def wrapper(*args):
+                return func(*args)
+
+            return wrapper
+
+
+        @timed
+        def work():
+            pass
+
+
+        def on_done():
+            pass
+
+
+        def notify(callback):
+            callback()
+
+
+        class Steps:
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                return on_done
+
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hook = self.log
+
+            def log(self):
+                pass
+
+            def forward(self, steps: Steps):
+                self.hook()
+                for step in steps:
+                    step()
+                work()
+                notify(on_done)
+                notify(lambda: print(len("x")))
+
+
+        def untyped(thing):
+            thing.log()
+
+
+        layer = Layer()
+        layer.forward(Steps())
+    """
+}
+
+
+def test_one_function_at_a_time_by_the_rules_of_the_whole_graph(snippet_session):
+    """`export --scope calls` asks the call graph one function at a time (CallQueries): each
+    scope's callees are the whole graph's; its callers are too, but for those a query finds
+    from the caller's side only."""
+    session = snippet_session(ONE_AT_A_TIME)
+    whole = call_graph(session)
+    queries = CallQueries(session)
+    in_tree = [name for name in whole if queries.place(name) is not None]
+    assert {n: sorted({e.callee for e in queries.callees(n) if e.kept}) for n in in_tree} == {
+        n: whole[n] for n in in_tree
+    }
+    forward = [(e.callee, e.line, e.confidence) for e in queries.callees("main.Layer.forward")]
+    assert forward == [
+        ("main.Layer.log", 41, 1.0),  # self.hook holds self.log
+        ("main.on_done", 43, 1.0),  # what Steps.__next__ returns
+        ("main.timed.wrapper", 44, 1.0),  # work() runs the wrapper @timed returns
+        ("main.notify", 45, 1.0),
+        ("main.notify", 46, 1.0),
+        ("main.Steps.__iter__", 42, 1.0),  # the for loop
+        ("main.Steps.__next__", 42, 1.0),
+    ]
+    assert queries.callees("main") == [
+        CallEdge("main", "main.Layer.__init__", 53, 1.0),
+        CallEdge("main", "main.Layer.forward", 54, 1.0),
+        CallEdge("main", "main.timed", 12, 1.0),  # @timed, applied where work is defined
+    ]
+    # Below the call graph's threshold, the same rule's guess: `thing` has no type.
+    assert queries.callees("main.untyped") == [CallEdge("main.untyped", "main.Layer.log", 50, 0.5)]
+    assert whole["main.untyped"] == []
+
+    callers = {
+        f: sorted({e.caller for e in queries.callers(f) if e.kept}) for f in session.index.functions
+    }
+    called_by = {f: sorted(k for k, v in whole.items() if f in v) for f in session.index.functions}
+    left_out = {
+        "main.Layer.log": ["main.Layer.forward"],  # through self.hook
+        "main.on_done": ["main.Layer.forward"],  # through the loop variable
+        "main.Steps.__iter__": ["main.Layer.forward"],  # the for loop
+        "main.Steps.__next__": ["main.Layer.forward"],
+        "main.timed.wrapper": ["main.Layer.forward"],  # through work()
+    }
+    assert callers == {
+        f: [c for c in found if c not in left_out.get(f, [])] for f, found in called_by.items()
+    }
+    assert callers["main.work"] == ["main.timed.wrapper"]  # the wrapper calls what it wraps
+    assert callers["main.on_done"] == ["main.notify"]  # passed by name
+    assert callers["main.Layer.forward.<lambda1>"] == ["main.notify"]  # passed as a lambda

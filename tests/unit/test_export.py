@@ -14,6 +14,7 @@ import networkx as nx
 import pytest
 
 from tests.conftest import trace
+from tracer.analyses.callgraph import call_graph
 from tracer.cli.main import main
 from tracer.errors import GraphvizMissing
 from tracer.graph.steps import Step
@@ -369,6 +370,68 @@ def test_calls_scope_in_every_format(calls_session, calls_chain, graphviz):
     edges = [m for m in edges if m]
     assert len(edges) == len(CALLS)
     assert sorted(m[2] for m in edges) == ["-->", "-->", "-.->", "==>", "==>", "==>"]
+
+
+WRAPPED_SNIPPET = {
+    "pkg/__init__.py": "",
+    "pkg/runner.py": """
+        def timed(func):
+            def wrapper(*args):
+                return func(*args)
+
+            return wrapper
+
+
+        @timed
+        def measure(total):
+            return total
+
+
+        def report(done):
+            done()
+
+
+        class Runner:
+            def __init__(self, fraction: float):
+                self.fraction = fraction
+
+            def size(self, total):
+                rest = measure(total) * (1 - self.fraction)
+                self.tokens = int(rest)
+                report(self.log)
+
+            def log(self):
+                pass
+    """,
+}
+
+
+def test_calls_scope_draws_the_call_graphs_edges(snippet_session):
+    """The calls drawn are `sgtrace callgraph`'s: `measure(total)` runs the wrapper `@timed`
+    returns, `report(self.log)` makes report call the method it is given."""
+    session = snippet_session(WRAPPED_SNIPPET)
+    chain = trace(session.graph, "Runner.fraction", sinks=["tokens"])
+    graph = calls_around(session, chain, depth=2).graph
+    assert call_edges(graph) == [
+        ("pkg.runner.Runner.size", "pkg.runner.report", 24, 1.0),
+        ("pkg.runner.Runner.size", "pkg.runner.timed.wrapper", 22, 1.0),
+        ("pkg.runner.report", "pkg.runner.Runner.log", 14, 1.0),
+        ("pkg.runner.timed.wrapper", "pkg.runner.measure", 3, 1.0),
+    ]
+
+
+@pytest.mark.parametrize("snippet", [CALLS_SNIPPET, WRAPPED_SNIPPET])
+def test_calls_scope_solid_edges_are_the_call_graphs_and_dashed_ones_its_guesses(
+    snippet_session, snippet
+):
+    session = snippet_session(snippet)
+    chain = trace(session.graph, "Runner.fraction", sinks=["tokens"])
+    whole = call_graph(session)
+    for depth in (1, 2):
+        graph = calls_around(session, chain, depth=depth).graph
+        for src, dst, data in graph.edges(data=True):
+            assert (dst in whole[src]) is not data["dashed"], (src, dst)
+            assert data["label"].endswith(")") is data["dashed"]  # "(guess 0.5)"
 
 
 def test_file_scope_is_the_file_that_binds_the_name(calls_session, calls_chain):

@@ -2,10 +2,13 @@
 tracer/views/graph_formats.py: the call graph around it (`--scope calls`) and a whole file's
 dataflow graph (`--scope file`).
 
-Both are built from what a query reaches, never from the whole tree: the call graph of a large
-release takes tens of seconds, the callers and callees of a few functions well under one.
-Where a drawing would be too large to read, the nodes nearest the chain are kept (breadth
-first), and the result says how many were left out."""
+This module only draws. The calls come from the call graph's engine, asked one function at a
+time (tracer/analyses/calls/queries.py): the edges `sgtrace callgraph` keeps are drawn solid,
+the same rules' name-only guesses below its threshold dashed and labelled `(guess 0.5)`.
+Both drawings are built from what a query reaches, never from the whole tree (the whole call
+graph of a large release takes tens of seconds). Where a drawing would be too large to read,
+the nodes nearest the chain are kept (breadth first), and the result says how many were left
+out."""
 
 from __future__ import annotations
 
@@ -14,17 +17,14 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from tracer.analyses.calls.queries import CallEdge, CallQueries
+from tracer.analyses.calls.rules import MIN_CONFIDENCE
 from tracer.errors import SgtraceError
-from tracer.extract.facts import MODULE_SCOPE, Call
 from tracer.graph.steps import EDGE_REASONS, Step
-from tracer.index.resolve import GUESS, OVERRIDE, CallTarget
 from tracer.session import Session
 from tracer.trace.chains import Chain
 from tracer.views.graph_formats import first_code_line
 
-GUESS_BELOW = OVERRIDE  # a call resolved with less confidence than this is a guess
-# Name-only matches among several methods (confidence below one match's GUESS) are left out.
-MIN_CALL_CONFIDENCE = GUESS
 DEFAULT_MAX_NODES = 150  # Graphviz still lays this out in seconds, and a person can read it
 MAX_CALL_LINES = 3  # call sites named on one edge's label
 
@@ -69,151 +69,64 @@ class Drawing:
 # -- the call graph around the chain ---------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Code that calls: a function, a class body or a module's own code (PyCG's convention:
-    module-level code is the module)."""
-
-    name: str  # dotted from the source root: pkg.mod.Class.method, pkg.mod.Class, pkg.mod
-    path: str
-    scope: str  # the qualname calls are made in, MODULE_SCOPE for the module
-
-
 def calls_around(
     session: Session, chain: Chain, depth: int = 1, max_nodes: int = DEFAULT_MAX_NODES
 ) -> Drawing:
     """The functions CHAIN's steps live in (bold), the functions calling them and the ones they
     call, DEPTH levels each way, as a drawing graph keyed by dotted name: one cluster per
-    file, each call edge labelled with its call lines, dashed when it is a guess. Functions
-    outside the tree are left out; at most MAX_NODES nodes, the nearest levels first."""
-    chain_callers: dict[str, Caller] = {}
-    for step in chain.steps:
-        caller = caller_of(session, step.file, step.symbol)
-        chain_callers.setdefault(caller.name, caller)
-    known, level, calls = reach(session, chain_callers, depth)
-    kept = sorted(known, key=lambda name: (level[name], name))[:max_nodes]
-    kept_set = set(kept)
+    file, each call edge labelled with its call lines. The edges are the call graph's
+    (tracer/analyses/calls/queries.py): solid where `sgtrace callgraph` has them too, dashed
+    and labelled `(guess 0.5)` where the rule could only guess by name. Functions outside the
+    tree are left out; at most MAX_NODES nodes, the nearest levels first."""
+    queries = CallQueries(session)
+    start = list(dict.fromkeys(queries.scope_name(s.file, s.symbol) for s in chain.steps))
+    on_chain = set(start)
+    near = queries.around(start, depth)
+    kept = sorted(near.levels, key=lambda name: (near.levels[name], name))[:max_nodes]
     graph = nx.MultiDiGraph(param=chain.param, scope="calls", depth=depth)
     graph.graph["title"] = f"{chain.param}: the calls around its chain"
     for name in kept:
-        caller = known[name]
-        line = definition_line(session, caller)
+        place = queries.place(name)
+        assert place is not None  # `around` reaches names of the tree only
         graph.add_node(
             name,
-            file=caller.path,
-            line=line,
-            symbol=caller.scope,
-            on_chain=name in chain_callers,
-            level=level[name],
-            label=f"{caller.scope}:{line}" if line else caller.scope,
-            bold=name in chain_callers,
+            file=place.path,
+            line=place.line,
+            symbol=place.scope,
+            on_chain=name in on_chain,
+            level=near.levels[name],
+            label=f"{place.scope}:{place.line}" if place.line else place.scope,
+            bold=name in on_chain,
         )
-    for (src, dst), sites in sorted(calls.items()):
-        if src not in kept_set or dst not in kept_set:
-            continue
-        confidence = max(c for _, c in sites)
-        lines = sorted({line for line, _ in sites})
-        label = "line " + ", ".join(map(str, lines[:MAX_CALL_LINES]))
-        label += ", ..." if len(lines) > MAX_CALL_LINES else ""
-        if confidence < GUESS_BELOW:
-            label += f" (guess {confidence:.1f})"
+    sites: dict[tuple[str, str], list[CallEdge]] = {}
+    for edge in near.edges:
+        if edge.caller in graph and edge.callee in graph:
+            sites.setdefault((edge.caller, edge.callee), []).append(edge)
+    for (src, dst), edges in sorted(sites.items()):
         graph.add_edge(
-            src,
-            dst,
-            key="call",
-            kind="call",
-            confidence=confidence,
-            calls=len(lines),
-            label=label,
-            bold=src in chain_callers and dst in chain_callers,
-            dashed=confidence < GUESS_BELOW,
+            src, dst, key="call", **call_edge(edges, src in on_chain and dst in on_chain)
         )
-    return Drawing(graph, len(known) - len(kept))
+    return Drawing(graph, len(near.levels) - len(kept))
 
 
-def reach(
-    session: Session, start: dict[str, Caller], depth: int
-) -> tuple[dict[str, Caller], dict[str, int], dict[tuple[str, str], list[tuple[int, float]]]]:
-    """From START, DEPTH levels of callers upward and of callees downward: every caller
-    reached, its level (0 for START), and the call sites (line, confidence) of each edge."""
-    known = dict(start)
-    level = {name: 0 for name in start}
-    calls: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    for upward in (False, True):
-        frontier = list(start)
-        for distance in range(1, depth + 1):
-            found: list[str] = []
-            for name in frontier:
-                near = callers_of if upward else callees_of
-                for other, line, confidence in near(session, known[name]):
-                    edge = (other.name, name) if upward else (name, other.name)
-                    calls.setdefault(edge, []).append((line, confidence))
-                    if other.name not in known:
-                        known[other.name] = other
-                        level[other.name] = distance
-                        found.append(other.name)
-            frontier = found
-    return known, level, calls
-
-
-def caller_of(session: Session, path: str, symbol: str) -> Caller:
-    """The innermost function or class SYMBOL (a step's symbol) lies in, else the module."""
-    module = session.index.module_of[path]
-    scope = symbol
-    while scope and scope != MODULE_SCOPE:
-        name = f"{module}.{scope}"
-        if name in session.index.functions or name in session.index.classes:
-            return Caller(name, path, scope)
-        scope = scope.rpartition(".")[0]
-    return Caller(module, path, MODULE_SCOPE)
-
-
-def callees_of(session: Session, caller: Caller) -> list[tuple[Caller, int, float]]:
-    """The tree's functions CALLER's own calls may run: (callee, call line, confidence)."""
-    found = []
-    resolver = session.graph.resolver
-    for call in session.facts.flows(caller.path).calls:
-        if call.scope != caller.scope:
-            continue
-        for target in resolver.resolve_call(caller.path, call):
-            if target.confidence < MIN_CALL_CONFIDENCE:
-                continue
-            callee = target_caller(session, target)
-            if callee is not None:
-                found.append((callee, call.line, target.confidence))
-    return found
-
-
-def target_caller(session: Session, target: CallTarget) -> Caller | None:
-    """The function TARGET runs; the class itself for an `__init__` the class synthesizes."""
-    name = target.function or target.klass
-    if name is None:
-        return None
-    path, definition = (
-        session.index.functions[name] if target.function else session.index.classes[name]
-    )
-    return Caller(name, path, definition.qualname)
-
-
-def callers_of(session: Session, caller: Caller) -> list[tuple[Caller, int, float]]:
-    """The code that calls the function CALLER: (caller, call line, confidence). A class
-    body or a module is not called (a constructor's callers reach its `__init__`)."""
-    if caller.name not in session.index.functions:
-        return []
-    found = []
-    for tables, call_id, target in session.graph.callers(caller.name):
-        if target.confidence < MIN_CALL_CONFIDENCE:
-            continue
-        call: Call = session.facts.flows(tables.path).calls[call_id]
-        outer = caller_of(session, tables.path, call.scope)
-        found.append((outer, call.line, target.confidence))
-    return found
-
-
-def definition_line(session: Session, caller: Caller) -> int:
-    """The line CALLER is defined on; 0 for a module."""
-    found = session.index.functions.get(caller.name) or session.index.classes.get(caller.name)
-    return found[1].line if found is not None else 0
+def call_edge(sites: list[CallEdge], bold: bool) -> dict[str, object]:
+    """The attributes of one drawn edge for its call SITES: the lines, and the best
+    confidence; a guess (no site the call graph keeps) is dashed and says so."""
+    confidence = max(site.confidence for site in sites)
+    lines = sorted({site.line for site in sites})
+    label = "line " + ", ".join(map(str, lines[:MAX_CALL_LINES]))
+    label += ", ..." if len(lines) > MAX_CALL_LINES else ""
+    guess = confidence < MIN_CONFIDENCE
+    if guess:
+        label += f" (guess {confidence:.1f})"
+    return {
+        "kind": "call",
+        "confidence": confidence,
+        "calls": len(lines),
+        "label": label,
+        "bold": bold,
+        "dashed": guess,
+    }
 
 
 # -- a whole file's dataflow graph -------------------------------------------------------------
