@@ -427,6 +427,24 @@ class FlowGraph:
     ) -> Iterator[tuple[FileTables, int, CallTarget]]:
         """Call sites that may run FUNCTION (full name), found by grepping its name (only in
         the files WITHIN, when given)."""
+        paths, callees = self.calling_files(function, within)
+        for caller_path in paths:
+            found = self.calls_to(caller_path, callees, lambda t: t.function == function)
+            if not found:
+                continue
+            tables = self.file(caller_path)
+            for call_id in found:
+                for target in tables.targets[call_id]:
+                    if target.function == function:
+                        yield tables, call_id, target
+
+    def calling_files(
+        self, function: str, within: set[str] | None = None
+    ) -> tuple[list[str], set[str]]:
+        """The files that may call FUNCTION (full name) by name, in order, and the last names
+        such calls have: its name, or for `__init__` its class's and its subclasses' (a
+        method's callers mention a class of its family; a common function name's callers
+        import its module, or live in it). Only files WITHIN, when given."""
         path, definition = self.index.functions[function]
         words = [definition.name]
         classes: list[str] = []
@@ -443,24 +461,13 @@ class FlowGraph:
             # A common function name: callers import its module, or live in it.
             importers = set(self.mentioning(module.rpartition(".")[2])) | {path}
             within = importers if within is None else within & importers
-        seen: set[str] = set()
-        callees = {*words, definition.name}
+        paths: dict[str, None] = {}
         for word in words:
             calls = set(self.calling(word))
             for caller_path in self.mentioning_with(word, classes):
-                if caller_path in seen or caller_path not in calls:
-                    continue
-                if within is not None and caller_path not in within:
-                    continue
-                seen.add(caller_path)
-                found = self.calls_to(caller_path, callees, lambda t: t.function == function)
-                if not found:
-                    continue
-                tables = self.file(caller_path)
-                for call_id in found:
-                    for target in tables.targets[call_id]:
-                        if target.function == function:
-                            yield tables, call_id, target
+                if caller_path in calls and (within is None or caller_path in within):
+                    paths[caller_path] = None
+        return list(paths), {*words, definition.name}
 
     def results_of(self, tables: FileTables, scope: str, step_id: str) -> Iterator[Edge]:
         found = self.resolver.function(tables.path, scope)

@@ -31,7 +31,6 @@ from functools import cached_property
 from tracer.analyses.calls.rules import MIN_CONFIDENCE, Callee, CallRules, caller_name
 from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FunctionDef
-from tracer.graph.flow import COMMON_WORD_FILES, MAX_FAMILY_NAMES
 from tracer.session import Session
 
 
@@ -190,33 +189,11 @@ class CallQueries:
         return found
 
     def calling_files(self, function: str) -> tuple[list[str], set[str]]:
-        """The files that may call FUNCTION by name, and the last names such calls have: its
-        name, or for `__init__` its class's and subclasses' (a method's callers mention a
-        class of its family; a common function name's, its module), as the dataflow graph
-        finds callers (tracer/graph/flow.py `FlowGraph.callers`)."""
-        path, definition = self.index.functions[function]
-        if definition.is_lambda:
+        """The files that may call FUNCTION by name and the last names such calls have, as
+        the dataflow graph finds callers (`FlowGraph.calling_files`); none for a lambda."""
+        if self.index.functions[function][1].is_lambda:
             return [], set()
-        module = self.index.module_of[path]
-        words = [definition.name]
-        classes: list[str] = []
-        within: set[str] | None = None
-        if definition.class_qualname:
-            klass = f"{module}.{definition.class_qualname}"
-            classes = self.index.family(klass)
-            if definition.name == "__init__":
-                words = [klass.rpartition(".")[2]]
-                words += [c.rpartition(".")[2] for c in self.index.descendants(klass)]
-                words = words[:MAX_FAMILY_NAMES]
-        elif len(self.graph.mentioning(definition.name)) > COMMON_WORD_FILES:
-            within = set(self.graph.mentioning(module.rpartition(".")[2])) | {path}
-        paths: dict[str, None] = {}
-        for word in words:
-            calling = set(self.graph.calling(word))
-            for found in self.graph.mentioning_with(word, classes):
-                if found in calling and (within is None or found in within):
-                    paths[found] = None
-        return list(paths), {*words, definition.name}
+        return self.graph.calling_files(function)
 
     def decorating(self, function: str) -> list[CallEdge]:
         """FUNCTION applied as a decorator: called where each definition it decorates is made."""
