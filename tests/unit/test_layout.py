@@ -5,6 +5,7 @@ import statements (every one: at the top, inside functions, under TYPE_CHECKING)
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -89,3 +90,17 @@ def test_the_engine_imports_nothing_of_the_views_the_cli_or_the_tui() -> None:
         if b.startswith(("tracer.views", "tracer.cli", "tui"))
     ]
     assert outside == []
+
+
+def test_every_package_is_installed() -> None:
+    """`pip install .` installs the packages pyproject.toml lists: a new one left out of the
+    list works in a checkout and fails in every install."""
+    text = (ROOT / "pyproject.toml").read_text()
+    listed = set(
+        re.findall(r'"((?:tracer|tui)(?:\.\w+)*)"', text.split("packages = [", 1)[1].split("]")[0])
+    )
+    folders = {
+        module_name(init)
+        for init in [*ROOT.glob("tracer/**/__init__.py"), *ROOT.glob("tui/**/__init__.py")]
+    }
+    assert folders - listed == set()
