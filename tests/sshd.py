@@ -347,6 +347,16 @@ class SshServer:
                 os.kill(pid, signal.SIGKILL)
         return killed
 
+    def idle(self, within: float) -> bool:
+        """Do the per-connection sshds end within WITHIN seconds? A client's close reaches
+        the server a moment later (longer on a loaded machine)."""
+        deadline = time.monotonic() + within
+        while self.pid is not None and descendants(self.pid):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def stop(self) -> None:
         """End the listener and every connection it served."""
         if self.process is None:
