@@ -125,9 +125,11 @@ class Results:
                 parsed = info.get("files_parsed", info["parsed_files"])
                 if parsed:
                     found.append(f"{phase} run {run} parsed {parsed} files: the cache missed")
-        keys = {info["extractor"] for runs in self.info.values() for info in runs}
-        if len(keys) > 1:
-            found.append(f"phases ran with different extractor versions: {sorted(keys)}")
+        versions = {
+            tuple(sorted(info["versions"].items())) for runs in self.info.values() for info in runs
+        }
+        if len(versions) > 1:
+            found.append("phases ran with different versions of the cached kinds")
         return found
 
 
