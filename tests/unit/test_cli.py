@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import tracer.cli
+from tests.unit.test_robustness import BROKEN
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
 from tracer.cli.main import build_parser, main
 from tracer.errors import NoReference, PackageNotFound
@@ -240,25 +241,12 @@ def test_nearest_names_come_from_fields_params_and_definitions(snippet_session) 
     assert nearest_names(index, "unrelated") == []
 
 
-BROKEN = """\
-def good(a):
-    return a
-
-def bad(:
-    pass
-
-class After:
-    def method(self, b):
-        self.c = b * 2
-"""
-
-
 def broken_tree(root: Path, broken: int) -> Path:
     """A package with BROKEN files that parse only in part (and one that parses whole)."""
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
     for n in range(broken):
-        (root / "pkg" / f"broken{n}.py").write_text(BROKEN)
+        (root / "pkg" / f"broken{n}.py").write_bytes(BROKEN)
     return root
 
 
