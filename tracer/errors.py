@@ -25,6 +25,16 @@ class NoPythonFiles(SgtraceError):
     """The source exists but holds no Python file."""
 
 
+class TooManyFiles(SgtraceError):
+    """A local tree holds more Python files, or names, than one project can: a whole disk,
+    or /proc (tracer/sources/snapshot.py, MAX_FILES and MAX_NAMES)."""
+
+
+class LogUnreadable(SgtraceError):
+    """The log given is missing, unreadable, compressed, not text, over its cap, or not a
+    file (a device, a socket)."""
+
+
 class UnsafeArchive(SgtraceError):
     """A downloaded or streamed archive has a member that would escape its target."""
 

@@ -60,8 +60,10 @@ def expand(root: Traversable, names: tuple[str, ...], suffix: str) -> list[Trave
 
 # -- the sources' caches ---------------------------------------------------------------------
 
+SEALED = "sources/sealed.py"  # how the entries below are stored: behind their checksum
+
 # A local tree's content hashes by (size, mtime), so an unchanged file is not read again.
-STAT = CachedKind("stat", ("sources/snapshot.py",))
+STAT = CachedKind("stat", ("sources/snapshot.py", SEALED))
 # The manifest of a host's tree (sizes, mtimes, content hashes), so a fetch sends what changed.
 MANIFESTS = CachedKind("remote", ("sources/fetch.py", "sources/probe.sh"))
 # A release from the package index, downloaded and unpacked (only its Python files).
@@ -73,18 +75,18 @@ EXTRACTION = ("extract/",)
 QUERIES = ("python/",)  # the extractor's queries (views/ holds those of views)
 
 # Each file's symbols (imports, classes, functions), by content; and all of a tree's at once.
-SUMMARIES = CachedKind("summaries", EXTRACTION, QUERIES)
+SUMMARIES = CachedKind("summaries", (*EXTRACTION, SEALED), QUERIES)
 # Each file's calls, assignments, returns and reads, as rows cached unit by unit.
-FLOWS = CachedKind("flowrows", (*EXTRACTION, "store/rows.py", "store/units.py"), QUERIES)
+FLOWS = CachedKind("flowrows", (*EXTRACTION, "store/rows.py", "store/units.py", SEALED), QUERIES)
 # What each file binds, writes, reads and calls by name, made from its summary and flows.
 NAMES = CachedKind("names", ("store/names.py", "store/step_ids.py"), made_from=(SUMMARIES, FLOWS))
 # A tree's files that mention a word, or match a pattern.
-GREPS = CachedKind("greps", ("store/facts.py", "sources/snapshot.py"))
+GREPS = CachedKind("greps", ("store/facts.py", "sources/snapshot.py", SEALED))
 # The index's tables derived from a tree's summaries (importers, subclasses).
 DERIVED = CachedKind("derived", ("index/index.py",), made_from=(SUMMARIES,))
 # Each file's logging calls as templates of the lines they print.
 TEMPLATES = CachedKind(
-    "templates", ("analyses/explain/templates.py", "extract/parse.py"), ("python/views/",)
+    "templates", ("analyses/explain/templates.py", "extract/parse.py", SEALED), ("python/views/",)
 )
 
 KINDS = (STAT, MANIFESTS, RELEASES, SUMMARIES, FLOWS, NAMES, GREPS, DERIVED, TEMPLATES)

@@ -38,7 +38,7 @@ class FlowGraph:
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.owners: dict[str, set[str]] = {}
         self.renames: dict[str, set[str]] = {}
-        found = facts.cache.get(DERIVED, facts.snapshot_key)
+        found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
             index.restore(found)
@@ -53,7 +53,7 @@ class FlowGraph:
         index's derived tables."""
         derived = self.index.derived()
         if derived.keys() - self.derived:
-            self.facts.cache.put(DERIVED, self.facts.snapshot_key, derived)
+            self.facts.keep(DERIVED, self.facts.snapshot_key, derived)
             self.derived = set(derived)
         self.facts.flush()
 

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
-from tracer.errors import NoPythonFiles, SourceNotFound
+from tracer.errors import NoPythonFiles, SgtraceError, SourceNotFound, TooManyFiles
 from tracer.sources.cache import cache_root, content_hash, write_atomic
+from tracer.sources.sealed import pickle_sealed, unpickle_sealed
 from tracer.versions import STAT
 
 if TYPE_CHECKING:
     from tracer.sources.blobs import BlobStore
 
 MAX_FILE_BYTES = 8 << 20  # generated files past this are skipped with a warning
+MAX_FILES = 50_000  # Python files of one tree, local or fetched: more is a disk, not a project
+# Names a local walk may look at (files of any kind and folders): bounds a walk of a tree
+# without Python files, /proc or /sys, as MAX_FILES bounds one with them.
+MAX_NAMES = 10 * MAX_FILES
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
+SMALLER_FOLDER = "point at the folder that holds the package (e.g. the one with sglang/ in it)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +43,7 @@ class Snapshot:
             if self.blobs is not None:
                 data = self.blobs.read(self.files[path])
             else:
-                data = (self.root / path).read_bytes()
+                data = read_source(self.root / path)
             self.contents[path] = data
         return data
 
@@ -59,56 +65,111 @@ def local_snapshot(path: Path, label: str | None = None) -> Snapshot:
     if path.is_file():
         if path.suffix != ".py":
             raise NoPythonFiles(f"{path} is not a Python file", "give a folder or a .py file")
+        if not is_utf8(path.name):
+            raise NoPythonFiles(f"{shown(str(path))}: the name is not UTF-8", "rename the file")
         return build(label or str(path), path.parent, [path.name])
-    root = path.parent if (path / "__init__.py").is_file() else path
+    # A package folder's name starts every path, so it must be text as well.
+    package = (path / "__init__.py").is_file() and is_utf8(path.name)
+    root = path.parent if package else path
     prefix = path.relative_to(root)
     warnings: list[str] = []
     relpaths = [str(prefix / p) if str(prefix) != "." else p for p in walk(path, warnings)]
     if not relpaths:
-        raise NoPythonFiles(
-            f"{path} holds no Python file",
-            "point at the folder that holds the package (e.g. the one with sglang/ in it)",
-        )
+        raise NoPythonFiles(f"{path} holds no Python file", SMALLER_FOLDER)
     return build(label or str(path), root, relpaths, warnings)
 
 
 def walk(top: Path, warnings: list[str]) -> list[str]:
-    """Relative paths of `.py` files under TOP; symlinked folders followed once, loops warned."""
+    """Relative paths of the `.py` files under TOP, in order. Symlinked folders are followed
+    once; a link to a folder seen, or to one holding TOP (`/proc/1/root`, `..`), is a loop,
+    warned. A name that is not UTF-8 is skipped, warned: no import can name it, and every
+    later stage (cache keys, JSON, the terminal) takes text. TooManyFiles past MAX_FILES
+    Python files or MAX_NAMES names looked at."""
+    top_real = os.path.realpath(top)
     seen: set[str] = set()
     found: list[str] = []
+    looked_at = 0
     for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
         real = os.path.realpath(dirpath)
-        if real in seen:
-            warnings.append(f"{os.path.relpath(dirpath, top)}: symlink loop, not followed")
+        if real in seen or (seen and holds(real, top_real)):
+            warnings.append(f"{shown(os.path.relpath(dirpath, top))}: symlink loop, not followed")
             dirnames[:] = []
             continue
         seen.add(real)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                found.append(os.path.relpath(os.path.join(dirpath, name), top))
+        looked_at += len(dirnames) + len(filenames)
+        if looked_at > MAX_NAMES:
+            raise TooManyFiles(
+                f"{top} holds more than {MAX_NAMES} files and folders, the most a walk looks at",
+                f"{SMALLER_FOLDER}, not a whole disk",
+            )
+        kept = [d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith(".")]
+        dirnames[:] = sorted(name_checked(dirpath, kept, top, warnings))
+        python = [name for name in filenames if name.endswith(".py")]
+        for name in sorted(name_checked(dirpath, python, top, warnings)):
+            found.append(os.path.relpath(os.path.join(dirpath, name), top))
+        if len(found) > MAX_FILES:
+            raise TooManyFiles(
+                f"{top} holds more than {MAX_FILES} Python files, the most one tree may have",
+                f"{SMALLER_FOLDER}, not a whole disk",
+            )
     return [p.replace(os.sep, "/") for p in found]
+
+
+def holds(folder: str, path: str) -> bool:
+    """Is PATH the real folder FOLDER, or inside it?"""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def name_checked(dirpath: str, names: list[str], top: Path, warnings: list[str]) -> list[str]:
+    """NAMES that are UTF-8; each other one warned as skipped."""
+    kept = [name for name in names if is_utf8(name)]
+    if len(kept) < len(names):
+        for name in sorted(set(names) - set(kept)):
+            rel = shown(os.path.relpath(os.path.join(dirpath, name), top))
+            warnings.append(f"{rel}: the name is not UTF-8; skipped")
+    return kept
+
+
+def is_utf8(name: str) -> bool:
+    """Was NAME, as the OS gave it (undecodable bytes as surrogates), valid UTF-8?"""
+    if name.isascii():
+        return True
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(name: str) -> str:
+    """NAME printable: its undecodable bytes as `\\xff`."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def build(
     label: str, root: Path, relpaths: list[str], warnings: list[str] | None = None
 ) -> Snapshot:
-    """Hash every file; a file whose size and mtime are as last time keeps its hash
-    (kept per root in the cache), so an unchanged tree is not read again to be opened."""
+    """Hash every regular file; a file whose size and mtime are as last time keeps its hash
+    (kept per root in the cache), so an unchanged tree is not read again to be opened. A
+    FIFO, a device or a socket is never opened; a file over MAX_FILE_BYTES is not read."""
     warnings = list(warnings or [])
     known = StatCache(root)
     files: dict[str, str] = {}
     for rel in sorted(relpaths):
         full = root / rel
         try:
-            stat = full.stat()
-            if stat.st_size > MAX_FILE_BYTES:
+            status = full.stat()
+            if not stat.S_ISREG(status.st_mode):
+                raise NotRegular(kind_of(status.st_mode))
+            if status.st_size > MAX_FILE_BYTES:
                 warnings.append(
-                    f"{rel}: {stat.st_size / (1 << 20):.1f} MB, over the "
+                    f"{rel}: {status.st_size / (1 << 20):.1f} MB, over the "
                     f"{MAX_FILE_BYTES >> 20} MB cap; skipped"
                 )
                 continue
-            files[rel] = known.digest(rel, stat.st_size, stat.st_mtime_ns, full)
+            files[rel] = known.digest(rel, status.st_size, status.st_mtime_ns, full)
+        except (NotRegular, OverCap) as exc:
+            warnings.append(f"{rel}: {exc}; skipped")
         except OSError as exc:
             warnings.append(f"{rel}: unreadable ({exc.strerror or exc}); skipped")
     if not files:
@@ -117,29 +178,81 @@ def build(
     return Snapshot(label=label, root=root, files=files, warnings=tuple(warnings))
 
 
+class NotRegular(OSError):
+    """A path that is a FIFO, a device, a socket: reading it could block or never end."""
+
+
+class OverCap(OSError):
+    """A file that held more than MAX_FILE_BYTES when read, whatever its size said."""
+
+
+def read_source(path: Path) -> bytes:
+    """The bytes of the regular file PATH, at most MAX_FILE_BYTES of them. It is opened
+    without blocking and looked at once open, so a FIFO put in a file's place is never read
+    (NotRegular); reads are bounded by the bytes read, not by the size the file gave
+    (OverCap)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as handle:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise NotRegular(kind_of(status.st_mode))
+        data = read_at_most(handle, status.st_size, MAX_FILE_BYTES)
+    if len(data) > MAX_FILE_BYTES:
+        raise OverCap(f"over the {MAX_FILE_BYTES >> 20} MB cap when read")
+    return data
+
+
+def read_at_most(handle: BinaryIO, size: int, cap: int) -> bytes:
+    """HANDLE's bytes up to CAP + 1 of them (one more than CAP tells a file over it), for a
+    file that said it holds SIZE. A read allocates what it asks for: ask for the size given
+    and one byte more, and read on only if the file holds more than it said (it grew, or it
+    is a /proc file or a device, which say 0)."""
+    wanted = min(size, cap) + 1
+    data = handle.read(wanted)
+    if len(data) == wanted and wanted <= cap:
+        data += handle.read(cap + 1 - wanted)
+    return data
+
+
+def kind_of(mode: int) -> str:
+    """What a path that is not a regular file is, as a warning says it."""
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return f"{kind}, not a regular file"
+    return "not a regular file"
+
+
 class StatCache:
     """Content hashes of the files under one root, by (size, mtime)."""
 
     def __init__(self, root: Path) -> None:
-        key = content_hash(str(root.resolve()).encode())
+        key = content_hash(os.fsencode(root.resolve()))
         self.path = cache_root() / STAT.name / f"{key}-{STAT.version}.pkl"
         try:
-            self.entries: dict[str, tuple[int, int, str]] = pickle.loads(self.path.read_bytes())
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
-            self.entries = {}
+            found = unpickle_sealed(self.path.read_bytes())
+        except OSError:
+            found = None
+        self.entries: dict[str, tuple[int, int, str]] = found if isinstance(found, dict) else {}
         self.changed = False
 
     def digest(self, rel: str, size: int, mtime_ns: int, full: Path) -> str:
         entry = self.entries.get(rel)
         if entry is not None and entry[0] == size and entry[1] == mtime_ns:
             return entry[2]
-        digest = content_hash(full.read_bytes())
+        digest = content_hash(read_source(full))
         self.entries[rel] = (size, mtime_ns, digest)
         self.changed = True
         return digest
 
     def save(self) -> None:
         if self.changed:
-            # A read-only cache only costs the next run a re-read.
-            with contextlib.suppress(OSError):
-                write_atomic(self.path, pickle.dumps(self.entries, pickle.HIGHEST_PROTOCOL))
+            # A cache that cannot be written (full, read-only, refused by the rules of safe
+            # writes) only costs the next run a re-read.
+            with contextlib.suppress(OSError, SgtraceError):
+                write_atomic(self.path, pickle_sealed(self.entries))

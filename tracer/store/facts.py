@@ -12,11 +12,13 @@ import pickle
 import re
 from collections.abc import Callable
 from functools import cached_property
+from typing import Any
 
 from tracer.extract.facts import FileFlows, FileSummary
 from tracer.extract.flows import extract_flows
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
+from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
 from tracer.store.names import FileNames, file_names
@@ -27,7 +29,7 @@ from tracer.store.rows import (
     encode_flows,
     file_rows,
 )
-from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES
+from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
 Progress = Callable[[int, int], None]
 
@@ -55,10 +57,21 @@ class Facts:
             manifest.update(f"{path}\0{content}\n".encode())
         return manifest.hexdigest()
 
+    def cached(self, kind: CachedKind, key: str) -> Any | None:
+        """The value kept for KEY of KIND; None when there is none, or it is damaged: every
+        entry is sealed (tracer/sources/sealed.py), so what it holds, down to the parts
+        unpickled lazily later, is what was kept, or is computed again."""
+        return unpickle_sealed(self.cache.get_bytes(kind, key))
+
+    def keep(self, kind: CachedKind, key: str, value: Any) -> None:
+        """Keep VALUE for KEY of KIND, sealed, for the next run."""
+        if self.cache.enabled:
+            self.cache.put_bytes(kind, key, pickle_sealed(value))
+
     def mentioning(self, word: str) -> list[str]:
         """Files whose bytes contain WORD; answers are kept with the snapshot's facts."""
         if self.greps is None:
-            found = self.cache.get(GREPS, self.snapshot_key)
+            found = self.cached(GREPS, self.snapshot_key)
             self.greps = found if isinstance(found, dict) else {}
         paths = self.greps.get(word)
         if paths is None:
@@ -84,7 +97,7 @@ class Facts:
     def flush(self) -> None:
         """Keep what this run learnt that the next one can reuse (the greps)."""
         if self.new_greps and self.greps is not None:
-            self.cache.put(GREPS, self.snapshot_key, self.greps)
+            self.keep(GREPS, self.snapshot_key, self.greps)
             self.new_greps = False
 
     def load_summaries(self, progress: Progress | None = None) -> dict[str, FileSummary]:
@@ -100,9 +113,10 @@ class Facts:
 
     def read_summaries(self, progress: Progress | None) -> dict[str, FileSummary]:
         snapshot_key = self.snapshot_key
-        # The snapshot's entry holds each file's pickled summary as stored in the packs, so a
-        # cold index pickles every summary once, and a warm one reads one file.
-        whole = self.cache.get(SUMMARIES, snapshot_key)
+        # The snapshot's entry holds each file's pickled summary as stored in the packs (there
+        # sealed one by one, here under one seal), so a cold index pickles every summary once,
+        # and a warm one reads and checks one file.
+        whole = self.cached(SUMMARIES, snapshot_key)
         if isinstance(whole, dict) and whole.keys() == self.snapshot.files.keys():
             loaded = self.load_all(whole)
             if loaded is not None:
@@ -118,7 +132,10 @@ class Facts:
         for done, path in enumerate(self.snapshot.files, 1):
             key = self.key(path)
             where = packed.get(key)
-            data = new.get(key) or (reader.read(where) if where is not None else None)
+            data = new.get(key)
+            if data is None and where is not None:
+                kept = unseal(reader.read(where))
+                data = None if kept is None else bytes(kept)
             summary = loaded_summary(data) if data is not None else None
             if summary is None:
                 summary = self.summary(path)
@@ -126,8 +143,9 @@ class Facts:
             self.summaries[path], pickled[path] = summary, data  # type: ignore[assignment]
             if progress is not None:
                 progress(done, total)
-        self.cache.put_pack(SUMMARIES, new)
-        self.cache.put(SUMMARIES, snapshot_key, pickled)
+        if self.cache.enabled:
+            self.cache.put_pack(SUMMARIES, {key: seal(data) for key, data in new.items()})
+        self.keep(SUMMARIES, snapshot_key, pickled)
         return self.summaries
 
     @staticmethod
@@ -151,13 +169,13 @@ class Facts:
         if found is not None:
             return found
         key = self.key(path)
-        rows = self.cache.get(FLOWS, key)
+        rows = self.cached(FLOWS, key)
         if not (isinstance(rows, tuple) and len(rows) == ROWS_PARTS):  # else not ours: redo
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
             summary = self.summaries.get(path) or summarize(parsed)
             rows = encode_flows(extract_flows(parsed, summary), summary)
-            self.cache.put(FLOWS, key, rows)
+            self.keep(FLOWS, key, rows)
         found = self.flows_by_path[path] = decode_flows(rows)
         return found
 
@@ -176,11 +194,11 @@ class Facts:
         if found is not None:
             return found
         key = self.key(path)
-        found = self.cache.get(NAMES, key)
+        found = self.cached(NAMES, key)
         if not isinstance(found, FileNames):
             summary = self.summaries.get(path) or self.summary(path)
             found = file_names(path, summary, self.flows(path))
-            self.cache.put(NAMES, key, found)
+            self.keep(NAMES, key, found)
         self.names_by_path[path] = found
         return found
 

@@ -43,6 +43,7 @@ class Pickled(Generic[V]):
 
     def value(self) -> V:
         if self.loaded is None:
+            # Fresh, or from an entry whose checksum held (Facts.cached): intact bytes.
             self.loaded = pickle.loads(self.data)
         return self.loaded
 

@@ -64,6 +64,8 @@ class FileRows:
     def part(self, number: int) -> Any:
         found = self.parts[number]
         if isinstance(found, bytes):
+            # Fresh, or from an entry whose checksum held (Facts.cached): intact bytes, the
+            # units' rows within (`load`) too.
             found = self.parts[number] = pickle.loads(found)
         return found
 

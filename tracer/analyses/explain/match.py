@@ -57,13 +57,13 @@ class TemplateFinder:
         if found is None:
             # Kept in the fact cache by content: a file's templates are read once per machine.
             key = self.facts.key(path)
-            cached = self.facts.cache.get(TEMPLATES, key)
+            cached = self.facts.cached(TEMPLATES, key)
             if isinstance(cached, list):
                 found = [replace(t, file=path) for t in cached]
             else:
                 try:
                     found = file_templates(path, self.facts.snapshot.read(path))
-                    self.facts.cache.put(TEMPLATES, key, found)
+                    self.facts.keep(TEMPLATES, key, found)
                 except (OSError, ValueError) as exc:
                     self.warnings.append(f"{path}: logging calls not read ({exc})")
                     found = []
