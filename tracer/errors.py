@@ -39,6 +39,15 @@ class UnsafeArchive(SgtraceError):
     """A downloaded or streamed archive has a member that would escape its target."""
 
 
+class IndexUnreachable(SgtraceError):
+    """The package index did not answer, or answered with something that is not an index."""
+
+
+class DamagedRelease(SgtraceError):
+    """A file downloaded from the package index is not a readable archive, or does not match
+    the hash the index gives for it."""
+
+
 class NameNotFound(SgtraceError):
     """The traced NAME occurs nowhere in the source."""
 

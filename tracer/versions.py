@@ -67,7 +67,10 @@ STAT = CachedKind("stat", ("sources/snapshot.py", SEALED))
 # The manifest of a host's tree (sizes, mtimes, content hashes), so a fetch sends what changed.
 MANIFESTS = CachedKind("remote", ("sources/fetch.py", "sources/probe.sh"))
 # A release from the package index, downloaded and unpacked (only its Python files).
-RELEASES = CachedKind("pypi", ("sources/pypi.py", "sources/snapshot.py"))
+RELEASES = CachedKind(
+    "pypi",
+    ("sources/pypi.py", "sources/pypi_index.py", "sources/pypi_unpack.py", "sources/snapshot.py"),
+)
 
 # -- the facts ---------------------------------------------------------------------------------
 
