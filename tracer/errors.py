@@ -72,6 +72,11 @@ class HostKeyChanged(SgtraceError):
     """The host's key differs from the one in known_hosts: refused, always."""
 
 
+class KnownHostsUnusable(SgtraceError):
+    """A known_hosts file cannot be read or written: a folder, unreadable, not in the
+    known_hosts format, read-only, or a token of the ssh config naming it is unknown."""
+
+
 class RemotePathMissing(SgtraceError):
     """The path given on the host does not exist."""
 
@@ -86,6 +91,16 @@ class RemoteToolMissing(SgtraceError):
 
 class TransferFailed(SgtraceError):
     """The stream from the host broke or did not hold what was asked."""
+
+
+class CacheNotWritable(SgtraceError):
+    """The cache folder cannot be written (full, read-only, not a folder, another user's):
+    a fetch cannot keep what it receives."""
+
+
+class WriteRefused(SgtraceError):
+    """A file to write is refused by the rules of tracer/sources/safe_write.py: another
+    user's file or folder, or a link of theirs on the way, could send the write elsewhere."""
 
 
 class GraphvizMissing(SgtraceError):

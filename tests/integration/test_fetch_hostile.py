@@ -70,6 +70,8 @@ def test_accepted_host_key_goes_to_the_known_hosts_given(
 ) -> None:
     mine = tmp_path / "mine" / "known_hosts"  # its folder does not exist yet
     source = f"{fresh_client.alias}:{tree}"
+    # --known-hosts comes first, before the files the ssh config names, which are read too.
+    fresh_client.known_hosts.write_text("")
 
     refused = sgtrace("fetch", source, "--known-hosts", str(mine))
     assert f"is not in {mine}" in refused.error_line()

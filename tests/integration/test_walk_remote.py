@@ -79,10 +79,13 @@ def test_unknown_host_key_is_a_notification(
     target = target_checkout(VERSION)
     empty = tmp_path / "known_hosts"
     empty.write_text("")
+    # Every known_hosts file the config names is read: a config naming only the empty one.
+    config = tmp_path / "config"
+    config.write_text(client.ssh_config.read_text().replace(str(client.known_hosts), str(empty)))
     app = WalkApp(
         f"{client.alias}:{target.package_root}",
         "mem_fraction_static",
-        ssh_options=SshOptions(known_hosts=empty),
+        ssh_options=SshOptions(config=config),
         hint=PACKAGE,
     )
 

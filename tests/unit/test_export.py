@@ -188,21 +188,27 @@ def test_cli_prints_text_formats_svg_too_and_refuses_png_on_stdout(
 
 
 def test_output_file_mode_and_a_missing_folder(write_tree, tmp_path, monkeypatch, capsys):
-    """-o writes with the mode any new file gets (0o666 less the umask), replacing a file
-    whole; a folder that does not exist is an error before any work, and is not made."""
+    """-o writes a new file with the mode any new file gets (0o666 less the umask), and
+    replaces a file whole, keeping its mode; a folder that does not exist is an error before
+    any work, and is not made."""
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     tree = write_tree(SNIPPET)
     args = ["export", str(tree), "Runner.fraction", "-f", "dot", "--quiet"]
     out = tmp_path / "chain.dot"
     out.write_text("old")
+    out.chmod(0o600)
+    new = tmp_path / "new.dot"
     old_umask = os.umask(0o002)
     try:
         assert main([*args, "-o", str(out)]) == 0
+        assert main([*args, "-o", str(new)]) == 0
     finally:
         os.umask(old_umask)
     assert out.read_text().startswith("digraph chain {")
-    assert stat.S_IMODE(out.stat().st_mode) == 0o664
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "chain.dot", "tree"]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert stat.S_IMODE(new.stat().st_mode) == 0o664
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["cache", "chain.dot", "new.dot", "tree"]
     missing = tmp_path / "nowhere" / "deeper"
     assert main([*args, "-o", str(missing / "x.dot")]) == 2
     assert capsys.readouterr().err == (

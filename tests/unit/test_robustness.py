@@ -4,6 +4,7 @@ can, says what it skipped, and fails with one actionable error where it cannot."
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -287,3 +288,68 @@ def test_a_flows_entry_of_another_layout_is_extracted_again(write_tree, tmp_path
     chain = trace(open_session(str(root), cache=cache).graph, "fraction", sinks=["tokens"])
     assert spine_of(session, chain) == [("pkg/run.py", 1, "param"), ("pkg/run.py", 2, "formula")]
     assert len(unpickle_sealed(cache.get_bytes(FLOWS, key))) == ROWS_PARTS  # written again, whole
+
+
+# -- a cache that cannot be written (issue 15: 14) ----------------------------------------------
+
+CLEAN_TREE = {
+    "pkg/__init__.py": b"",
+    "pkg/runner.py": b"class Runner:\n    def size(self, total):\n        self.tokens = total\n",
+    **{f"pkg/m{i}.py": f"def f{i}(a):\n    return a + {i}\n".encode() * 20 for i in range(20)},
+}
+
+
+def uncached_line(folder: Path, reason: str) -> str:
+    return (
+        f"sgtrace: warning: going on without caching: the cache folder {folder} is not "
+        f"writable ({reason}): free some space there, or point SGTRACE_CACHE at a folder you "
+        "can write\n"
+    )
+
+
+def test_a_cache_that_cannot_be_written_costs_one_warning_not_the_trace(
+    tmp_path, capsys, monkeypatch
+):
+    root = write(tmp_path / "tree", CLEAN_TREE)
+    args = ["trace", str(root), "Runner.size.total", "--json"]
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    assert main(args) == 0
+    expected = capsys.readouterr().out
+    # A cache folder under a regular file: ENOTDIR on every write, even for root.
+    (tmp_path / "file").write_text("")
+    unwritable = tmp_path / "file" / "cache"
+    monkeypatch.setenv("SGTRACE_CACHE", str(unwritable))
+    monkeypatch.setattr("tracer.sources.cache.TOLD_UNCACHED", [])
+
+    assert main(args) == 0
+
+    out, err = capsys.readouterr()
+    assert out == expected
+    assert err == uncached_line(unwritable, "Not a directory")
+
+
+def test_a_full_disk_costs_one_warning_not_the_trace(tmp_path):
+    """A full disk, as a process limit on file sizes makes it: the writes fail half-way
+    (EFBIG where a full disk gives ENOSPC), on every file system and even for root."""
+    root = write(tmp_path / "tree", CLEAN_TREE)
+    script = [sys.executable, "-c", "from tracer.cli.main import entry; entry()"]
+    args = [*script, "trace", str(root), "Runner.size.total", "--json"]
+
+    def run(cache: Path, limit: int | None) -> subprocess.CompletedProcess[str]:
+        def limited() -> None:
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+        env = {**os.environ, "SGTRACE_CACHE": str(cache)}
+        return subprocess.run(
+            args, env=env, capture_output=True, text=True, timeout=120, preexec_fn=limited
+        )
+
+    full = run(tmp_path / "full", 4096)
+    reference = run(tmp_path / "cache", None)
+
+    assert (full.returncode, full.stdout) == (0, reference.stdout)
+    assert full.stderr == uncached_line(tmp_path / "full", "File too large")
+    assert reference.stderr == ""
+    leftovers = [p.name for p in (tmp_path / "full").rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []

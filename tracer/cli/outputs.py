@@ -1,14 +1,15 @@
-"""Files the user names with `-o`: checked before any work, written whole or not at all, with
-the permissions any new file of theirs gets (0o666 less the umask), never in a folder made up
-on the way."""
+"""Files the user names with `-o`: checked before any work, then written by the rules of
+tracer/sources/safe_write.py (a file replaced whole or not at all, keeping its mode and
+owner; a new one with 0o666 less the umask; a link followed; a device or pipe written
+through), never in a folder made up on the way."""
 
 from __future__ import annotations
 
-import os
-import secrets
+import contextlib
 from pathlib import Path
 
 from tracer.errors import SgtraceError
+from tracer.sources.safe_write import destination, write_file
 
 
 class OutputNotWritable(SgtraceError):
@@ -16,8 +17,8 @@ class OutputNotWritable(SgtraceError):
 
 
 def check_output(path: Path) -> None:
-    """Fail now, before the work, if PATH cannot be written: its folder must exist, and the
-    path must not be a folder."""
+    """Fail now, before the work, if PATH cannot be written: its folder must exist, the path
+    must not be a folder, and the rules of safe_write must not refuse it (WriteRefused)."""
     folder = path.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
@@ -27,30 +28,17 @@ def check_output(path: Path) -> None:
         )
     if path.is_dir():
         raise OutputNotWritable(f"cannot write {path}: it is a folder", "give a file name with -o")
+    with contextlib.suppress(OSError):  # what the system refuses, the write itself tells
+        destination(str(path))
 
 
 def write_output(path: Path, data: bytes) -> None:
-    """Write DATA to PATH atomically (readers see the old file or the whole new one), as a
-    new file of the user's would be: mode 0o666 less the umask."""
+    """Write DATA to PATH as tracer/sources/safe_write.py does (readers of a regular file see
+    the old one or the whole new one); WriteRefused when its rules refuse PATH."""
     check_output(path)
-    while True:  # a free temporary name beside PATH, so the final rename stays on one disk
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise OutputNotWritable(
-                f"cannot write {path}: {error.strerror}", "check the folder's permissions"
-            ) from None
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except OSError as error:  # a full disk, a name taken by a folder meanwhile
-        tmp.unlink(missing_ok=True)
-        raise OutputNotWritable(f"cannot write {path}: {error.strerror}", "") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        write_file(path, data)
+    except OSError as error:  # a full disk, a read-only folder, a name taken by a folder
+        raise OutputNotWritable(
+            f"cannot write {path}: {error.strerror or error}", "check the folder and its disk"
+        ) from None

@@ -1,9 +1,12 @@
-"""SSH connections with asyncssh: ~/.ssh/config, the agent and known_hosts honoured; an
-unknown host key refused unless the user accepts new keys, a changed one refused always."""
+"""SSH connections with asyncssh: ~/.ssh/config and the agent honoured, host keys checked
+against every known_hosts file OpenSSH would read (tracer/sources/known_hosts.py); an
+unknown host key refused unless the user accepts new keys, a changed or revoked one refused
+always."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from tracer.errors import (
     HostUnreachable,
     SgtraceError,
 )
-from tracer.sources.cache import write_atomic
+from tracer.sources.known_hosts import KnownHosts, known_hosts_for, lookup_name, record
 from tracer.sources.remote import RemoteSpec, SshOptions
 from tracer.sources.sshlib import asyncssh
 
@@ -24,11 +27,13 @@ from tracer.sources.sshlib import asyncssh
 # uncompressed stream took 0.52 s instead of 0.71 s.
 PREFERRED_CIPHERS = "^aes128-gcm@openssh.com,aes256-gcm@openssh.com"
 CIPHERS_LINE = re.compile(r"^\s*Ciphers\b", re.I | re.M)
+SYSTEM_CONFIG = Path("/etc/ssh/ssh_config")
 
 # -- connecting ----------------------------------------------------------------------------
 
 
 def connect_kwargs(spec: RemoteSpec, options: SshOptions) -> dict[str, object]:
+    """asyncssh.connect's arguments, but for `known_hosts` (connect() adds it)."""
     kwargs: dict[str, object] = {"host": spec.host, "connect_timeout": options.timeout}
     if spec.port:
         kwargs["port"] = spec.port
@@ -38,15 +43,6 @@ def connect_kwargs(spec: RemoteSpec, options: SshOptions) -> dict[str, object]:
         kwargs["config"] = [str(options.config)]
     if options.identities:
         kwargs["client_keys"] = [str(p) for p in options.identities]
-    if options.known_hosts is not None:
-        # A file not made yet knows no host (asyncssh would fail to read it); accepting a
-        # new key creates it.
-        exists = options.known_hosts.exists()
-        kwargs["known_hosts"] = (
-            str(options.known_hosts) if exists else asyncssh.import_known_hosts("")
-        )
-    if not options.check_host_key:
-        kwargs["known_hosts"] = None
     if not sets_ciphers(options.config or Path.home() / ".ssh" / "config"):
         kwargs["encryption_algs"] = PREFERRED_CIPHERS
     return kwargs
@@ -60,78 +56,131 @@ def sets_ciphers(config: Path) -> bool:
         return False
 
 
-def known_hosts_path(options: SshOptions) -> Path:
-    return options.known_hosts or Path.home() / ".ssh" / "known_hosts"
-
-
 async def connect(spec: RemoteSpec, options: SshOptions) -> asyncssh.SSHClientConnection:
-    """A verified connection. An unknown host key is refused unless the user said to accept
-    new keys (then it is recorded); a changed key is refused always."""
+    """A verified connection. The host key must be one recorded for the host in a
+    known_hosts file; an unknown key is refused unless the user said to accept new keys
+    (then it is recorded in the first user file, as OpenSSH does); a key that differs from
+    one recorded, or is marked @revoked, is refused always."""
     kwargs = connect_kwargs(spec, options)
+    if not options.check_host_key:
+        return await connected({**kwargs, "known_hosts": None}, spec)
     try:
-        return await asyncssh.connect(**kwargs)
+        # Built here, not in a thread as `construct` does: the files are small and local.
+        settings = asyncssh.SSHClientConnectionOptions(
+            **{**kwargs, "config": config_files(options)}
+        )
+    except (OSError, asyncssh.Error) as exc:
+        raise connection_error(spec, exc) from exc
+    known = known_hosts_for(settings, spec.host, options.known_hosts)
+    # The name asyncssh looks up: the ssh config's HostKeyAlias, else its HostName and Port.
+    name = lookup_name(settings.host_key_alias or settings.host, settings.port)
+    if not settings.config.get("HostKeyAlgorithms"):
+        kwargs["server_host_key_algs"] = known.host_key_algorithms(name)
+    try:
+        return await asyncssh.connect(**kwargs, known_hosts=known.trusted)
     except asyncssh.HostKeyNotVerifiable:
         pass
     except BaseException as exc:
         raise connection_error(spec, exc) from exc
-    # Look at the key the host offers, without trusting it for anything yet.
-    try:
-        probe = await asyncssh.connect(**{**kwargs, "known_hosts": None})
-    except BaseException as exc:
-        raise connection_error(spec, exc) from exc
-    key = probe.get_server_host_key()
-    address = probe.get_extra_info("peername")[0]
-    probe.close()
-    name, port = await checked_name(kwargs)
-    fingerprint = key.get_fingerprint() if key is not None else "?"
-    path = known_hosts_path(options)
-    if recorded_keys(path, name, address, port):
-        raise HostKeyChanged(
-            f"the host key of {spec.label} has CHANGED (now {fingerprint}); this may be an "
-            "attack, so sgtrace refuses",
-            f"if the change is expected, remove the old key with "
-            f"`ssh-keygen -R {known_hosts_name(name, port)} -f {path}`",
-        )
-    if not options.accept_new_host_key:
+    name = known.asked or name
+    key = await offered_key(kwargs, spec, options)
+    refuse_known_name(spec, known, name, key)
+    first = known.user[0] if known.user else None
+    if not options.accept_new_host_key or first is None:
         raise HostKeyUnknown(
-            f"the host key of {spec.label} is not in {path} ({fingerprint})",
-            "check it, then run again with --accept-new-host-key to record it",
+            f"the host key of {spec.label} is not in {files_told(known)} ({fingerprint(key)})",
+            "check it, then run again with --accept-new-host-key to record it"
+            if first is not None
+            else "the ssh config reads no user known_hosts file (UserKnownHostsFile none): "
+            "give --known-hosts FILE to record it there",
         )
-    record_key(path, known_hosts_name(name, port), key)
+    record(first, name, key)
+    known.accepted[name] = key  # trusted even where the file keeps nothing (/dev/null)
+    if "server_host_key_algs" in kwargs:
+        kwargs["server_host_key_algs"] = known.host_key_algorithms(name)
+    return await connected({**kwargs, "known_hosts": known.trusted}, spec)
+
+
+def config_files(options: SshOptions) -> list[str]:
+    """The ssh config files OpenSSH reads: the one given (`ssh -F`), else ~/.ssh/config
+    then /etc/ssh/ssh_config, each if it can be read."""
+    if options.config is not None:
+        return [str(options.config)]
+    found = [Path.home() / ".ssh" / "config", SYSTEM_CONFIG]
+    return [str(p) for p in found if p.is_file() and os.access(p, os.R_OK)]
+
+
+async def connected(kwargs: dict[str, object], spec: RemoteSpec) -> asyncssh.SSHClientConnection:
     try:
-        return await asyncssh.connect(**{**kwargs, "known_hosts": str(path)})
+        return await asyncssh.connect(**kwargs)
     except BaseException as exc:
         raise connection_error(spec, exc) from exc
 
 
-async def checked_name(kwargs: dict[str, object]) -> tuple[str, int]:
-    """The name and port asyncssh looks up in known_hosts for these connect arguments: the
-    ssh config's HostKeyAlias, else its HostName, else the host as given (an alias of
-    ~/.ssh/config is never the name checked)."""
-    # `()` as asyncssh.connect passes it: read ~/.ssh/config, take its Port.
-    defaults: dict[str, object] = {"config": (), "port": ()}
-    settings = await asyncssh.SSHClientConnectionOptions.construct(**{**defaults, **kwargs})
-    return settings.host_key_alias or settings.host, settings.port
+async def offered_key(
+    kwargs: dict[str, object], spec: RemoteSpec, options: SshOptions
+) -> asyncssh.SSHKey:
+    """The key the host offers, read in a key exchange alone: nothing is sent to an
+    unverified host (no login, no key of ours). The same host key algorithms are asked as
+    in the connection refused, so the host shows the same key."""
+    wanted = ("host", "port", "config", "server_host_key_algs")
+    probe = {k: v for k, v in kwargs.items() if k in wanted}
+    try:
+        key = await asyncio.wait_for(asyncssh.get_server_host_key(**probe), options.timeout)
+    except BaseException as exc:
+        raise connection_error(spec, exc) from exc
+    if key is None:
+        raise HostKeyUnknown(f"{spec.label} offered no host key", "check the host")
+    # A certificate no @cert-authority line vouches for: its key is checked, as OpenSSH does.
+    return key.key if isinstance(key, asyncssh.SSHCertificate) else key
 
 
-def known_hosts_name(host: str, port: int) -> str:
-    return host if port == 22 else f"[{host}]:{port}"
+def refuse_known_name(spec: RemoteSpec, known: KnownHosts, name: str, key: asyncssh.SSHKey) -> None:
+    """Raise HostKeyChanged if a known_hosts file marks KEY @revoked for NAME, or records
+    another key for it (or one sgtrace cannot read): OpenSSH would refuse it too."""
+    found = known.lookup(name)
+    for entry in found:
+        if entry.marker == "@revoked" and entry.key == key:
+            raise HostKeyChanged(
+                f"the host key of {spec.label} ({fingerprint(key)}) is marked @revoked in "
+                f"{entry.path} line {entry.line}; sgtrace refuses it",
+                "ask the host's administrator for its new key",
+            )
+    recorded = [e for e in found if not e.marker]
+    if not recorded:
+        return  # @cert-authority lines alone record no key: as new, for OpenSSH too
+    same = next((e for e in recorded if e.key == key), None)
+    if same is not None:  # recorded, yet refused: a certificate that failed, or a race
+        raise HostKeyChanged(
+            f"the host key of {spec.label} ({fingerprint(key)}) is recorded in {same.path} "
+            f"line {same.line}, yet the host could not be verified with it",
+            "check the host's certificate, or run again",
+        )
+    entry = next((e for e in recorded if e.key is None), recorded[0])
+    if entry.key is None:
+        what = f"records a key for it that sgtrace cannot read ({entry.path} line {entry.line})"
+    else:
+        what = f"recorded another in {entry.path} line {entry.line}"
+    files = dict.fromkeys(e.path for e in recorded)
+    removal = " and ".join(f"`ssh-keygen -R {name} -f {path}`" for path in files)
+    raise HostKeyChanged(
+        f"the host key of {spec.label} has CHANGED (now {fingerprint(key)}; known_hosts "
+        f"{what}); this may be an attack, so sgtrace refuses",
+        f"if the change is expected, remove the old key with {removal}",
+    )
 
 
-def recorded_keys(path: Path, host: str, address: str, port: int) -> bool:
-    if not path.exists():
-        return False
-    known = asyncssh.read_known_hosts(str(path))
-    return any(known.match(name, address, port)[0] for name in (host, address))
+def files_told(known: KnownHosts) -> str:
+    """The known_hosts files read, for a message: the first user file (where a key is
+    recorded) first, even when it is not made yet."""
+    shown = [*known.user[:1], *(p for p in known.read if p not in known.user[:1])]
+    if not shown:
+        return "any known_hosts file"
+    return str(shown[0]) + "".join(f", nor in {p}" for p in shown[1:])
 
 
-def record_key(path: Path, name: str, key: asyncssh.SSHKey) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = f"{name} {key.export_public_key('openssh').decode().strip()}\n"
-    old = path.read_bytes() if path.exists() else b""
-    if old and not old.endswith(b"\n"):
-        old += b"\n"
-    write_atomic(path, old + line.encode())
+def fingerprint(key: asyncssh.SSHKey) -> str:
+    return key.get_fingerprint()
 
 
 def connection_error(spec: RemoteSpec, exc: BaseException) -> SgtraceError:

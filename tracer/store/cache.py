@@ -1,20 +1,19 @@
 """The fact cache: pickled facts under `facts/`, one entry per (kind, key, the kind's version),
 single entries or packs of many. A kind's version comes from what produces it
 (tracer/versions.py); the callers give the key alone. Writes are atomic; an entry that
-does not load is computed again."""
+does not load is computed again; a cache that cannot be written is read as it is, and the
+rest of the run goes on without writing (one warning)."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import pickle
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tracer.sources.cache import cache_root, content_hash, write_atomic
+from tracer.errors import CacheNotWritable
+from tracer.sources.cache import cache_root, content_hash, tell_uncached, write_atomic
 from tracer.versions import CachedKind
-
-TEMPORARY_NAMES = itertools.count()
 
 
 class FactCache:
@@ -23,7 +22,7 @@ class FactCache:
     def __init__(self, root: Path | None = None, enabled: bool = True) -> None:
         self.root = (root or cache_root()) / "facts"
         self.enabled = enabled
-        self.folders: set[str] = set()  # folders known to exist: a cold index writes thousands
+        self.writable = enabled  # until a write fails: then the run goes on without caching
 
     def get(self, kind: CachedKind, key: str) -> Any | None:
         data = self.get_bytes(kind, key)
@@ -36,7 +35,7 @@ class FactCache:
             return None
 
     def put(self, kind: CachedKind, key: str, value: Any) -> None:
-        if self.enabled:
+        if self.writable:
             self.put_bytes(kind, key, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
 
     def get_bytes(self, kind: CachedKind, key: str) -> bytes | None:
@@ -51,28 +50,17 @@ class FactCache:
 
     def put_bytes(self, kind: CachedKind, key: str, data: bytes) -> None:
         """Store DATA, already pickled, atomically: readers see no entry or the whole one."""
-        if not self.enabled:
-            return
-        folder = f"{self.root}/{kind.name}/{key[:2]}"
-        key = f"{key}-{kind.version}"
-        if folder not in self.folders:
-            os.makedirs(folder, exist_ok=True)
-            self.folders.add(folder)
-        # A name unique to this process and write (`next` on a count is atomic in CPython):
-        # cheaper than mkstemp's random names.
-        tmp = f"{folder}/.tmp-{os.getpid()}-{next(TEMPORARY_NAMES)}.pkl"
+        if self.writable:
+            self.write(Path(f"{self.root}/{kind.name}/{key[:2]}/{key}-{kind.version}.pkl"), data)
+
+    def write(self, path: Path, data: bytes) -> bool:
+        """Write one file of the cache; False, and no more writes, when it cannot be."""
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except OSError:  # the folder went away, or a dead process with our pid left the name
-            write_atomic(Path(folder, f"{key}.pkl"), data)
-            return
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, f"{folder}/{key}.pkl")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            write_atomic(path, data)
+        except CacheNotWritable as error:
+            self.writable = False
+            tell_uncached(error)
+        return self.writable
 
     # -- packs: many small entries of one kind in one file -----------------------------------
 
@@ -105,7 +93,7 @@ class FactCache:
         """Store ENTRIES (key -> pickled value) as one pack: one file to write, where an entry
         a file costs a file system's creation of each (about 0.15 ms here, a tenth of a
         parse). Packs are named by their contents, and written pack first, index last."""
-        if not self.enabled or not entries:
+        if not self.writable or not entries:
             return
         offsets: dict[str, tuple[int, int]] = {}
         position = 0
@@ -114,8 +102,8 @@ class FactCache:
             position += len(data)
         index = pickle.dumps(offsets, pickle.HIGHEST_PROTOCOL)
         name = self.packs(kind) / content_hash(index)
-        write_atomic(name.with_suffix(".pack"), b"".join(entries.values()))
-        write_atomic(name.with_suffix(".idx"), index)
+        if self.write(name.with_suffix(".pack"), b"".join(entries.values())):
+            self.write(name.with_suffix(".idx"), index)
 
     def packs(self, kind: CachedKind) -> Path:
         """The folder of KIND's packs of this version: another version's are never read."""
