@@ -58,7 +58,7 @@ def spine_code(chain: Chain) -> list[str]:
 
 @pytest.fixture(scope="session")
 def release_cache() -> Path:
-    """Releases downloaded once per machine (`pip download --no-deps`), reused by every run."""
+    """Releases downloaded once per machine (from the package index), reused by every run."""
     root = Path(os.environ.get("SGTRACE_TEST_CACHE", cache_root()))
     root.mkdir(parents=True, exist_ok=True)
     return root

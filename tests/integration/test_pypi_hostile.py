@@ -359,6 +359,24 @@ def test_a_member_of_negative_size_is_refused(
     )
 
 
+def test_a_cache_that_cannot_be_written_says_so(
+    index: LocalIndex,
+    marker: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pointed: Callable[..., Run],
+    tmp_path: Path,
+) -> None:
+    index.add("sgtrace-evil", SDIST, evil_sdist(marker))
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "not-a-folder"))
+
+    assert pointed("trace", SPEC, "x").error_line() == (
+        f"sgtrace: error: the cache folder {tmp_path / 'not-a-folder'} is not writable "
+        "(Not a directory): free some space there, or point SGTRACE_CACHE at a folder you "
+        "can write"
+    )
+
+
 # -- the index itself -------------------------------------------------------------------------
 
 

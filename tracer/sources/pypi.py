@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tracer.errors import NoPythonFiles, SourceNotFound
-from tracer.sources.cache import cache_root
+from tracer.sources.cache import cache_not_writable, cache_root
 from tracer.sources.pypi_config import index_settings
 from tracer.sources.pypi_http import IndexClient
 from tracer.sources.pypi_index import find_release
@@ -43,10 +43,13 @@ def pypi_snapshot(spec: str) -> Snapshot:
     name, version = parse_spec(spec)
     tree = cache_root() / RELEASES.name / f"{name.lower()}-{version}-{RELEASES.version}"
     if not (tree / ".complete").exists():
-        with fill_lock(tree):  # another process filling it: wait, then read its tree
-            if not (tree / ".complete").exists():
-                remove_dead_partials(tree)
-                fetch_release(name, version, tree)
+        try:
+            with fill_lock(tree):  # another process filling it: wait, then read its tree
+                if not (tree / ".complete").exists():
+                    remove_dead_partials(tree)
+                    fetch_release(name, version, tree)
+        except OSError as error:  # a write in the cache (reads raise errors of their own)
+            raise cache_not_writable(tree.parent, error) from None
     snapshot = local_snapshot(tree / "tree", label=spec)
     snapshot.meta.update({"name": name, "version": version})
     return snapshot
