@@ -1,6 +1,27 @@
 """The failures a user can act on; the CLI prints each as one line with the fix."""
 
 
+def printable(text: str) -> str:
+    """TEXT safe to print on a terminal: characters that are not printable (control codes, a
+    name's undecodable bytes, bidi overrides) written as escapes. Names from a host or a tree
+    may hold them, and a terminal would run them or a line would break."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else escaped(c) for c in text)
+
+
+def escaped(char: str) -> str:
+    """CHAR as Python would write it in a string literal."""
+    if char in "\t\n\r":
+        return repr(char)[1:-1]
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as surrogateescape kept it
+        code -= 0xDC00
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 class SgtraceError(Exception):
     """Base: `message` says what was wrong, `hint` what to do about it."""
 
@@ -10,7 +31,8 @@ class SgtraceError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.message}: {self.hint}" if self.hint else self.message
+        text = f"{self.message}: {self.hint}" if self.hint else self.message
+        return printable(text)  # one line, whatever names it quotes
 
 
 class SourceNotFound(SgtraceError):
@@ -101,6 +123,19 @@ class CacheNotWritable(SgtraceError):
 class WriteRefused(SgtraceError):
     """A file to write is refused by the rules of tracer/sources/safe_write.py: another
     user's file or folder, or a link of theirs on the way, could send the write elsewhere."""
+
+
+class HostStalled(SgtraceError):
+    """The host went silent in the middle of an answer for longer than the idle timeout, or
+    a command on it ran past its time."""
+
+
+class AnswerTooLarge(SgtraceError):
+    """A command on the host sent more than its cap allows: a runaway or hostile command."""
+
+
+class CacheDamaged(SgtraceError):
+    """A cached file no longer matches its content hash: dropped, fetched again next time."""
 
 
 class GraphvizMissing(SgtraceError):

@@ -25,6 +25,7 @@ from tests.integration.fetching import (
     write_package,
 )
 from tests.sshd import SESSION_PATH, SshServer, start_sshd
+from tracer.errors import printable
 
 
 @pytest.fixture
@@ -167,7 +168,7 @@ def test_missing_path_full_of_shell_syntax_runs_nothing(
     missing = tmp_path / "absent" / hostile_name(markers, victim)
     line = sgtrace("fetch", f"{client.alias}:{missing}").error_line()
 
-    assert f"{missing} does not exist on {client.alias}" in line
+    assert f"{printable(str(missing))} does not exist on {client.alias}" in line  # tab as \t
     assert list(markers.iterdir()) == []
     assert (victim / "keep.txt").read_text() == "still here\n"
     assert cached_files(cache) == {}

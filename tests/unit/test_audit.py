@@ -16,17 +16,17 @@ import pytest
 
 from tests.integration.fetching import in_process
 from tracer.analyses.audit import Audit, FileChange, Hunk, audit, file_hunks, spine_steps, step_key
-from tracer.errors import NameNotFound, TransferFailed
+from tracer.errors import NameNotFound, TransferFailed, UnsafeArchive
 from tracer.session import Session, open_session
 from tracer.sources.pristine import (
     TreeChanges,
     aligned,
+    committed_reader,
     overlay,
     parse_porcelain,
     record_changes,
     record_digest,
     record_hashes,
-    tar_files,
     under_root,
 )
 from tracer.sources.snapshot import local_snapshot
@@ -254,7 +254,7 @@ def test_porcelain_lines() -> None:
         "?? README.md",
         "!! python/sglang/ignored.py",
     ]
-    changes = parse_porcelain(lines)
+    changes = parse_porcelain(lines, "box")
     assert changes == TreeChanges(
         changed=(
             "python/sglang/srt/model_runner.py",
@@ -304,18 +304,37 @@ def member(name: str, kind: bytes = tarfile.REGTYPE, size: int = 1) -> tarfile.T
     return info
 
 
+def tar_files(data: bytes, wanted: set[str], label: str) -> dict[str, bytes]:
+    """The files `git archive`'s reader takes from the tar DATA."""
+    found: dict[str, bytes] = {}
+    reader = committed_reader(wanted, label, found)
+    reader.feed(data)
+    reader.finish()
+    return found
+
+
 def test_committed_files_are_read_from_the_tar_and_nothing_else() -> None:
     wanted = {"python/sglang/a.py"}
     folder = member("python/sglang", tarfile.DIRTYPE)
     assert tar_files(tar_of(folder, member("python/sglang/a.py")), wanted, "box") == {
         "python/sglang/a.py": b"x"
     }
-    with pytest.raises(TransferFailed, match="box sent 'python/sglang/b.py', not asked for"):
+    with pytest.raises(UnsafeArchive, match="box sent a file that was not asked for: 'python/s"):
         tar_files(tar_of(member("python/sglang/b.py")), wanted, "box")
-    with pytest.raises(TransferFailed, match="not asked for"):
+    with pytest.raises(UnsafeArchive, match="box sent a link or special file"):
         tar_files(tar_of(member("python/sglang/a.py", tarfile.SYMTYPE)), wanted, "box")
-    with pytest.raises(TransferFailed, match="are not a tar"):
+    with pytest.raises(TransferFailed, match="archive from box is damaged"):
         tar_files(b"garbage" * 100, wanted, "box")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [' M "python/sglang/a\\9zz.py"', ' M "python/sglang/\\777.py"', ' M "python/sglang/open.py'],
+    ids=["bad-octal", "past-a-byte", "unclosed"],
+)
+def test_a_status_line_git_does_not_write_is_a_damaged_host(line: str) -> None:
+    with pytest.raises(TransferFailed, match="git status on box wrote a line git does not write"):
+        parse_porcelain([line], "box")
 
 
 def test_overlay_puts_back_and_drops(tmp_path: Path) -> None:

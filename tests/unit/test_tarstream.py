@@ -77,14 +77,111 @@ def test_a_stream_that_stops_inside_a_member_is_damage() -> None:
         read_all(archive[:2048], {"sglang/srt/server_args.py"}, 512)
 
 
-def test_a_member_over_the_size_cap_is_refused_before_it_is_read(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_file_over_the_size_cap_is_skipped_unread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tarstream, "MAX_MEMBER_BYTES", 1000)
-    archive = tar_bytes({"sglang/big.py": b"z" * 1001}, tarfile.GNU_FORMAT)
+    files = {"sglang/big.py": b"z" * 5000, "sglang/small.py": b"ok\n"}
+    archive = tar_bytes(files, tarfile.GNU_FORMAT)
     got: dict[str, bytes] = {}
-    reader = TarReader({"sglang/big.py"}, "box", got.__setitem__)
+    reader = TarReader(set(files), "box", got.__setitem__)
 
-    with pytest.raises(UnsafeArchive, match="box sent an oversized file"):
-        reader.feed(archive[:512])  # the header alone
-    assert got == {}
+    for start in range(0, len(archive), 700):
+        reader.feed(archive[start : start + 700])
+        assert len(reader.buffer) < 1000 + 2 * 700  # its bytes are dropped as they come
+    reader.finish()
+
+    assert got == {"sglang/small.py": b"ok\n"}
+    assert reader.skipped == [("sglang/big.py", 5000)]
+
+
+# -- archives written to attack the reader ----------------------------------------------------
+
+
+def header(name: bytes, size: bytes, kind: bytes = b"0", checksum: bytes | None = None) -> bytes:
+    """A ustar header with SIZE written as is in its size field (a valid checksum unless
+    CHECKSUM is given)."""
+    block = bytearray(512)
+    block[0 : len(name)] = name
+    block[100:108] = b"0000644\0"
+    block[124 : 124 + len(size)] = size
+    block[156:157] = kind
+    block[257:265] = b"ustar\x0000"
+    block[148:156] = b" " * 8
+    block[148:156] = checksum or b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+END = bytes(1024)
+
+
+@pytest.mark.parametrize(
+    "size",
+    [b"-0000001000\0", b"-1\0", b"0000_001000\0", b"00 0001000\0", b"\xff" + b"\xff" * 11],
+    ids=["negative", "small-negative", "underscore", "space-inside", "base256-negative"],
+)
+def test_a_size_that_is_not_a_size_is_a_hostile_archive(size: bytes) -> None:
+    archive = header(b"sglang/a.py", size) + bytes(4096) + END
+    reader = TarReader({"sglang/a.py"}, "box", lambda path, data: None)
+
+    with pytest.raises(UnsafeArchive, match="box sent a member whose size is not a size"):
+        reader.feed(archive)
+
+
+def test_the_same_file_twice_is_refused() -> None:
+    once = header(b"sglang/a.py", b"00000000000\0")
+    reader = TarReader({"sglang/a.py", "sglang/b.py"}, "box", lambda path, data: None)
+
+    with pytest.raises(UnsafeArchive, match="box sent the same file twice: 'sglang/a.py'"):
+        reader.feed(once + once)
+
+
+def test_members_past_the_cap_are_refused_before_they_add_up() -> None:
+    global_header = header(b"pax_global_header", b"00000000000\0", b"g")
+    reader = TarReader({"sglang/a.py"}, "box", lambda path, data: None)
+
+    with pytest.raises(UnsafeArchive, match="box sent over 260 members for 1 files"):
+        for _ in range(1000):
+            reader.feed(global_header)
+    assert reader.members == 261
+
+
+def test_the_archive_ends_at_its_two_zero_blocks_whatever_follows() -> None:
+    archive = tar_bytes({"sglang/__init__.py": b"ok\n"}, tarfile.GNU_FORMAT)
+    end = archive.index(END, 1024)
+    reader = TarReader({"sglang/__init__.py"}, "box", lambda path, data: None)
+
+    reader.feed(archive[: end + 1024])
+    assert reader.ended
+    reader.feed(header(b"sglang/other.py", b"00000000001\0") + b"x" * 512)  # never looked at
+    reader.finish()
+    assert reader.total == end + 1024
+
+
+def test_a_lone_zero_block_inside_the_archive_is_damage() -> None:
+    archive = bytes(512) + header(b"sglang/a.py", b"00000000000\0")
+    reader = TarReader({"sglang/a.py"}, "box", lambda path, data: None)
+
+    with pytest.raises(TransferFailed, match="damaged .a lone zero block inside it"):
+        reader.feed(archive)
+
+
+@pytest.mark.parametrize(
+    "records",
+    [b"x path=sglang/a.py\n", b"99 path=sglang/a.py\n", b"3 p\n", b"18 path sglang/a.py\n"],
+    ids=["length-not-a-number", "length-past-the-header", "length-too-short", "no-equals"],
+)
+def test_a_malformed_pax_header_is_damage(records: bytes) -> None:
+    pax = header(b"PaxHeader/a.py", b"%011o\0" % len(records), b"x")
+    body = records + bytes(-len(records) % 512)
+    reader = TarReader({"sglang/a.py"}, "box", lambda path, data: None)
+
+    with pytest.raises(TransferFailed, match="damaged .a malformed pax header"):
+        reader.feed(pax + body + header(b"sglang/a.py", b"00000000000\0") + END)
+
+
+def test_the_whole_archive_is_capped_counting_every_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tarstream, "MAX_MEMBER_BYTES", 1000)  # skipped members count too
+    files = {f"sglang/m{n}.py": b"z" * 300_000 for n in range(4)}
+    reader = TarReader(set(files), "box", lambda path, data: None, max_total=1 << 20)
+
+    with pytest.raises(UnsafeArchive, match="box sent over 1 MB"):
+        reader.feed(tar_bytes(files, tarfile.GNU_FORMAT))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tracer.cli import presets
 from tracer.sources.hint import PackageHint
-from tracer.sources.remote import SshOptions
+from tracer.sources.remote import IDLE_TIMEOUT, SshOptions
 from tracer.views.warnings import partly_indexed
 
 if TYPE_CHECKING:  # each command loads what it uses: `fetch` needs neither engine nor graph
@@ -52,6 +52,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
     ssh.add_argument("--connect-timeout", type=float, default=15.0, help="seconds (default 15)")
     ssh.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=IDLE_TIMEOUT,
+        help=f"seconds a host may stay silent in the middle of an answer "
+        f"(default {IDLE_TIMEOUT:g})",
+    )
+    ssh.add_argument(
         "--no-host-key-check",
         action="store_true",
         help="do not verify host keys at all (insecure: only on networks you trust)",
@@ -85,6 +92,7 @@ class Trees:
                 accept_new_host_key=args.accept_new_host_key,
                 check_host_key=not args.no_host_key_check,
                 timeout=args.connect_timeout,
+                idle_timeout=args.idle_timeout,
             )
         return self._ssh
 

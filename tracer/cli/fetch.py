@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from tracer.cli import presets
 from tracer.cli.common import PACKAGE, FetchProgress, Trees, add_common
-from tracer.errors import SgtraceError
+from tracer.errors import SgtraceError, printable
 from tracer.sources.remote import parse_remote
 
 if TYPE_CHECKING:
@@ -56,10 +56,11 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
 
 
 def fetch_summary(result: FetchResult) -> str:
+    """For people: what the host holds (its paths as a terminal can show them)."""
     facts = result.facts()
     lines = [
-        f"{facts['host']}: {facts['files']} files under {facts['root']} "
-        f"({presets.PACKAGE} {facts['version'] or 'version unknown'}); fetched "
+        f"{facts['host']}: {facts['files']} files under {printable(str(facts['root']))} "
+        f"({presets.PACKAGE} {printable(str(facts['version'])) or 'version unknown'}); fetched "
         f"{facts['fetched_files']} files, {int(facts['fetched_bytes']) / (1 << 20):.1f} MB "
         f"in {facts['seconds']} s"
     ]
@@ -68,7 +69,7 @@ def fetch_summary(result: FetchResult) -> str:
         state = f"{modified} modified file(s)" if modified else "clean"
         lines.append(f"  git checkout at {str(facts['git_commit'])[:12]}, {state}")
     if facts["chosen_because"]:
-        lines.append(f"  chosen: {facts['chosen_because']}")
+        lines.append(f"  chosen: {printable(str(facts['chosen_because']))}")
         for other in facts["other_candidates"]:  # type: ignore[attr-defined]
-            lines.append(f"  also found: {other}")
+            lines.append(f"  also found: {printable(other)}")
     return "\n".join(lines)

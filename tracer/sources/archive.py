@@ -1,7 +1,8 @@
 """The tar stream of a remote tree, read off the probe's own SSH channel as it arrives:
 decompressed on the way (a local `zstd -d`/`lz4 -d` process, or zlib), every member checked
 (tracer/sources/tarstream.py) and stored into one new pack that is kept only if the whole
-archive passed."""
+archive passed. Reading stops at the archive's end, and at the idle timeout when the host
+goes silent; what it may send is capped before and after decompression."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import time
 import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from shutil import which
 
 from tracer.errors import TransferFailed, UnsafeArchive
+from tracer.sources.answers import Watchdog
 from tracer.sources.blobs import BlobStore, PackWriter
-from tracer.sources.remote import RemoteSpec
+from tracer.sources.remote import IDLE_TIMEOUT, RemoteSpec
 from tracer.sources.sshlib import asyncssh
 from tracer.sources.tarstream import MAX_TOTAL_BYTES, TarReader
 
@@ -49,6 +52,13 @@ def choose_compressor(remote_tools: set[str], link_rate: float | None) -> str:
 # -- receiving -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Received:
+    files: dict[str, str]  # path -> content hash, of every file stored
+    skipped: list[tuple[str, int]]  # (path, size) of the files over the size cap, not read
+    received: int  # bytes that came over the connection (compressed)
+
+
 async def receive(
     process: asyncssh.SSHClientProcess,
     spec: RemoteSpec,
@@ -56,35 +66,50 @@ async def receive(
     wanted: set[str],
     blobs: BlobStore,
     progress: Progress | None,
-) -> tuple[dict[str, str], int]:
+    idle: float = IDLE_TIMEOUT,
+) -> Received:
     """Store the members of the (COMPRESSOR-compressed) tar PROCESS writes, once all of
-    WANTED arrived and passed the checks; path -> content hash, and the bytes received.
-    Nothing is stored if any member fails; a connection lost raises TransferFailed."""
-    meter = Meter(spec.label, len(wanted), progress)
+    WANTED arrived and passed the checks. Nothing is stored if any member fails; a
+    connection lost raises TransferFailed, a host silent for IDLE seconds HostStalled."""
     with blobs.writer() as pack, ThreadPoolExecutor(1) as worker:
         batches = Batches(pack, worker)
         reader = TarReader(wanted, spec.label, batches.add)
         try:
-            try:
-                await unpack(process, compressor, reader, meter)
-            except TransferFailed:
-                # A stream that broke off reads as a damaged one: say which it was.
-                if process.stdout.at_eof():
-                    await process.wait()
-                    if process.exit_status is None:
-                        raise broken_transfer(spec) from None
-                raise
-            await process.wait()
+            with Watchdog(idle, spec.label, "sending the files") as watchdog:
+                meter = Meter(spec.label, len(wanted), progress, watchdog)
+                await unpack_all(process, spec, compressor, reader, meter)
         except (asyncssh.Error, OSError) as exc:
             raise broken_transfer(spec) from exc
         finally:
             process.close()
-        if process.exit_status is None:
-            raise broken_transfer(spec)
         reader.finish()
         files = batches.digests()
         pack.commit()
-    return files, meter.received
+    return Received(files, reader.skipped, meter.received)
+
+
+async def unpack_all(
+    process: asyncssh.SSHClientProcess,
+    spec: RemoteSpec,
+    compressor: str,
+    reader: TarReader,
+    meter: Meter,
+) -> None:
+    """The archive through READER up to its end; a stream that stops short of it is told
+    apart from a connection that broke (the command then has no exit status)."""
+    try:
+        await unpack(process, compressor, reader, meter)
+    except TransferFailed:
+        # A stream that broke off reads as a damaged one: say which it was.
+        if process.stdout.at_eof():
+            await process.wait()
+            if process.exit_status is None:
+                raise broken_transfer(spec) from None
+        raise
+    if not reader.ended:  # the archive is whole once it ended: the status adds nothing
+        await process.wait()
+        if process.exit_status is None:
+            raise broken_transfer(spec)
 
 
 class Batches:
@@ -93,6 +118,7 @@ class Batches:
     member, per hand-over: a future for each of 4,700 files costs more than the hashing."""
 
     SIZE = 1 << 20
+    IN_FLIGHT = 8  # batches queued at most: a fast host waits for the disk, not our memory
 
     def __init__(self, pack: PackWriter, worker: ThreadPoolExecutor) -> None:
         self.pack = pack
@@ -109,6 +135,8 @@ class Batches:
 
     def flush(self) -> None:
         if self.batch:
+            if len(self.done) >= self.IN_FLIGHT:
+                self.done[-self.IN_FLIGHT].result()
             self.done.append(self.worker.submit(self.store, self.batch))
             self.batch, self.size = [], 0
 
@@ -124,18 +152,32 @@ class Batches:
 async def unpack(
     process: asyncssh.SSHClientProcess, compressor: str, reader: TarReader, meter: Meter
 ) -> None:
-    """Every byte of PROCESS's output, decompressed, through READER."""
+    """PROCESS's output, decompressed, through READER up to the archive's end."""
     if compressor in DECOMPRESSORS:
         await through_process(process, DECOMPRESSORS[compressor], reader, meter)
         return
     inflate = zlib.decompressobj(wbits=31) if compressor == "gzip" else None
     try:
-        while chunk := await read(process, meter):
-            reader.feed(inflate.decompress(chunk) if inflate else chunk)
+        while not reader.ended and (chunk := await read(process, meter)):
+            if inflate is None:
+                reader.feed(chunk)
+            else:
+                inflated(inflate, chunk, reader)
     except zlib.error as exc:
         raise not_valid("gzip", meter.label) from exc
-    if inflate is not None and not inflate.eof:
+    if inflate is not None and not inflate.eof and not reader.ended:
         raise TransferFailed(f"the stream from {meter.label} is cut short", "run again")
+
+
+def inflated(inflate: zlib._Decompress, data: bytes, reader: TarReader) -> None:
+    """DATA of a gzip stream through READER, a chunk of output at a time: a small piece of
+    input may inflate a thousandfold."""
+    while not reader.ended:
+        out = inflate.decompress(data, CHUNK)
+        if not out:
+            return
+        reader.feed(out)
+        data = inflate.unconsumed_tail
 
 
 async def read(process: asyncssh.SSHClientProcess, meter: Meter) -> bytes:
@@ -171,7 +213,7 @@ async def through_process(
                 local.kill()
             await asyncio.gather(unpacking, return_exceptions=True)
             status = await loop.run_in_executor(threads, local.wait)
-    if status != 0:
+    if status != 0 and not reader.ended:  # once the archive ended, it was stopped on purpose
         raise not_valid(command[0], meter.label)
 
 
@@ -179,11 +221,13 @@ def feed_all(local: subprocess.Popen[bytes], reader: TarReader) -> None:
     assert local.stdout is not None
     try:
         with local.stdout:
-            while data := local.stdout.read1(CHUNK):
+            while not reader.ended and (data := local.stdout.read1(CHUNK)):
                 reader.feed(data)
     except BaseException:
         local.kill()  # else the decompressor blocks, and the writes to it with it
         raise
+    if reader.ended:  # what it still has is padding, or a host that never stops
+        local.kill()
 
 
 def not_valid(compressor: str, label: str) -> TransferFailed:
@@ -191,16 +235,21 @@ def not_valid(compressor: str, label: str) -> TransferFailed:
 
 
 class Meter:
-    """Bytes received, refused past MAX_TOTAL_BYTES, reported to PROGRESS every 0.2 s."""
+    """Bytes received, refused past MAX_TOTAL_BYTES, reported to PROGRESS every 0.2 s; each
+    chunk tells WATCHDOG the host is still sending."""
 
-    def __init__(self, label: str, files: int, progress: Progress | None) -> None:
+    def __init__(
+        self, label: str, files: int, progress: Progress | None, watchdog: Watchdog
+    ) -> None:
         self.label = label
         self.files = files
         self.progress = progress
+        self.watchdog = watchdog
         self.received = 0
         self.last = 0.0
 
     def count(self, size: int) -> None:
+        self.watchdog.heard()
         self.received += size
         if self.received > MAX_TOTAL_BYTES:
             raise UnsafeArchive(f"{self.label} sent over 2 GiB", "nothing was written")

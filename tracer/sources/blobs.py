@@ -1,9 +1,11 @@
 """The content-addressed store of fetched files: contents named by their hash, kept in pack
 files (one pack per fetch: one file write instead of thousands) with an index from hash to
-(pack, offset, size). Packs and index are written atomically, the index last."""
+(pack, offset, size). Packs and index are written atomically, the index last. A blob is
+checked against its hash when read: a damaged pack never passes for a different file."""
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
@@ -11,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
+from tracer.errors import CacheDamaged
 from tracer.sources.cache import content_hash, write_atomic
 
 Location = tuple[str, int, int]  # pack name, offset, size
@@ -21,7 +24,7 @@ class BlobStore:
         self.root = root
         self.index = self.load_index()
         self.packs: dict[str, mmap.mmap | bytes] = {}
-        self.present: dict[str, bool] = {}  # pack name -> its file exists (one stat a pack)
+        self.sizes: dict[str, int] = {}  # pack name -> its file's size, -1 if none (one stat)
 
     def load_index(self) -> dict[str, Location]:
         try:
@@ -31,23 +34,55 @@ class BlobStore:
         return found if isinstance(found, dict) else {}
 
     def has(self, digest: str) -> bool:
+        """Whether DIGEST is stored: indexed, in a pack long enough to hold it (a pack cut
+        short lost its tail; what it lost is fetched again)."""
         location = self.index.get(digest)
         if location is None:
             return False
-        pack = location[0]
-        if pack not in self.present:
-            self.present[pack] = (self.root / "packs" / pack).exists()
-        return self.present[pack]
+        try:
+            pack, offset, size = location
+        except (ValueError, TypeError):  # a damaged index's entry
+            return False
+        found = self.sizes.get(pack)
+        if found is None:
+            try:
+                found = self.sizes[pack] = (self.root / "packs" / pack).stat().st_size
+            except OSError:
+                found = self.sizes[pack] = -1
+        return offset + size <= found
 
     def read(self, digest: str) -> bytes:
-        pack, offset, size = self.index[digest]
-        data = self.packs.get(pack)
-        if data is None:  # mapped, not read: a fetch reads one file, a grep all of them
-            with (self.root / "packs" / pack).open("rb") as file:
-                empty = os.fstat(file.fileno()).st_size == 0
-                data = b"" if empty else mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-            self.packs[pack] = data
-        return data[offset : offset + size]
+        """The contents whose hash is DIGEST, checked against it: a damaged entry is
+        dropped from the index (the next fetch brings it again) and raises CacheDamaged."""
+        try:
+            pack, offset, size = self.index[digest]
+        except (ValueError, TypeError):
+            pack, offset, size = "?", 0, -1
+        try:
+            data = self.packs.get(pack)
+            if data is None:  # mapped, not read: a fetch reads one file, a grep all of them
+                with (self.root / "packs" / pack).open("rb") as file:
+                    empty = os.fstat(file.fileno()).st_size == 0
+                    data = b"" if empty else mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+                self.packs[pack] = data
+            found = data[offset : offset + size]
+        except (OSError, ValueError, TypeError):
+            found = b""
+        if len(found) != size or content_hash(found) != digest:
+            with contextlib.suppress(OSError):  # a read-only cache: reported all the same
+                self.forget(digest)
+            raise CacheDamaged(
+                f"a fetched file in the cache is damaged ({self.root / 'packs' / pack}, "
+                f"blob {digest})",
+                "run the command again: the damaged copy was dropped and is fetched anew",
+            )
+        return found
+
+    def forget(self, digest: str) -> None:
+        """DIGEST out of the index, as other processes left it too."""
+        self.index = {**self.load_index(), **self.index}
+        self.index.pop(digest, None)
+        write_atomic(self.root / "index.pkl", pickle.dumps(self.index, pickle.HIGHEST_PROTOCOL))
 
     def add(self, contents: dict[str, bytes]) -> dict[str, str]:
         """Store CONTENTS (path -> bytes); returns path -> content hash. Contents already
@@ -110,5 +145,5 @@ class PackWriter:
         self.file.close()
         os.replace(self.temporary, self.store.root / "packs" / self.name)
         self.file = None
-        self.store.present[self.name] = True
+        self.store.sizes[self.name] = self.offset
         self.store.merge(self.entries)

@@ -1,7 +1,9 @@
 """Fetch a tree of Python files from a host over SSH into the content-addressed cache,
 incrementally: one connection per host and ONE remote command, which first reports (tools,
 git facts and a manifest of sizes and mtimes), then streams the `tar` of the files the
-client asks for (those whose size or mtime changed), compressed by what pays."""
+client asks for (those whose size or mtime changed), compressed by what pays. Every answer
+is read as a hostile host might send it: capped as it grows, checked record by record, and
+abandoned when the host goes silent past the idle timeout."""
 
 from __future__ import annotations
 
@@ -19,22 +21,26 @@ from tracer.errors import (
     RemotePathMissing,
     RemoteToolMissing,
     SgtraceError,
+    TooManyFiles,
     TransferFailed,
+    printable,
 )
+from tracer.sources.answers import Watchdog, too_large
 from tracer.sources.archive import Progress, choose_compressor, receive
 from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash, write_atomic
 from tracer.sources.hint import PackageHint
-from tracer.sources.remote import RemoteSpec, SshOptions, probe_script
-from tracer.sources.snapshot import Snapshot
+from tracer.sources.remote import IDLE_TIMEOUT, RemoteSpec, SshOptions, probe_script
+from tracer.sources.snapshot import MAX_FILE_BYTES, MAX_FILES, SMALLER_FOLDER, Snapshot, is_utf8
 from tracer.sources.ssh import connect, connection_error
 from tracer.sources.sshlib import asyncssh
 from tracer.versions import MANIFESTS
 
-MAX_FILES = 50_000
 VERSION_LINE = re.compile(r"^__version__\s*=\s*(?:\w+\s*=\s*)*['\"]([^'\"]+)['\"]", re.M)
 PROBE_READ = 1 << 16  # small reads while the manifest streams, to time its arrival
 MIN_TIMED_BYTES = 64 << 10  # a manifest shorter than this says nothing of the link
+MAX_REPORT_BYTES = 32 << 20  # the probe's report: MAX_FILES records of long paths fit
+COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1 or SHA-256
 
 
 @dataclass
@@ -48,6 +54,7 @@ class Probe:
     dirty: list[str] = field(default_factory=list)
     error: str = ""
     manifest: dict[str, tuple[int, str]] = field(default_factory=dict)  # path -> (size, mtime)
+    warnings: list[str] = field(default_factory=list)  # files listed but not taken, and why
 
 
 @dataclass
@@ -82,83 +89,185 @@ class FetchResult:
 # -- probing -------------------------------------------------------------------------------
 
 
-def parse_probe(output: bytes) -> Probe:
-    """The probe's report (probe.sh: lines, the manifest's NUL records, lines), complete or
-    cut short by an error line."""
-    head, _, rest = output.partition(b"manifest\n")
-    end = probe_end(output)
-    manifest, trailer = b"", b""
-    if end is not None:
-        stop = rest.find(b"\0\0") + 1 if rest[:1] != b"\0" else 0
-        manifest, trailer = rest[:stop], rest[stop + 1 :]
-    probe = Probe()
-    for line in (head + trailer).decode("utf-8", "replace").splitlines():
-        key, _, value = line.partition("\t")
-        if key == "tool":
-            probe.tools.add(value)
-        elif key == "candidate":
-            why, _, path = value.partition("\t")
-            probe.candidates.append((why, path))
-        elif key == "root":
-            probe.root = value
-        elif key == "top":
-            probe.top = value
-        elif key == "git":
-            probe.git_toplevel, _, probe.git_commit = value.partition("\t")
-        elif key == "dirty":
-            probe.dirty.append(value)
-        elif key == "error":
-            probe.error = value
-    for record in manifest.decode("utf-8", "surrogateescape").split("\0"):
-        if record:
-            size, mtime, path = record.split(" ", 2)
-            probe.manifest[path[2:] if path.startswith("./") else path] = (int(size), mtime)
-    return probe
+class Report:
+    """The probe's report (probe.sh: lines, the manifest's NUL-ended records and one more
+    NUL, lines, `end`) as it arrives: where its parts are, each byte searched once, and
+    capped at MAX_REPORT_BYTES."""
+
+    MANIFEST = b"\nmanifest\n"
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.data = bytearray()
+        self.manifest = -1  # where the manifest's records start, once its line came
+        self.trailer = -1  # where the lines after the manifest start, once its last NUL came
+        self.end: int | None = None  # where the report ends, once its `end` line came
+        self.searched = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > MAX_REPORT_BYTES:
+            raise too_large(
+                self.label,
+                "the probe",
+                MAX_REPORT_BYTES,
+                "point at the folder that holds the package, not a whole disk",
+            )
+        self.scan()
+
+    def scan(self) -> None:
+        data = self.data
+        if self.manifest < 0:
+            found = data.find(self.MANIFEST, max(self.searched - len(self.MANIFEST), 0))
+            self.searched = len(data)
+            if found < 0:
+                return
+            self.manifest = self.searched = found + len(self.MANIFEST)
+        if self.trailer < 0:
+            if len(data) <= self.manifest:
+                return
+            if data[self.manifest] == 0:  # no file
+                self.trailer = self.searched = self.manifest + 1
+            else:
+                found = data.find(b"\0\0", max(self.searched - 1, self.manifest))
+                self.searched = len(data)
+                if found < 0:
+                    return
+                self.trailer = self.searched = found + 2
+        if data.startswith(b"end\n", self.trailer):
+            self.end = self.trailer + 4
+            return
+        found = data.find(b"\nend\n", max(self.searched - 4, self.trailer))
+        self.searched = len(data)
+        if found >= 0:
+            self.end = found + 5
+
+    def probe(self) -> Probe:
+        """The report, complete or cut short by an error line; a record that is not what
+        probe.sh writes is a damaged or hostile host."""
+        data = bytes(self.data)
+        if self.end is None:  # stopped early: an error line, or the connection dropped
+            return self.lines(data, Probe())
+        probe = self.lines(data[: self.manifest] + data[self.trailer : self.end], Probe())
+        files = data.count(b"\0", self.manifest, self.trailer - 1)
+        if files > MAX_FILES:  # the rule of local trees
+            raise TooManyFiles(
+                f"{probe.root} on {self.label} holds {files} files, more than {MAX_FILES}, "
+                "the most one tree may have",
+                f"{SMALLER_FOLDER}, not a whole disk",
+            )
+        for record in data[self.manifest : self.trailer - 1].split(b"\0")[:-1]:
+            self.record(record, probe)
+        return probe
+
+    def lines(self, text: bytes, probe: Probe) -> Probe:
+        for line in text.decode("utf-8", "replace").splitlines():
+            key, _, value = line.partition("\t")
+            if key == "tool":
+                probe.tools.add(value)
+            elif key == "candidate":
+                why, _, path = value.partition("\t")
+                probe.candidates.append((why, path))
+            elif key == "root":
+                probe.root = self.absolute(value)
+            elif key == "top":
+                probe.top = value
+            elif key == "git":
+                toplevel, _, probe.git_commit = value.partition("\t")
+                probe.git_toplevel = self.absolute(toplevel)
+                if probe.git_commit and not COMMIT.fullmatch(probe.git_commit):
+                    raise self.damaged(f"a commit that is not one: {probe.git_commit!r}")
+            elif key == "dirty":
+                probe.dirty.append(value)
+            elif key == "error":
+                probe.error = value
+        return probe
+
+    def absolute(self, path: str) -> str:
+        if not path.startswith("/"):
+            raise self.damaged(f"a folder that is not an absolute path: {path!r}")
+        return path
+
+    def record(self, record: bytes, probe: Probe) -> None:
+        """One `size mtime path` record into PROBE's manifest, unless the rule for every
+        tree skips the file (then a warning says why)."""
+        size, _, rest = record.partition(b" ")
+        mtime, _, raw = rest.partition(b" ")
+        if not size.isdigit() or not raw:
+            raise self.damaged(f"a manifest record that is not `size mtime path`: {record!r}")
+        name = raw.decode("utf-8", "surrogateescape")
+        path = name[2:] if name.startswith("./") else name
+        if path.startswith("/") or ".." in path and ".." in path.split("/"):
+            raise self.damaged(f"a file outside the tree: {name!r}")
+        skipped = skipped_because(path, int(size))
+        if skipped:
+            probe.warnings.append(skipped)
+        else:
+            probe.manifest[path] = (int(size), mtime.decode("ascii", "replace"))
+
+    def damaged(self, why: str) -> TransferFailed:
+        return TransferFailed(
+            f"the probe's report from {self.label} is damaged ({why})",
+            "check the host: its sh, find and git should be the system's",
+        )
 
 
-def probe_end(output: bytes) -> int | None:
-    """Where the probe's report ends in OUTPUT (after its `end` line), or None if not yet."""
-    start = output.find(b"manifest\n")
-    if start < 0:
+def skipped_because(path: str, size: int) -> str | None:
+    """Why a file of a host's tree is not fetched, as a warning; None if it is. As in a local
+    tree, a name that is not UTF-8; and a name a terminal would run as control codes, which
+    no module has."""
+    if not is_utf8(path):
+        return f"{printable(path)}: the name is not UTF-8; skipped"
+    if not path.isprintable():
+        return f"{printable(path)}: a name with control characters; skipped"
+    return oversized(path, size)
+
+
+def oversized(path: str, size: int) -> str | None:
+    """The warning for a file past MAX_FILE_BYTES (generated code), skipped as in a local
+    tree; None for any other."""
+    if size <= MAX_FILE_BYTES:
         return None
-    start += len(b"manifest\n")
-    if len(output) <= start:
-        return None
-    terminator = start if output[start] == 0 else output.find(b"\0\0", start) + 1
-    if terminator <= 0:
-        return None
-    if output.startswith(b"end\n", terminator + 1):
-        return terminator + 5
-    found = output.find(b"\nend\n", terminator + 1)
-    return None if found < 0 else found + 5
+    return f"{path}: {size / (1 << 20):.1f} MB, over the {MAX_FILE_BYTES >> 20} MB cap; skipped"
 
 
 async def start_probe(
-    conn: asyncssh.SSHClientConnection, spec: RemoteSpec, hint: PackageHint
+    conn: asyncssh.SSHClientConnection,
+    spec: RemoteSpec,
+    hint: PackageHint,
+    idle: float = IDLE_TIMEOUT,
 ) -> Probed:
     """Run probe.sh on the host and read its report (HINT: the package looked for where
-    SPEC has no path); the command then waits for the list of files to send (Probed.send)."""
+    SPEC has no path); the command then waits for the list of files to send (Probed.send).
+    A host silent for IDLE seconds meanwhile is given up on."""
     args = [spec.path or "", hint.name, *hint.checkout_locations]
     command = "sh -c " + shlex.quote(probe_script()) + " sgtrace-probe " + shlex.join(args)
-    output = bytearray()
+    report = Report(spec.label)
     timed: list[tuple[float, int]] = []  # (when, bytes so far) after each read
+    process = None
     try:
-        # stderr discarded: unread, it would hold the channel's window and stall the stream.
-        process = await conn.create_process(command, encoding=None, stderr=asyncssh.DEVNULL)
-        while (end := probe_end(output)) is None:
-            chunk = await process.stdout.read(PROBE_READ)
-            if not chunk:
-                break
-            output += chunk
-            timed.append((time.perf_counter(), len(output)))
-        if end is None:  # the probe stopped early: an error line, or the connection dropped
-            await process.wait()
+        with Watchdog(idle, spec.label, "probing the tree") as watchdog:
+            # stderr discarded: unread, it would hold the channel's window, stall the stream.
+            process = await conn.create_process(command, encoding=None, stderr=asyncssh.DEVNULL)
+            while report.end is None:
+                chunk = await process.stdout.read(PROBE_READ)
+                if not chunk:
+                    break
+                watchdog.heard()
+                report.add(chunk)
+                timed.append((time.perf_counter(), len(report.data)))
+            if report.end is None:  # stopped early: an error line, or the connection dropped
+                await process.wait()
+        if report.end is None and process.exit_status is None:
+            raise lost_connection(spec)
+        probe = checked_probe(report.probe(), spec, hint)
     except (asyncssh.Error, OSError) as exc:
         raise lost_connection(spec) from exc
-    if end is None and process.exit_status is None:
-        raise lost_connection(spec)
-    probe = checked_probe(parse_probe(bytes(output)), spec, hint)
-    return Probed(probe, process, link_rate(timed, bytes(output)))
+    except BaseException:
+        if process is not None:
+            process.close()
+        raise
+    return Probed(probe, process, link_rate(timed, bytes(report.data)))
 
 
 def link_rate(timed: list[tuple[float, int]], output: bytes) -> float | None:
@@ -192,11 +301,6 @@ def checked_probe(probe: Probe, spec: RemoteSpec, hint: PackageHint) -> Probe:
         raise TransferFailed(
             f"{spec.label} gave no answer to the probe", "check that the login shell works"
         )
-    if len(probe.manifest) > MAX_FILES:
-        raise TransferFailed(
-            f"{probe.root} on {spec.label} holds {len(probe.manifest)} files, over {MAX_FILES}",
-            "point at the folder that holds the package, not a whole disk",
-        )
     return probe
 
 
@@ -211,7 +315,8 @@ class Probed:
     def send(self, compressor: str, paths: list[str]) -> None:
         """Ask for the tar of PATHS, compressed with COMPRESSOR (none: nothing to send)."""
         if paths:
-            listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+            # `./`: a path starting with `-` is a path to tar, not an option.
+            listing = b"".join(b"./" + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
             self.process.stdin.write(compressor.encode() + b"\n" + listing)
         self.process.stdin.write_eof()
 
@@ -252,7 +357,7 @@ async def fetch(
         )
     started = time.monotonic()
     async with await connect(spec, options) as conn:
-        probed = await start_probe(conn, spec, hint)
+        probed = await start_probe(conn, spec, hint, options.idle_timeout)
         probe = probed.probe
         mirror = mirror_path(spec, probe)
         recorded = read_mirror(mirror)
@@ -261,25 +366,35 @@ async def fetch(
         files: dict[str, str] = {}
         needed: list[str] = []
         for path, (size, mtime) in probe.manifest.items():
-            old = previous.get(path)
-            if old and old[0] == size and old[1] == mtime and blobs.has(old[2]):
-                files[path] = old[2]
+            kept = unchanged(previous.get(path), size, mtime, blobs)
+            if kept is not None:
+                files[path] = kept
             else:
                 needed.append(path)
         compressor = choose_compressor(probe.tools, probed.link_rate)
         received = 0
+        warnings = list(probe.warnings)
         try:
             probed.send(compressor, needed)
             if needed:
-                fetched, received = await receive(
-                    probed.process, spec, compressor, set(needed), blobs, progress
+                got = await receive(
+                    probed.process,
+                    spec,
+                    compressor,
+                    set(needed),
+                    blobs,
+                    progress,
+                    options.idle_timeout,
                 )
-                files.update(fetched)
+                files.update(got.files)
+                received = got.received
+                # Grown past the cap since the probe listed them: skipped as the listed ones.
+                warnings += [w for path, size in got.skipped if (w := oversized(path, size))]
         except (asyncssh.Error, OSError) as exc:
             raise lost_connection(spec) from exc
         finally:
             probed.process.close()
-    snapshot = remote_snapshot(spec, probe, files, blobs)
+    snapshot = remote_snapshot(spec, probe, files, blobs, warnings)
     entries = {p: [probe.manifest[p][0], probe.manifest[p][1], files[p]] for p in files}
     # What was fetched, for later commands (audit): written last, so a broken run leaves none.
     record = {"root": probe.root, "source": snapshot.meta, "git_modified_files": probe.dirty}
@@ -298,6 +413,15 @@ async def fetch(
     )
 
 
+def unchanged(entry: object, size: int, mtime: str, blobs: BlobStore) -> str | None:
+    """The content hash the mirror ENTRY (`[size, mtime, hash]`) records, if the file still
+    has that SIZE and MTIME and its blob is stored; else None (a damaged entry too)."""
+    if type(entry) is not list or len(entry) != 3 or entry[0] != size or entry[1] != mtime:
+        return None
+    digest = entry[2]
+    return digest if type(digest) is str and blobs.has(digest) else None
+
+
 def load_mirror(path: Path) -> dict[str, list]:
     return read_mirror(path).get("files", {})
 
@@ -312,7 +436,11 @@ def read_mirror(path: Path) -> dict[str, Any]:
 
 
 def remote_snapshot(
-    spec: RemoteSpec, probe: Probe, files: dict[str, str], blobs: BlobStore
+    spec: RemoteSpec,
+    probe: Probe,
+    files: dict[str, str],
+    blobs: BlobStore,
+    warnings: list[str] | None = None,
 ) -> Snapshot:
     python = {p: h for p, h in sorted(files.items()) if p.endswith(".py")}
     if not python:
@@ -330,7 +458,12 @@ def remote_snapshot(
     if probe.candidates:
         meta["chosen_because"] = probe.candidates[0][0]
     snapshot = Snapshot(
-        label=spec.text, root=Path(probe.root), files=python, meta=meta, blobs=blobs
+        label=spec.text,
+        root=Path(probe.root),
+        files=python,
+        warnings=tuple(warnings or ()),
+        meta=meta,
+        blobs=blobs,
     )
     version = package_version(snapshot, probe.top, files, blobs)
     if version:

@@ -1,5 +1,5 @@
 """A systemd unit's journal, read on the host the source lives on (over SSH for a remote
-source, with the local `journalctl` otherwise)."""
+source, with the local `journalctl` otherwise), capped as it arrives and in time."""
 
 from __future__ import annotations
 
@@ -7,16 +7,21 @@ import asyncio
 import shlex
 import shutil
 import subprocess
+import threading
+from typing import IO
 
 import asyncssh
 
-from tracer.errors import SgtraceError
+from tracer.errors import HostStalled, SgtraceError
+from tracer.sources.answers import CHUNK, STDERR_KEPT, Watchdog, run_streamed, too_large
 from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions
 from tracer.sources.ssh import connect, connection_error
 
 JOURNAL_LINES = 50_000  # the newest lines: a server start is near the end
-TIMEOUT = 60.0
+MAX_JOURNAL_BYTES = 128 << 20  # JOURNAL_LINES of long lines fit
+TIMEOUT = 60.0  # for the whole read: journalctl -n takes seconds
+JOURNAL_HINT = "give the server's log with --log FILE instead"
 
 
 class JournalUnreadable(SgtraceError):
@@ -42,24 +47,85 @@ def local_journal(unit: str, hint: PackageHint) -> str:
         raise JournalUnreadable(
             "journalctl is not installed here", "give the log with --log FILE or --log -"
         )
-    done = subprocess.run(journal_command(unit), capture_output=True, timeout=TIMEOUT, check=False)
-    return checked(unit, "this machine", done.returncode, done.stdout, done.stderr, hint)
+    expired = threading.Event()
+    with subprocess.Popen(
+        journal_command(unit), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+
+        def expire() -> None:
+            expired.set()
+            process.kill()
+
+        # Both pipes read at once (a full stderr pipe would stall stdout), each capped; the
+        # timer ends a journalctl that takes too long.
+        errors = bytearray()
+        reading = threading.Thread(target=drain, args=(process.stderr, errors), daemon=True)
+        timer = threading.Timer(TIMEOUT, expire)
+        timer.start()
+        reading.start()
+        try:
+            out = capped(unit, "this machine", process.stdout)
+            reading.join()
+            status = process.wait()
+        except BaseException:
+            process.kill()
+            raise
+        finally:
+            timer.cancel()
+    if expired.is_set():
+        raise late(unit, "this machine")
+    return checked(unit, "this machine", status, out, bytes(errors), hint)
+
+
+def drain(stream: IO[bytes], kept: bytearray) -> None:
+    """STREAM read to its end, its first STDERR_KEPT bytes kept."""
+    while chunk := stream.read1(CHUNK):
+        kept += chunk[: STDERR_KEPT - len(kept)]
+
+
+def capped(unit: str, where: str, stream: IO[bytes]) -> bytes:
+    """STREAM read to its end, at most MAX_JOURNAL_BYTES."""
+    out = bytearray()
+    while chunk := stream.read1(CHUNK):
+        out += chunk
+        if len(out) > MAX_JOURNAL_BYTES:
+            raise too_large(where, f"journalctl -u {unit}", MAX_JOURNAL_BYTES, JOURNAL_HINT)
+    return bytes(out)
 
 
 async def remote_journal(
     unit: str, spec: RemoteSpec, options: SshOptions, hint: PackageHint
 ) -> str:
+    out = bytearray()
+
+    def consume(chunk: bytes) -> bool:
+        out.extend(chunk)
+        if len(out) > MAX_JOURNAL_BYTES:
+            raise too_large(spec.label, f"journalctl -u {unit}", MAX_JOURNAL_BYTES, JOURNAL_HINT)
+        return False
+
+    watchdog = Watchdog(options.idle_timeout, spec.label, f"reading the journal of {unit}")
     try:
         async with await connect(spec, options) as conn:
-            result = await asyncio.wait_for(
-                conn.run(shlex.join(journal_command(unit)), encoding=None, check=False), TIMEOUT
+            command = shlex.join(journal_command(unit))
+            finished = await asyncio.wait_for(
+                run_streamed(conn, command, consume, watchdog), TIMEOUT
             )
     except SgtraceError:
         raise
-    except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+    except asyncio.TimeoutError:
+        raise late(unit, spec.label) from None
+    except (OSError, asyncssh.Error) as exc:
         raise connection_error(spec, exc) from exc
-    status = result.exit_status if result.exit_status is not None else 255
-    return checked(unit, spec.label, status, result.stdout or b"", result.stderr or b"", hint)
+    status = finished.status if finished.status is not None else 255
+    return checked(unit, spec.label, status, bytes(out), finished.stderr, hint)
+
+
+def late(unit: str, where: str) -> HostStalled:
+    return HostStalled(
+        f"journalctl -u {unit} on {where} did not finish in {TIMEOUT:g} s", JOURNAL_HINT
+    )
 
 
 def checked(unit: str, where: str, status: int, out: object, err: object, hint: PackageHint) -> str:

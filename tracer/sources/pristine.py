@@ -11,8 +11,8 @@ import csv
 import hashlib
 import io
 import posixpath
+import re
 import shlex
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ import asyncssh
 
 from tracer.errors import NoReference, SgtraceError, TransferFailed
 from tracer.sources import open_source
+from tracer.sources.answers import Watchdog, run_streamed
 from tracer.sources.archive import Progress
 from tracer.sources.cache import content_hash
 from tracer.sources.fetch import (
@@ -33,6 +34,7 @@ from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
 from tracer.sources.snapshot import Snapshot
 from tracer.sources.ssh import connect, connection_error
+from tracer.sources.tarstream import TarReader
 
 MAX_PRISTINE_BYTES = 256 << 20  # the committed versions of the modified files, all together
 
@@ -57,40 +59,47 @@ class TreeChanges:
 # -- git -----------------------------------------------------------------------------------
 
 
-def unquote(text: str) -> tuple[str, str]:
+ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+OCTAL_ESCAPE = re.compile(r"[0-3][0-7]{2}")
+
+
+def unquote(text: str) -> tuple[str, str] | None:
     """The first path of a `git status --porcelain` field (C-quoted when it holds odd
-    characters) and the text after it."""
+    characters) and the text after it; None if the quoting is not git's."""
     if not text.startswith('"'):
         path, arrow, rest = text.partition(" -> ")
         return path, (arrow + rest) if arrow else ""
     out = bytearray()
-    escapes = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
     i = 1
     while i < len(text) and text[i] != '"':
-        if text[i] == "\\" and i + 1 < len(text):
-            if text[i + 1] in escapes:
-                out.append(escapes[text[i + 1]])
-                i += 2
-                continue
+        if text[i] != "\\":
+            out += text[i].encode("utf-8", "surrogateescape")
+            i += 1
+        elif text[i + 1 : i + 2] in ESCAPES:
+            out.append(ESCAPES[text[i + 1]])
+            i += 2
+        elif OCTAL_ESCAPE.fullmatch(text[i + 1 : i + 4]):
             out.append(int(text[i + 1 : i + 4], 8))
             i += 4
-            continue
-        out += text[i].encode()
-        i += 1
+        else:
+            return None
+    if i == len(text):  # no closing quote
+        return None
     return out.decode("utf-8", "surrogateescape"), text[i + 1 :]
 
 
-def parse_porcelain(lines: list[str]) -> TreeChanges:
-    """`git status --porcelain` lines -> paths relative to the repository's top."""
+def parse_porcelain(lines: list[str], label: str) -> TreeChanges:
+    """`git status --porcelain` lines (from the host LABEL) -> paths relative to the
+    repository's top; a line git would not write is a damaged or hostile host."""
     changed: list[str] = []
     added: list[str] = []
     for line in lines:
         state, rest = line[:2], line[3:]
         if len(line) < 4 or state == "!!":
             continue
-        first, after = unquote(rest)
+        first, after = unquoted(rest, line, label)
         if after.startswith(" -> "):  # renamed or copied: "old -> new"
-            second, _ = unquote(after[4:])
+            second, _ = unquoted(after[4:], line, label)
             if "R" in state:
                 changed.append(first)
             added.append(second)
@@ -99,6 +108,16 @@ def parse_porcelain(lines: list[str]) -> TreeChanges:
         else:  # modified, deleted, type changed, unmerged: the committed version is wanted
             changed.append(first)
     return TreeChanges(tuple(changed), tuple(added))
+
+
+def unquoted(text: str, line: str, label: str) -> tuple[str, str]:
+    found = unquote(text)
+    if found is None or not found[0]:
+        raise TransferFailed(
+            f"git status on {label} wrote a line git does not write: {line!r}",
+            "check the checkout on the host (git status)",
+        )
+    return found
 
 
 def under_root(changes: TreeChanges, toplevel: str, root: str) -> TreeChanges:
@@ -110,7 +129,7 @@ def under_root(changes: TreeChanges, toplevel: str, root: str) -> TreeChanges:
         for path in paths:
             moved = posixpath.relpath(posixpath.join(toplevel, path), root)
             moved += "/" if path.endswith("/") else ""
-            if moved.startswith("../"):
+            if moved.startswith("../") or not moved.isprintable():  # as the fetch skips them
                 continue
             if moved.endswith(".py") or (folders and moved.endswith("/")):
                 kept.append(moved)
@@ -122,42 +141,39 @@ def under_root(changes: TreeChanges, toplevel: str, root: str) -> TreeChanges:
 async def committed_files(
     spec: RemoteSpec, options: SshOptions, toplevel: str, commit: str, paths: list[str]
 ) -> dict[str, bytes]:
-    """PATHS (relative to TOPLEVEL) as COMMIT has them, in one remote `git archive`."""
+    """PATHS (relative to TOPLEVEL) as COMMIT has them, in one remote `git archive`, read
+    as it streams (checked, capped, up to the archive's end)."""
     command = shlex.join(
         ["git", "--literal-pathspecs", "-C", toplevel, "archive", "--format=tar", commit, "--"]
         + paths
     )
+    found: dict[str, bytes] = {}
+    reader = committed_reader(set(paths), spec.label, found)
+    watchdog = Watchdog(options.idle_timeout, spec.label, "running git archive")
+
+    def consume(chunk: bytes) -> bool:
+        reader.feed(chunk)
+        return reader.ended
+
     try:
         async with await connect(spec, options) as conn:
-            result = await conn.run(command, encoding=None, check=False)
+            finished = await run_streamed(conn, command, consume, watchdog)
     except (OSError, asyncssh.Error) as exc:
         raise connection_error(spec, exc) from exc
-    if result.exit_status != 0:
-        why = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+    if not reader.ended and finished.status != 0:
         raise TransferFailed(
-            f"git archive on {spec.label} failed ({why[0] if why else 'no message'})",
+            f"git archive on {spec.label} failed ({finished.reason()})",
             "check that the checkout's commit is intact (git fsck)",
         )
-    return tar_files(result.stdout or b"", set(paths), spec.label)
-
-
-def tar_files(data: bytes, wanted: set[str], label: str) -> dict[str, bytes]:
-    """The regular files of the tar DATA that are WANTED (any other member is refused)."""
-    if len(data) > MAX_PRISTINE_BYTES:
-        raise TransferFailed(f"{label} sent {len(data)} bytes for the committed files", "")
-    found: dict[str, bytes] = {}
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
-            for member in archive:
-                if member.isdir() or member.type == tarfile.XGLTYPE:
-                    continue
-                if member.name not in wanted or not member.isfile():
-                    raise TransferFailed(f"{label} sent {member.name!r}, not asked for", "")
-                reader = archive.extractfile(member)
-                found[member.name] = reader.read() if reader else b""
-    except tarfile.TarError as exc:
-        raise TransferFailed(f"the committed files from {label} are not a tar ({exc})", "") from exc
+    reader.finish()
     return found
+
+
+def committed_reader(wanted: set[str], label: str, found: dict[str, bytes]) -> TarReader:
+    """A reader of `git archive`'s tar that puts the WANTED files in FOUND: its folders
+    and the commit's pax header passed over, anything else refused, MAX_PRISTINE_BYTES in
+    all."""
+    return TarReader(wanted, label, found.__setitem__, folders=True, max_total=MAX_PRISTINE_BYTES)
 
 
 def git_reference(result: FetchResult, committed: dict[str, bytes]) -> Snapshot:
@@ -174,7 +190,8 @@ def git_reference(result: FetchResult, committed: dict[str, bytes]) -> Snapshot:
 
 def git_changes(result: FetchResult) -> TreeChanges:
     probe = result.probe
-    return under_root(parse_porcelain(probe.dirty), probe.git_toplevel, probe.root)
+    changes = parse_porcelain(probe.dirty, result.spec.label)
+    return under_root(changes, probe.git_toplevel, probe.root)
 
 
 def overlay(

@@ -61,6 +61,9 @@ if [ -z "$want" ]; then
 fi
 
 case $want in "~/"*) want=$HOME/${want#"~/"} ;; "~") want=$HOME ;; esac
+# A relative path is in the home folder, as scp has it; made absolute, `-` is no `cd -`
+# (back to the last folder), `-x` no option, and CDPATH no detour.
+case $want in /*) ;; *) want=${HOME:-.}/$want ;; esac
 if [ ! -d "$want" ]; then
     say error "missing"
     exit 0
@@ -79,12 +82,16 @@ say root "$root"
 say top "$top"
 command -v tar >/dev/null 2>&1 || { say error "notar"; exit 0; }
 cd "$root" || exit 0
+# find's starting points as ./name: a package named `-x` is a folder, not an option (the
+# client drops the ./).
+from=$top
+[ "$top" = . ] || from=./$top
 manifest() {
-    find "$top" \( -name __pycache__ -o \( -name '.?*' ! -name . \) \) -prune -o -type f \
+    find "$from" \( -name __pycache__ -o \( -name '.?*' ! -name . \) \) -prune -o -type f \
         \( -name '*.py' -o -path '*.dist-info/RECORD' -o -path '*.dist-info/METADATA' \) \
         -printf '%s %T@ %p\0'
     if [ "$top" != . ]; then
-        for info in "$top"-*.dist-info; do
+        for info in "./$top"-*.dist-info; do
             [ -d "$info" ] && find "$info" -type f \( -name RECORD -o -name METADATA \) \
                 -printf '%s %T@ %p\0'
         done

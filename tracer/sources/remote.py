@@ -28,6 +28,12 @@ class RemoteSpec:
         return f"{user}{self.host}{port}"
 
 
+# Seconds a host may stay silent in the middle of an answer: the probe's `find` and
+# `git status` over a large tree on a cold disk, or `python -c 'import PKG'`, say nothing
+# while they work.
+IDLE_TIMEOUT = 120.0
+
+
 @dataclass(frozen=True, slots=True)
 class SshOptions:
     known_hosts: Path | None = None  # None: ~/.ssh/known_hosts
@@ -35,7 +41,8 @@ class SshOptions:
     identities: tuple[Path, ...] = ()
     accept_new_host_key: bool = False  # like OpenSSH's StrictHostKeyChecking=accept-new
     check_host_key: bool = True  # False only when the user explicitly opts out
-    timeout: float = 15.0
+    timeout: float = 15.0  # to connect
+    idle_timeout: float = IDLE_TIMEOUT  # between two pieces of an answer
 
 
 def parse_remote(text: str, bare_host: bool = False) -> RemoteSpec | None:
