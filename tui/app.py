@@ -340,6 +340,9 @@ class WalkApp(App[None]):
             except OSError as error:
                 self.notify(f"cannot write {path}: {error.strerror}", severity="error")
                 return
+            except SgtraceError as error:  # refused: another user's file, folder or link
+                self.notify(str(error), severity="error")
+                return
             self.notify(f"{form.name} written to {written}", title="export")
 
         stem = f"sgtrace-{view.param.replace('.', '-')}"

@@ -20,6 +20,7 @@ from tracer.errors import NameNotFound, SgtraceError
 from tracer.graph.steps import Step
 from tracer.session import Session, open_session
 from tracer.sources import NO_PACKAGE, PackageHint
+from tracer.sources.safe_write import write_file
 from tracer.trace.chains import trace
 from tracer.views.chain_text import chain_text, dumps
 from tracer.views.graph_formats import chain_to_dot, chain_to_graphml, chain_to_mermaid
@@ -219,7 +220,9 @@ class Walker:
         return found
 
     def export(self, view: Outline, form: ExportFormat, path: Path) -> Path:
-        path.write_text(form.write(view))
+        """Write VIEW to PATH as every output of sgtrace is written (a link followed, a
+        device written through, a replaced file keeping its mode and owner)."""
+        write_file(path, form.write(view).encode())
         return path
 
     def graph_session(self) -> Session:

@@ -303,11 +303,16 @@ def test_e_exports_the_chain(walk_app: Callable[..., WalkApp], tmp_path: Path) -
         assert not isinstance(app.screen, ExportScreen)
 
     as_graphml = tmp_path / "chain.graphml"
+    # The text goes through a link, as every output of sgtrace: its target written, it kept.
+    linked = tmp_path / "kept" / "chain.txt"
+    linked.parent.mkdir()
+    as_text.symlink_to(linked)
 
     async def scenario(pilot: Pilot) -> None:
         await export(pilot, to=as_json)
         await export(pilot, "down", to=as_text)
         assert "text written to " + str(as_text) in [n.message for n in app._notifications]
+        assert as_text.is_symlink() and linked.read_text().startswith("mem_fraction_static")
         await export(pilot, "down", "down", "down", to=as_graphml)
 
     drive(app, scenario)
