@@ -190,6 +190,26 @@ def test_partials_of_dead_fills_are_removed_and_a_live_fill_s_kept(
             assert partials(cache) == sorted([live.name, fresh.name])
 
 
+def test_trees_of_the_release_unpacked_by_other_versions_are_removed(
+    index: LocalIndex, marker: Path, cache: Path, pointed: Callable[..., Run]
+) -> None:
+    """A new sgtrace unpacks a release again (its unpacking may differ): the trees earlier
+    versions left of that release go, not those of other releases nor one being filled."""
+    index.add("sgtrace-evil", SDIST, evil_sdist(marker))
+    releases = cache / "pypi"
+    older = ["sgtrace-evil-1.0", "sgtrace-evil-1.0-0123456789abcdef"]  # before versions; another
+    others = ["sgtrace-evil-1.01-0123456789abcdef", "sgtrace-evil-1.0-x"]  # not this release's
+    for name in older + others:
+        (releases / name / "tree").mkdir(parents=True)
+    with live_fill(releases, "sgtrace-evil-1.0-fedcba9876543210"):
+        (releases / "sgtrace-evil-1.0-fedcba9876543210" / "tree").mkdir(parents=True)
+
+        assert "sgtrace_evil/__init__.py:3" in traced(pointed("trace", SPEC, "x", "--quiet"))
+
+    left = sorted(p.name for p in releases.iterdir() if not p.name.startswith("."))
+    assert left == sorted([*others, "sgtrace-evil-1.0-fedcba9876543210", TREE])
+
+
 def wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
     end = time.monotonic() + seconds
     while not condition():

@@ -48,6 +48,7 @@ def pypi_snapshot(spec: str) -> Snapshot:
                 if not (tree / ".complete").exists():
                     remove_dead_partials(tree)
                     fetch_release(name, version, tree)
+                    remove_superseded(tree, f"{name.lower()}-{version}")
         except OSError as error:  # a write in the cache (reads raise errors of their own)
             raise cache_not_writable(tree.parent, error) from None
     snapshot = local_snapshot(tree / "tree", label=spec)
@@ -117,6 +118,27 @@ def remove_dead_partials(tree: Path) -> None:
             dead = release == tree.name or lock_is_free(lock_path(tree.parent, release))
         if dead:
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def remove_superseded(tree: Path, release: str) -> None:
+    """Remove the trees of RELEASE unpacked by other versions of the unpacking code (named
+    `RELEASE-<their version>`, or `RELEASE` before versions), now that TREE replaces them;
+    one another process is filling is left alone."""
+    for entry in tree.parent.iterdir():
+        suffix = entry.name[len(release) :]
+        if entry == tree or not entry.name.startswith(release) or not entry.is_dir():
+            continue
+        if suffix and not (suffix[:1] == "-" and is_version(suffix[1:])):
+            continue  # another release (`sglang-0.5.12` beside `sglang-0.5.1`)
+        lock = lock_path(tree.parent, entry.name)
+        if lock_is_free(lock):
+            shutil.rmtree(entry, ignore_errors=True)
+            lock.unlink(missing_ok=True)
+
+
+def is_version(text: str) -> bool:
+    """Is TEXT a version of a cached kind (tracer/versions.py: 16 hex digits)?"""
+    return len(text) == len(RELEASES.version) and all(c in "0123456789abcdef" for c in text)
 
 
 def lock_is_free(path: Path) -> bool:
