@@ -44,7 +44,10 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "always refused)",
     )
     ssh.add_argument(
-        "--known-hosts", type=Path, help="known_hosts file (default ~/.ssh/known_hosts)"
+        "--known-hosts",
+        type=Path,
+        help="a known_hosts file read first, and where an accepted key is recorded (the "
+        "files the ssh config names, or OpenSSH's defaults, are read too)",
     )
     ssh.add_argument("--ssh-config", type=Path, help="ssh config file (default ~/.ssh/config)")
     ssh.add_argument(

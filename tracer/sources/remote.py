@@ -36,7 +36,7 @@ IDLE_TIMEOUT = 120.0
 
 @dataclass(frozen=True, slots=True)
 class SshOptions:
-    known_hosts: Path | None = None  # None: ~/.ssh/known_hosts
+    known_hosts: Path | None = None  # read before the ssh config's files; new keys go here
     config: Path | None = None  # None: ~/.ssh/config
     identities: tuple[Path, ...] = ()
     accept_new_host_key: bool = False  # like OpenSSH's StrictHostKeyChecking=accept-new
