@@ -9,12 +9,11 @@ import contextlib
 import mmap
 import os
 import pickle
-import tempfile
 from pathlib import Path
-from typing import BinaryIO
 
-from tracer.errors import CacheDamaged
-from tracer.sources.cache import content_hash, write_atomic
+from tracer.errors import CacheDamaged, CacheNotWritable, SgtraceError
+from tracer.sources.cache import cache_not_writable, content_hash, write_atomic
+from tracer.sources.safe_write import Replacement
 
 Location = tuple[str, int, int]  # pack name, offset, size
 
@@ -69,7 +68,7 @@ class BlobStore:
         except (OSError, ValueError, TypeError):
             found = b""
         if len(found) != size or content_hash(found) != digest:
-            with contextlib.suppress(OSError):  # a read-only cache: reported all the same
+            with contextlib.suppress(CacheNotWritable):  # a read-only cache: reported all the same
                 self.forget(digest)
             raise CacheDamaged(
                 f"a fetched file in the cache is damaged ({self.root / 'packs' / pack}, "
@@ -102,38 +101,40 @@ class BlobStore:
 
 
 class PackWriter:
-    """One new pack, written as contents arrive into a temporary file: `commit()` renames
-    it into place and then indexes it; leaving the `with` block without a commit deletes it,
-    so a failed fetch stores nothing."""
+    """One new pack, written as contents arrive into a temporary file by the rules of
+    tracer/sources/safe_write.py: `commit()` puts it into place and then indexes it; leaving
+    the `with` block without a commit deletes it, so a failed fetch stores nothing. A cache
+    that cannot take the pack (full, read-only) raises CacheNotWritable, naming its folder."""
 
     def __init__(self, store: BlobStore) -> None:
         self.store = store
         self.name = f"{os.urandom(16).hex()}.pack"
         self.entries: dict[str, Location] = {}
         self.offset = 0
-        self.file: BinaryIO | None = None
-        self.temporary = ""
+        self.file: Replacement | None = None
 
     def __enter__(self) -> PackWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.file is not None:  # not committed
-            self.file.close()
-            Path(self.temporary).unlink(missing_ok=True)
+            self.file.discard()
             self.file = None
 
     def add(self, data: bytes) -> str:
-        """Queue DATA for the pack unless the store or this pack has it; its content hash."""
+        """Queue DATA for the pack unless the store or this pack has it; its content hash.
+        CacheNotWritable when the cache cannot take it."""
         digest = content_hash(data)
         if digest in self.entries or self.store.has(digest):
             return digest
-        if self.file is None:
-            folder = self.store.root / "packs"
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, self.temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pack")
-            self.file = os.fdopen(fd, "wb")  # open across add() calls: closed by __exit__
-        self.file.write(data)
+        try:
+            if self.file is None:
+                folder = self.store.root / "packs"
+                folder.mkdir(parents=True, exist_ok=True)
+                self.file = Replacement(folder / self.name)  # open across add() calls
+            self.file.write(data)
+        except (OSError, SgtraceError) as error:
+            raise cache_not_writable(self.store.root, error) from None
         self.entries[digest] = (self.name, self.offset, len(data))
         self.offset += len(data)
         return digest
@@ -142,8 +143,10 @@ class PackWriter:
         """The pack in place, then the index that names it (nothing to do if nothing new)."""
         if self.file is None:
             return
-        self.file.close()
-        os.replace(self.temporary, self.store.root / "packs" / self.name)
+        try:
+            self.file.commit()
+        except OSError as error:
+            raise cache_not_writable(self.store.root, error) from None
         self.file = None
         self.store.sizes[self.name] = self.offset
         self.store.merge(self.entries)

@@ -75,7 +75,8 @@ class Replacement:
             self.temporary = None
 
     def discard(self) -> None:
-        self.file.close()
+        with contextlib.suppress(OSError):  # a full disk fails the last flush: dropped anyway
+            self.file.close()
         if self.temporary is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.temporary)

@@ -1,0 +1,34 @@
+"""The store of fetched files (tracer/sources/blobs.py) when its own files are damaged or
+cannot be written: a damaged blob is reported and dropped, never read as another file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracer.errors import CacheDamaged
+from tracer.sources.blobs import BlobStore
+
+
+def stored(root: Path, contents: dict[str, bytes]) -> dict[str, str]:
+    return BlobStore(root).add(contents)
+
+
+def flipped(path: Path, where: float) -> None:
+    data = bytearray(path.read_bytes())
+    data[min(int(len(data) * where), len(data) - 1)] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_blob_is_reported_when_its_index_cannot_be_written(tmp_path: Path) -> None:
+    root = tmp_path / "blobs"
+    digest = stored(root, {"mod.py": b"x = 1\n"})["mod.py"]
+    [pack] = (root / "packs").glob("*.pack")
+    flipped(pack, 0.0)
+    store = BlobStore(root)  # reads the index before it becomes unwritable
+    (root / "index.pkl").unlink()
+    (root / "index.pkl").mkdir()  # the index cannot be written, even by root
+
+    with pytest.raises(CacheDamaged, match="a fetched file in the cache is damaged"):
+        store.read(digest)
