@@ -11,13 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.fetching import ROOT, Run, write_package
+from tests.integration.fetching import (
+    ROOT,
+    Run,
+    blob_names,
+    hashes,
+    mirrored_hashes,
+    probed_files,
+    write_package,
+)
 from tests.sshd import SshServer
 
 # One module past the limit below, or many small ones that fill the pack's write buffer
 # first (its last flush then fails as well, when the pack is dropped).
 TREES = {
-    "one large module": {"mod.py": "x = 1\n" * 2000},
+    "one large module": {"mod.py": "x0 = 1\n" * 2000},
     "many small modules": {f"m{i}.py": f"x{i} = 1\n" * 100 for i in range(20)},
 }
 
@@ -67,3 +75,23 @@ def test_a_full_cache_is_named_not_a_lost_connection(
     line = Run(done.returncode, done.stdout, done.stderr).error_line()
     assert f"the cache folder {cache} is not writable (File too large)" in line
     assert [p for p in cache.rglob("*") if p.is_file()] == []
+
+
+def test_a_damaged_blob_index_is_fetched_again_as_into_a_fresh_cache(
+    client: SshServer, sgtrace: Callable[..., Run], cache: Path, tree: Path
+) -> None:
+    source = f"{client.alias}:{tree}"
+    [fresh] = sgtrace("fetch", source, "--json").results()
+    traced = sgtrace("trace", source, "x0", "--quiet", "--color", "never")
+    assert traced.code == 0 and "x0 = 1" in traced.out
+    index = cache / "blobs" / "index.pkl"
+    data = bytearray(index.read_bytes())
+    data[len(data) // 2] ^= 0x10  # in the middle: an offset, a size or a name
+    index.write_bytes(bytes(data))
+
+    [again] = sgtrace("fetch", source, "--json").results()
+
+    assert again["fetched_files"] == fresh["fetched_files"] == len(probed_files(tree))
+    assert mirrored_hashes(cache) == hashes(probed_files(tree))
+    assert blob_names(cache) >= set(hashes(probed_files(tree)).values())  # indexed again
+    assert sgtrace("trace", source, "x0", "--quiet", "--color", "never") == traced

@@ -32,3 +32,16 @@ def test_a_damaged_blob_is_reported_when_its_index_cannot_be_written(tmp_path: P
 
     with pytest.raises(CacheDamaged, match="a fetched file in the cache is damaged"):
         store.read(digest)
+
+
+@pytest.mark.parametrize("where", [0.0, 0.5, 1.0])
+def test_a_damaged_index_is_dropped_and_written_again_whole(tmp_path: Path, where: float) -> None:
+    root = tmp_path / "blobs"
+    contents = {"a.py": b"a = 1\n", "b.py": b"b = 2\n"}
+    named = stored(root, contents)
+    flipped(root / "index.pkl", where)
+
+    assert BlobStore(root).index == {}  # nothing it named is taken: fetched again
+    assert stored(root, contents) == named
+    store = BlobStore(root)
+    assert {path: store.read(digest) for path, digest in named.items()} == contents

@@ -1,12 +1,14 @@
 """A fact cache with flipped bytes, kind by kind: each damaged entry is computed again, so the
 answers are those of a fresh cache, and never a traceback, though parts of some entries
-(names' sets, rows' units) are unpickled long after the read. The pack indexes (`*.idx`)
-are the fact cache's own files (tracer/store/cache.py): not flipped here."""
+(names' sets, rows' units) are unpickled long after the read. The packs' indexes (`*.idx`,
+tracer/store/cache.py) are sealed too: a damaged one is dropped and its entries computed and
+packed again."""
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import textwrap
 from contextlib import redirect_stderr, redirect_stdout
@@ -44,6 +46,7 @@ KINDS = {
     "stat": ("stat/*.pkl",),
     "summaries": ("facts/summaries/*/*.pkl",),
     "summary packs": ("facts/summaries/*/*.pkl", "facts/summaries-packs/*/*.pack"),
+    "summary pack indexes": ("facts/summaries/*/*.pkl", "facts/summaries-packs/*/*.idx"),
     "flowrows": ("facts/flowrows/*/*.pkl",),
     "names": ("facts/names/*/*.pkl",),
     "greps": ("facts/greps/*/*.pkl",),
@@ -109,6 +112,8 @@ def test_a_flipped_byte_in_an_entry_gives_the_answers_of_a_fresh_cache(
     assert answers(root, cache) == first
     if kind in SINGLE_ENTRIES:  # written again, whole
         assert all(unseal(path.read_bytes()) is not None for path in damaged)
+    indexes = list(cache.glob("facts/summaries-packs/*/*.idx"))
+    assert indexes and all(unseal(path.read_bytes()) is not None for path in indexes)
     assert answers(root, cache) == first
 
 
@@ -121,4 +126,24 @@ def test_an_entry_cut_short_or_emptied_is_computed_again(
     for number, kind in enumerate(sorted(SINGLE_ENTRIES)):
         for path in entries(cache, kind):
             path.write_bytes(path.read_bytes()[: number % 3])  # nothing, 1 byte, 2 bytes
+    assert answers(root, cache) == first
+
+
+def test_a_pack_index_with_a_key_no_longer_text_gives_the_answers_of_a_fresh_cache(
+    fresh: tuple[Path, Path, list], tmp_path: Path
+) -> None:
+    """A flipped high bit in a key of a pack's index: unpickled, that key is no longer UTF-8
+    (UnicodeDecodeError); sealed, the index is dropped before it is unpickled."""
+    root, good, first = fresh
+    cache = tmp_path / "cache"
+    shutil.copytree(good, cache)
+    (cache / "facts/summaries").rename(cache / "facts/moved")  # the tree's entry: missing
+    indexes = sorted(cache.glob("facts/summaries-packs/*/*.idx"))
+    assert indexes
+    for path in indexes:
+        data = bytearray(path.read_bytes())
+        found = re.search(rb"[0-9a-f]{32}", data)
+        assert found is not None
+        data[found.start() + 16] ^= 0x80
+        path.write_bytes(bytes(data))
     assert answers(root, cache) == first

@@ -246,11 +246,11 @@ def test_a_damaged_pack_gives_its_summaries_again(tmp_path):
 
 def test_the_fact_cache_still_writes_when_its_folder_was_removed_meanwhile(tmp_path):
     cache = FactCache(tmp_path / "cache")
-    cache.put(SUMMARIES, "ab12", {"x": 1})
-    assert cache.get(SUMMARIES, "ab12") == {"x": 1}
+    cache.put_bytes(SUMMARIES, "ab12", pickle_sealed({"x": 1}))
+    assert unpickle_sealed(cache.get_bytes(SUMMARIES, "ab12")) == {"x": 1}
     shutil.rmtree(tmp_path / "cache")  # another process cleared the cache
-    cache.put(SUMMARIES, "ab12", {"x": 2})
-    assert cache.get(SUMMARIES, "ab12") == {"x": 2}
+    cache.put_bytes(SUMMARIES, "ab12", pickle_sealed({"x": 2}))
+    assert unpickle_sealed(cache.get_bytes(SUMMARIES, "ab12")) == {"x": 2}
     entries = sorted(p.name for p in (tmp_path / "cache/facts/summaries/ab").iterdir())
     assert entries == [f"ab12-{SUMMARIES.version}.pkl"]
 

@@ -1,19 +1,21 @@
 """The content-addressed store of fetched files: contents named by their hash, kept in pack
 files (one pack per fetch: one file write instead of thousands) with an index from hash to
 (pack, offset, size). Packs and index are written atomically, the index last. A blob is
-checked against its hash when read: a damaged pack never passes for a different file."""
+checked against its hash when read: a damaged pack never passes for a different file; the
+index is sealed (tracer/sources/sealed.py): a damaged one is dropped, and what it named is
+fetched again."""
 
 from __future__ import annotations
 
 import contextlib
 import mmap
 import os
-import pickle
 from pathlib import Path
 
 from tracer.errors import CacheDamaged, CacheNotWritable, SgtraceError
 from tracer.sources.cache import cache_not_writable, content_hash, write_atomic
 from tracer.sources.safe_write import Replacement
+from tracer.sources.sealed import pickle_sealed, unpickle_sealed
 
 Location = tuple[str, int, int]  # pack name, offset, size
 
@@ -26,9 +28,10 @@ class BlobStore:
         self.sizes: dict[str, int] = {}  # pack name -> its file's size, -1 if none (one stat)
 
     def load_index(self) -> dict[str, Location]:
+        """The index as stored; {} when there is none, or it is damaged."""
         try:
-            found = pickle.loads((self.root / "index.pkl").read_bytes())
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+            found = unpickle_sealed((self.root / "index.pkl").read_bytes())
+        except OSError:
             return {}
         return found if isinstance(found, dict) else {}
 
@@ -81,7 +84,7 @@ class BlobStore:
         """DIGEST out of the index, as other processes left it too."""
         self.index = {**self.load_index(), **self.index}
         self.index.pop(digest, None)
-        write_atomic(self.root / "index.pkl", pickle.dumps(self.index, pickle.HIGHEST_PROTOCOL))
+        write_atomic(self.root / "index.pkl", pickle_sealed(self.index))
 
     def add(self, contents: dict[str, bytes]) -> dict[str, str]:
         """Store CONTENTS (path -> bytes); returns path -> content hash. Contents already
@@ -97,7 +100,7 @@ class BlobStore:
     def merge(self, entries: dict[str, Location]) -> None:
         """Add ENTRIES to the index, with what other processes added since it was read."""
         self.index = {**self.load_index(), **self.index, **entries}
-        write_atomic(self.root / "index.pkl", pickle.dumps(self.index, pickle.HIGHEST_PROTOCOL))
+        write_atomic(self.root / "index.pkl", pickle_sealed(self.index))
 
 
 class PackWriter:

@@ -1,45 +1,33 @@
 """The fact cache: pickled facts under `facts/`, one entry per (kind, key, the kind's version),
 single entries or packs of many. A kind's version comes from what produces it
-(tracer/versions.py); the callers give the key alone. Writes are atomic; an entry that
-does not load is computed again; a cache that cannot be written is read as it is, and the
-rest of the run goes on without writing (one warning)."""
+(tracer/versions.py); the callers give the key alone and seal what they store
+(tracer/sources/sealed.py), as the packs' indexes are sealed here. Writes are atomic; an entry
+or index that is damaged is computed again; a cache that cannot be written is read as it is,
+and the rest of the run goes on without writing (one warning)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import pickle
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from tracer.errors import CacheNotWritable
 from tracer.sources.cache import cache_root, content_hash, tell_uncached, write_atomic
+from tracer.sources.sealed import pickle_sealed, unpickle_sealed
 from tracer.versions import CachedKind
 
 
 class FactCache:
-    """Pickled facts under `facts/KIND/`, one entry per key and version of the kind."""
+    """Facts under `facts/KIND/`, one entry per key and version of the kind."""
 
     def __init__(self, root: Path | None = None, enabled: bool = True) -> None:
         self.root = (root or cache_root()) / "facts"
         self.enabled = enabled
         self.writable = enabled  # until a write fails: then the run goes on without caching
 
-    def get(self, kind: CachedKind, key: str) -> Any | None:
-        data = self.get_bytes(kind, key)
-        if data is None:
-            return None
-        try:
-            return pickle.loads(data)
-        except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
-            # Written by an incompatible version: recompute.
-            return None
-
-    def put(self, kind: CachedKind, key: str, value: Any) -> None:
-        if self.writable:
-            self.put_bytes(kind, key, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
-
     def get_bytes(self, kind: CachedKind, key: str) -> bytes | None:
-        """The pickled entry as stored, or None when missing (or the cache is off)."""
+        """The entry as stored, or None when missing (or the cache is off)."""
         if not self.enabled:
             return None
         try:
@@ -49,7 +37,7 @@ class FactCache:
             return None
 
     def put_bytes(self, kind: CachedKind, key: str, data: bytes) -> None:
-        """Store DATA, already pickled, atomically: readers see no entry or the whole one."""
+        """Store DATA, pickled and sealed, atomically: readers see no entry or the whole one."""
         if self.writable:
             self.write(Path(f"{self.root}/{kind.name}/{key[:2]}/{key}-{kind.version}.pkl"), data)
 
@@ -66,7 +54,8 @@ class FactCache:
 
     def packed(self, kind: CachedKind) -> dict[str, PackedEntry]:
         """Key -> where it is, for every entry of KIND's packs (the first pack holding a key
-        wins; an index is written after its pack, so an index always names a whole pack)."""
+        wins; an index is written after its pack, so an index always names a whole pack). A
+        damaged index is dropped with its pack: their entries are computed again."""
         found: dict[str, PackedEntry] = {}
         if not self.enabled:
             return found
@@ -77,15 +66,16 @@ class FactCache:
         for entry in indexes:
             if not entry.name.endswith(".idx"):
                 continue
+            pack = entry.path[: -len(".idx")] + ".pack"
             try:
                 with open(entry.path, "rb") as stream:
-                    offsets = pickle.load(stream)
-            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
-                continue  # written by another version: its entries are computed again
-            if not isinstance(offsets, dict):
+                    offsets = unpickle_sealed(stream.read())
+            except OSError:
                 continue
-            pack = entry.path[: -len(".idx")] + ".pack"
-            for key, (offset, length) in offsets.items():
+            if not isinstance(offsets, dict):
+                self.drop(entry.path, pack)
+                continue
+            for key, (offset, length) in offsets.items():  # sealed: as put_pack made it
                 found.setdefault(key, PackedEntry(pack, offset, length))
         return found
 
@@ -100,10 +90,17 @@ class FactCache:
         for key, data in entries.items():
             offsets[key] = (position, len(data))
             position += len(data)
-        index = pickle.dumps(offsets, pickle.HIGHEST_PROTOCOL)
+        index = pickle_sealed(offsets)
         name = self.packs(kind) / content_hash(index)
         if self.write(name.with_suffix(".pack"), b"".join(entries.values())):
             self.write(name.with_suffix(".idx"), index)
+
+    def drop(self, *paths: str) -> None:
+        """Remove PATHS, damaged files of the cache, unless it is not to be written."""
+        if self.writable:
+            for path in paths:
+                with contextlib.suppress(OSError):  # another run dropped it, or a read-only disk
+                    os.unlink(path)
 
     def packs(self, kind: CachedKind) -> Path:
         """The folder of KIND's packs of this version: another version's are never read."""
