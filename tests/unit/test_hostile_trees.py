@@ -1,7 +1,8 @@
 """Local trees built to hurt: FIFOs and devices named like Python files, links out to the
-whole disk or /proc, more files than a project holds, names that are not UTF-8. The walk
-ends, skips what it must not open or cannot name with a warning, and refuses a tree past
-its caps with one line naming the cap."""
+whole disk or /proc, more files than a project holds, names that are not UTF-8 or hold
+control characters. The walk ends, skips what it must not open or cannot name with a
+warning (the same warning a fetch gives for the same file on a host), and refuses a tree
+past its caps with one line naming the cap."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from tracer.cli.main import main
 from tracer.errors import NoPythonFiles, TooManyFiles
 from tracer.session import open_session
 from tracer.sources import local_snapshot
+from tracer.sources.fetch import skipped_because
 from tracer.sources.snapshot import (
+    MAX_FILE_BYTES,
     MAX_FILES,
     NotRegular,
     Snapshot,
@@ -183,3 +186,53 @@ def test_a_python_file_given_by_a_name_that_is_not_utf8_is_refused(tmp_path):
         out.write(RUN)
     with pytest.raises(NoPythonFiles, match=r"bad\\xff.py: the name is not UTF-8"):
         local_snapshot(Path(os.fsdecode(path)))
+
+
+def test_names_with_control_characters_are_skipped_with_a_warning(tmp_path, monkeypatch, capsys):
+    """A newline or an ESC in a name: no module has one, and the terminal would run it."""
+    root = tree(tmp_path)
+    for rel in ("pkg/new\nline.py", "pkg/esc\x1b[2J.py", "pkg/title\x1b]0;owned\x07/mod.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"def other(fraction):\n    return fraction\n")
+    snapshot = snapshot_of(root)
+    assert snapshot.warnings == (
+        "pkg/title\\x1b]0;owned\\x07: a name with control characters; skipped",
+        "pkg/esc\\x1b[2J.py: a name with control characters; skipped",
+        "pkg/new\\nline.py: a name with control characters; skipped",
+    )
+    assert list(snapshot.files) == ["pkg/__init__.py", "pkg/run.py"]
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    assert main(["trace", str(root), "fraction", "--json", "--warnings"]) == 0
+    out, err = capsys.readouterr()
+    assert "\x1b" not in out + err
+    assert "pkg/esc\\x1b[2J.py: a name with control characters; skipped" in err
+
+
+def test_a_python_file_given_by_a_name_with_control_characters_is_refused(tmp_path):
+    path = tmp_path / "esc\x1b[2J.py"
+    path.write_bytes(RUN)
+    with pytest.raises(NoPythonFiles, match=r"esc\\x1b\[2J.py: a name with control characters"):
+        local_snapshot(path)
+
+
+def test_a_file_is_skipped_for_its_name_or_size_as_a_fetch_skips_it_on_a_host(tmp_path):
+    """One rule for every tree: the local walk warns what the fetch warns for the same file."""
+    root = tree(tmp_path)
+    base = os.fsencode(root)
+    for name in (b"pkg/bad\xff.py", b"pkg/new\nline.py", b"pkg/esc\x1b.py"):
+        with open(os.path.join(base, name), "wb") as out:
+            out.write(RUN)
+    with open(root / "pkg/big.py", "wb") as out:
+        out.truncate(MAX_FILE_BYTES + 1)  # sparse: its size says it all, never read
+    on_host = [
+        skipped_because(os.fsdecode(name), size)
+        for name, size in (
+            (b"pkg/bad\xff.py", len(RUN)),
+            (b"pkg/big.py", MAX_FILE_BYTES + 1),
+            (b"pkg/esc\x1b.py", len(RUN)),
+            (b"pkg/new\nline.py", len(RUN)),
+            (b"pkg/run.py", len(RUN)),
+        )
+    ]
+    assert on_host[-1] is None
+    assert sorted(snapshot_of(root).warnings) == sorted(on_host[:-1])

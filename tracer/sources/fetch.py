@@ -23,7 +23,6 @@ from tracer.errors import (
     SgtraceError,
     TooManyFiles,
     TransferFailed,
-    printable,
 )
 from tracer.sources.answers import Watchdog, too_large
 from tracer.sources.archive import Progress, choose_compressor, receive
@@ -31,7 +30,13 @@ from tracer.sources.blobs import BlobStore
 from tracer.sources.cache import cache_root, content_hash, write_atomic
 from tracer.sources.hint import PackageHint
 from tracer.sources.remote import IDLE_TIMEOUT, RemoteSpec, SshOptions, probe_script
-from tracer.sources.snapshot import MAX_FILE_BYTES, MAX_FILES, SMALLER_FOLDER, Snapshot, is_utf8
+from tracer.sources.snapshot import (
+    MAX_FILES,
+    SMALLER_FOLDER,
+    Snapshot,
+    over_size_cap,
+    skipped_name,
+)
 from tracer.sources.ssh import connect, connection_error
 from tracer.sources.sshlib import asyncssh
 from tracer.versions import MANIFESTS
@@ -213,22 +218,9 @@ class Report:
 
 
 def skipped_because(path: str, size: int) -> str | None:
-    """Why a file of a host's tree is not fetched, as a warning; None if it is. As in a local
-    tree, a name that is not UTF-8; and a name a terminal would run as control codes, which
-    no module has."""
-    if not is_utf8(path):
-        return f"{printable(path)}: the name is not UTF-8; skipped"
-    if not path.isprintable():
-        return f"{printable(path)}: a name with control characters; skipped"
-    return oversized(path, size)
-
-
-def oversized(path: str, size: int) -> str | None:
-    """The warning for a file past MAX_FILE_BYTES (generated code), skipped as in a local
-    tree; None for any other."""
-    if size <= MAX_FILE_BYTES:
-        return None
-    return f"{path}: {size / (1 << 20):.1f} MB, over the {MAX_FILE_BYTES >> 20} MB cap; skipped"
+    """Why a file of a host's tree is not fetched, as a warning; None if it is: the rules of
+    every tree, local or on a host (its name, its size)."""
+    return skipped_name(path) or over_size_cap(path, size)
 
 
 async def start_probe(
@@ -389,7 +381,7 @@ async def fetch(
                 files.update(got.files)
                 received = got.received
                 # Grown past the cap since the probe listed them: skipped as the listed ones.
-                warnings += [w for path, size in got.skipped if (w := oversized(path, size))]
+                warnings += [w for path, size in got.skipped if (w := over_size_cap(path, size))]
         except (asyncssh.Error, OSError) as exc:
             raise lost_connection(spec) from exc
         finally:

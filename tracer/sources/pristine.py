@@ -32,7 +32,7 @@ from tracer.sources.fetch import (
 )
 from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
-from tracer.sources.snapshot import Snapshot
+from tracer.sources.snapshot import Snapshot, name_unfit
 from tracer.sources.ssh import connect, connection_error
 from tracer.sources.tarstream import TarReader
 
@@ -129,7 +129,7 @@ def under_root(changes: TreeChanges, toplevel: str, root: str) -> TreeChanges:
         for path in paths:
             moved = posixpath.relpath(posixpath.join(toplevel, path), root)
             moved += "/" if path.endswith("/") else ""
-            if moved.startswith("../") or not moved.isprintable():  # as the fetch skips them
+            if moved.startswith("../") or name_unfit(moved):  # as the fetch skips them
                 continue
             if moved.endswith(".py") or (folders and moved.endswith("/")):
                 kept.append(moved)

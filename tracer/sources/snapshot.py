@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from tracer.errors import NoPythonFiles, SgtraceError, SourceNotFound, TooManyFiles
+from tracer.errors import NoPythonFiles, SgtraceError, SourceNotFound, TooManyFiles, printable
 from tracer.sources.cache import cache_root, content_hash, write_atomic
 from tracer.sources.sealed import pickle_sealed, unpickle_sealed
 from tracer.versions import STAT
@@ -17,7 +17,7 @@ from tracer.versions import STAT
 if TYPE_CHECKING:
     from tracer.sources.blobs import BlobStore
 
-MAX_FILE_BYTES = 8 << 20  # generated files past this are skipped with a warning
+MAX_FILE_BYTES = 8 << 20  # generated files past this are skipped with a warning (over_size_cap)
 MAX_FILES = 50_000  # Python files of one tree, local or fetched: more is a disk, not a project
 # Names a local walk may look at (files of any kind and folders): bounds a walk of a tree
 # without Python files, /proc or /sys, as MAX_FILES bounds one with them.
@@ -65,11 +65,12 @@ def local_snapshot(path: Path, label: str | None = None) -> Snapshot:
     if path.is_file():
         if path.suffix != ".py":
             raise NoPythonFiles(f"{path} is not a Python file", "give a folder or a .py file")
-        if not is_utf8(path.name):
-            raise NoPythonFiles(f"{shown(str(path))}: the name is not UTF-8", "rename the file")
+        unfit = name_unfit(path.name)
+        if unfit:
+            raise NoPythonFiles(f"{printable(str(path))}: {unfit}", "rename the file")
         return build(label or str(path), path.parent, [path.name])
-    # A package folder's name starts every path, so it must be text as well.
-    package = (path / "__init__.py").is_file() and is_utf8(path.name)
+    # A package folder's name starts every path, so it must be fit as well.
+    package = (path / "__init__.py").is_file() and name_unfit(path.name) is None
     root = path.parent if package else path
     prefix = path.relative_to(root)
     warnings: list[str] = []
@@ -82,9 +83,8 @@ def local_snapshot(path: Path, label: str | None = None) -> Snapshot:
 def walk(top: Path, warnings: list[str]) -> list[str]:
     """Relative paths of the `.py` files under TOP, in order. Symlinked folders are followed
     once; a link to a folder seen, or to one holding TOP (`/proc/1/root`, `..`), is a loop,
-    warned. A name that is not UTF-8 is skipped, warned: no import can name it, and every
-    later stage (cache keys, JSON, the terminal) takes text. TooManyFiles past MAX_FILES
-    Python files or MAX_NAMES names looked at."""
+    warned. A name that is not UTF-8 or holds control characters is skipped, warned
+    (`name_unfit`). TooManyFiles past MAX_FILES Python files or MAX_NAMES names looked at."""
     top_real = os.path.realpath(top)
     seen: set[str] = set()
     found: list[str] = []
@@ -92,7 +92,8 @@ def walk(top: Path, warnings: list[str]) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in seen or (seen and holds(real, top_real)):
-            warnings.append(f"{shown(os.path.relpath(dirpath, top))}: symlink loop, not followed")
+            rel = printable(os.path.relpath(dirpath, top))
+            warnings.append(f"{rel}: symlink loop, not followed")
             dirnames[:] = []
             continue
         seen.add(real)
@@ -121,13 +122,44 @@ def holds(folder: str, path: str) -> bool:
 
 
 def name_checked(dirpath: str, names: list[str], top: Path, warnings: list[str]) -> list[str]:
-    """NAMES that are UTF-8; each other one warned as skipped."""
-    kept = [name for name in names if is_utf8(name)]
+    """NAMES that are fit (`name_unfit`); each other one warned as skipped."""
+    kept = [name for name in names if name_unfit(name) is None]
     if len(kept) < len(names):
         for name in sorted(set(names) - set(kept)):
-            rel = shown(os.path.relpath(os.path.join(dirpath, name), top))
-            warnings.append(f"{rel}: the name is not UTF-8; skipped")
+            warning = skipped_name(os.path.relpath(os.path.join(dirpath, name), top))
+            if warning:
+                warnings.append(warning)
     return kept
+
+
+# -- the rules of every tree, local or on a host -------------------------------------------------
+
+
+def name_unfit(name: str) -> str | None:
+    """Why a file or folder NAME (or a path of them) is not taken into a tree, local or on a
+    host; None when it is. A name that is not UTF-8: no import can name it, and every later
+    stage (cache keys, JSON, the terminal) takes text. A name with control characters (or
+    other unprintable ones): no module has one, and a terminal would run them."""
+    if name.isprintable():  # no surrogate is printable: a printable name is UTF-8
+        return None
+    if not is_utf8(name):
+        return "the name is not UTF-8"
+    return "a name with control characters"
+
+
+def skipped_name(rel: str) -> str | None:
+    """The warning for the file or folder REL (relative to its tree) skipped for its name
+    (`name_unfit`); None when it is taken."""
+    unfit = name_unfit(rel)
+    return None if unfit is None else f"{printable(rel)}: {unfit}; skipped"
+
+
+def over_size_cap(rel: str, size: int) -> str | None:
+    """The warning for the file REL of SIZE bytes when it is past MAX_FILE_BYTES (generated
+    code: skipped in every tree, local or on a host); None when it is not."""
+    if size <= MAX_FILE_BYTES:
+        return None
+    return f"{rel}: {size / (1 << 20):.1f} MB, over the {MAX_FILE_BYTES >> 20} MB cap; skipped"
 
 
 def is_utf8(name: str) -> bool:
@@ -139,11 +171,6 @@ def is_utf8(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def shown(name: str) -> str:
-    """NAME printable: its undecodable bytes as `\\xff`."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def build(
@@ -161,11 +188,9 @@ def build(
             status = full.stat()
             if not stat.S_ISREG(status.st_mode):
                 raise NotRegular(kind_of(status.st_mode))
-            if status.st_size > MAX_FILE_BYTES:
-                warnings.append(
-                    f"{rel}: {status.st_size / (1 << 20):.1f} MB, over the "
-                    f"{MAX_FILE_BYTES >> 20} MB cap; skipped"
-                )
+            oversized = over_size_cap(rel, status.st_size)
+            if oversized:
+                warnings.append(oversized)
                 continue
             files[rel] = known.digest(rel, status.st_size, status.st_mtime_ns, full)
         except (NotRegular, OverCap) as exc:
