@@ -21,6 +21,8 @@ from tracer.errors import NoPythonFiles, TooManyFiles
 from tracer.session import open_session
 from tracer.sources import local_snapshot
 from tracer.sources.fetch import skipped_because
+from tracer.sources.hint import PackageHint
+from tracer.sources.pristine import snapshot_version
 from tracer.sources.snapshot import (
     MAX_FILE_BYTES,
     MAX_FILES,
@@ -236,3 +238,24 @@ def test_a_file_is_skipped_for_its_name_or_size_as_a_fetch_skips_it_on_a_host(tm
     ]
     assert on_host[-1] is None
     assert sorted(snapshot_of(root).warnings) == sorted(on_host[:-1])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "huge"])
+def test_an_audits_metadata_beside_the_package_is_read_as_the_trees_files(tmp_path, kind):
+    """The version an audit names comes from `*.dist-info/METADATA` beside a local package:
+    a FIFO or a device there is never opened, a file past the cap never read whole; the
+    package's version.py says the version instead."""
+    root = tree(tmp_path)
+    (root / "pkg/version.py").write_text('__version__ = "0.2.0"\n')
+    metadata = root / "pkg-0.1.0.dist-info/METADATA"
+    metadata.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(metadata)
+    elif kind == "device":
+        os.symlink("/dev/zero", metadata)
+    else:
+        with open(metadata, "wb") as out:
+            out.write(b"Metadata-Version: 2.1\nName: pkg\nVersion: 0.1.0\n")
+            out.truncate(MAX_FILE_BYTES + 1)  # sparse
+    snapshot = snapshot_of(root)
+    assert within(SECONDS, snapshot_version, snapshot, PackageHint("pkg")) == "0.2.0"

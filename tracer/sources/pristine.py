@@ -32,7 +32,7 @@ from tracer.sources.fetch import (
 )
 from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions, parse_remote
-from tracer.sources.snapshot import Snapshot, name_unfit
+from tracer.sources.snapshot import Snapshot, name_unfit, read_source
 from tracer.sources.ssh import connect, connection_error
 from tracer.sources.tarstream import TarReader
 
@@ -316,9 +316,12 @@ def snapshot_version(snapshot: Snapshot, hint: PackageHint) -> str:
 
 
 def metadata_version(path: Path) -> str:
+    """The `Version:` header of the METADATA file PATH; "" if none, or if it is not a regular
+    file within the cap of a tree's files (read as they are: a FIFO or /dev/zero in its
+    place is never read)."""
     try:
-        text = path.read_text("utf-8", "replace")
-    except OSError:
+        text = read_source(path).decode("utf-8", "replace")
+    except OSError:  # NotRegular and OverCap among them
         return ""
     for line in text.splitlines():
         if line.startswith("Version:"):
