@@ -57,6 +57,11 @@ class LogUnreadable(SgtraceError):
     file (a device, a socket)."""
 
 
+class JournalUnreadable(SgtraceError):
+    """A unit's journal cannot be read (tracer/sources/journal.py): no journalctl where the
+    source lives, a unit it cannot read, or an empty journal."""
+
+
 class UnsafeArchive(SgtraceError):
     """A downloaded or streamed archive has a member that would escape its target."""
 

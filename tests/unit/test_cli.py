@@ -17,11 +17,10 @@ import tracer.cli
 from tests.unit.test_robustness import BROKEN
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
 from tracer.cli.main import build_parser, main
-from tracer.errors import NoReference, PackageNotFound
+from tracer.errors import JournalUnreadable, NoReference, PackageNotFound
 from tracer.index.suggest import nearest_names
 from tracer.sources import PackageHint, parse_remote
 from tracer.sources.fetch import fetch_many
-from tracer.sources.journal import JournalUnreadable
 from tracer.sources.journal import checked as journal_checked
 from tracer.sources.pristine import pair_for
 from tracer.sources.remote import SshOptions

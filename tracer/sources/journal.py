@@ -12,7 +12,7 @@ from typing import IO
 
 import asyncssh
 
-from tracer.errors import HostStalled, SgtraceError
+from tracer.errors import HostStalled, JournalUnreadable, SgtraceError
 from tracer.sources.answers import CHUNK, STDERR_KEPT, Watchdog, run_streamed, too_large
 from tracer.sources.hint import PackageHint
 from tracer.sources.remote import RemoteSpec, SshOptions
@@ -22,10 +22,6 @@ JOURNAL_LINES = 50_000  # the newest lines: a server start is near the end
 MAX_JOURNAL_BYTES = 128 << 20  # JOURNAL_LINES of long lines fit
 TIMEOUT = 60.0  # for the whole read: journalctl -n takes seconds
 JOURNAL_HINT = "give the server's log with --log FILE instead"
-
-
-class JournalUnreadable(SgtraceError):
-    pass
 
 
 def journal_command(unit: str) -> list[str]:
