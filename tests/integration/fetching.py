@@ -53,9 +53,16 @@ def in_process(capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
     return run
 
 
-def sgtrace_process(server: SshServer, cache: Path, *args: str) -> Run:
+def sgtrace_process(
+    server: SshServer,
+    cache: Path,
+    *args: str,
+    timeout: float = 120,
+    limits: Callable[[], None] | None = None,
+) -> Run:
     """`python -m tracer.cli ARGS` as its own process, as a user would run it: HOME is the
-    server's client home (its ~/.ssh), the cache is CACHE."""
+    server's client home (its ~/.ssh), the cache is CACHE; killed past TIMEOUT seconds, with
+    LIMITS (a function setting resource limits) applied in the child before it starts."""
     env = {**server.client_env(), "SGTRACE_CACHE": str(cache)}
     done = subprocess.run(
         [sys.executable, "-m", "tracer.cli", *args],
@@ -63,8 +70,9 @@ def sgtrace_process(server: SshServer, cache: Path, *args: str) -> Run:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
+        preexec_fn=limits,
     )
     return Run(done.returncode, done.stdout, done.stderr)
 

@@ -13,7 +13,6 @@ import resource
 import shlex
 import shutil
 import subprocess
-import sys
 import tarfile
 import time
 from collections.abc import Iterator
@@ -23,13 +22,13 @@ from pathlib import Path
 import pytest
 
 from tests.integration.fetching import (
-    ROOT,
     Run,
     cached_files,
     fake_program,
     hashes,
     mirrored_hashes,
     probed_files,
+    sgtrace_process,
     write_package,
 )
 from tests.sshd import SESSION_PATH, SshServer, start_sshd
@@ -113,18 +112,7 @@ def limit_memory() -> None:
 def sgtrace(host: Host, cache: Path, *args: str) -> Run:
     """`python -m tracer.cli ARGS` as a user runs it (HOME the client's, the cache CACHE), in
     at most MEMORY bytes of address space and SECONDS."""
-    env = {**host.server.client_env(), "SGTRACE_CACHE": str(cache)}
-    done = subprocess.run(
-        [sys.executable, "-m", "tracer.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SECONDS,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=limit_memory,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
+    return sgtrace_process(host.server, cache, *args, timeout=SECONDS, limits=limit_memory)
 
 
 @pytest.fixture
