@@ -353,3 +353,29 @@ def test_a_full_disk_costs_one_warning_not_the_trace(tmp_path):
     assert reference.stderr == ""
     leftovers = [p.name for p in (tmp_path / "full").rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_a_file_moved_in_another_tree_has_step_ids_of_its_own_path(tmp_path):
+    """Names are cached by content, and hold step ids, which hold the file's path: a file
+    that another tree (another release) has at another path must not be given those ids (it
+    crashed a trace with a KeyError on the other tree's path)."""
+    config = b"class Config:\n    size: int = 1\n\n\ndef grow(c: Config):\n    c.size = 2\n"
+    reader = b"from pkg.config import Config\n\n\ndef use(c: Config):\n    return c.size * 3\n"
+    cache = FactCache(tmp_path / "cache")
+    old = write(tmp_path / "old", {"pkg/__init__.py": b"", "pkg/config.py": config})
+    new = write(
+        tmp_path / "new",
+        {
+            "pkg/__init__.py": b"",
+            "pkg/settings/__init__.py": b"",
+            "pkg/settings/config.py": config,
+            "pkg/run.py": reader.replace(b"pkg.config", b"pkg.settings.config"),
+        },
+    )
+    first = open_session(str(old), cache=cache)
+    assert first.facts.names("pkg/config.py").writes.get("size")[0][0].startswith("pkg/config.py#")
+    second = open_session(str(new), cache=cache)
+    writes = second.facts.names("pkg/settings/config.py").writes.get("size")
+    assert {w[0].partition("#")[0] for w in writes} == {"pkg/settings/config.py"}
+    chain = trace(second.graph, "Config.size", direction="forward", sinks=["x"])
+    assert {s.file for s in chain.steps} == {"pkg/settings/config.py", "pkg/run.py"}

@@ -18,6 +18,7 @@ from tracer.extract.facts import FileFlows, FileSummary
 from tracer.extract.flows import extract_flows
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
+from tracer.sources.cache import content_hash
 from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
@@ -193,7 +194,9 @@ class Facts:
         found = self.names_by_path.get(path)
         if found is not None:
             return found
-        key = self.key(path)
+        # The names hold step ids, and an id holds its file's path: a file of the same
+        # content at another path (moved in another release) has names of its own.
+        key = content_hash(f"{path}\0{self.key(path)}".encode())
         found = self.cached(NAMES, key)
         if not isinstance(found, FileNames):
             summary = self.summaries.get(path) or self.summary(path)
