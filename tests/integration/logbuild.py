@@ -3,10 +3,18 @@ printed by the logging call whose literal text is given, its holes filled in ord
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 from tracer.analyses.explain.templates import Hole, Template, file_templates
 from tracer.session import Session
+
+# Startup logs SGLang users posted, read where they are kept (never copied into the project):
+# ../shared/logs beside the checkout, or the folder SGTRACE_REAL_LOGS names.
+REAL_LOGS = Path(
+    os.environ.get("SGTRACE_REAL_LOGS", Path(__file__).resolve().parents[3] / "shared" / "logs")
+)
 
 
 def template_for(session: Session, literal: str) -> Template:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.logbuild import build_log
+from tests.integration.logbuild import REAL_LOGS, build_log
 from tracer.analyses.explain.explain import Explanation, explain
 from tracer.cli.main import main
 from tracer.session import Session
 from tracer.views.explain_report import explanation_text
 
-LOGS = Path(__file__).parent.parent / "data" / "logs"
+LOGS = REAL_LOGS
 SINKS = ("max_total_num_tokens",)
 
 
@@ -139,7 +139,7 @@ def test_0512_renamed_and_split_across_ranks(release: Callable[[str], Session]) 
 def test_real_log_046_derives_the_free_memory_before_loading(
     release: Callable[[str], Session],
 ) -> None:
-    # tests/data/logs/sglang-0.4.6-qwen3-8b-tp1.log: the "Load weight begin" line is not in
+    # ../shared/logs/sglang-0.4.6-qwen3-8b-tp1.log: the "Load weight begin" line is not in
     # the excerpt; the free memory before loading is avail + usage of "Load weight end".
     session = release("0.4.6")
     log = (LOGS / "sglang-0.4.6-qwen3-8b-tp1.log").read_text()
@@ -154,7 +154,7 @@ def test_real_log_046_derives_the_free_memory_before_loading(
 
 
 def test_real_log_two_ranks_interleaved(release: Callable[[str], Session]) -> None:
-    # tests/data/logs/sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log: TP0 and TP1 interleaved,
+    # ../shared/logs/sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log: TP0 and TP1 interleaved,
     # no --mem-fraction-static on the command line (given here with --set).
     session = release("0.5.6")
     log = (LOGS / "sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log").read_text()
@@ -171,7 +171,7 @@ def test_real_log_two_ranks_interleaved(release: Callable[[str], Session]) -> No
 
 
 def test_real_log_l40s_matches_the_logged_tokens(release: Callable[[str], Session]) -> None:
-    # tests/data/logs/sglang-main-2025-11-llama31-8b-l40s-tp1.log: a main build of November
+    # ../shared/logs/sglang-main-2025-11-llama31-8b-l40s-tp1.log: a main build of November
     # 2025, read with 0.5.6; its server_args line (mem_fraction_static=0.851) is from the
     # second run of the same PR on the same machine (see the file's header).
     session = release("0.5.6")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from pathlib import Path
 
 from tests.integration.fetching import Run
+from tests.integration.logbuild import REAL_LOGS
 from tests.sshd import SshServer, Target
 
 
@@ -35,7 +35,7 @@ def test_explain_a_remote_checkout(
     # The source fetched over SSH, the log a real excerpt from the issue tracker (its URL is in
     # its first line): the same numbers as with the release from PyPI.
     target = target_checkout("0.4.6")
-    log = Path(__file__).parent.parent / "data" / "logs" / "sglang-0.4.6-qwen3-8b-tp1.log"
+    log = REAL_LOGS / "sglang-0.4.6-qwen3-8b-tp1.log"
     run = sgtrace("explain", f"{client.alias}:{target.package_root}", "--log", str(log), "--json")
     assert run.code == 0, run.err
     out = json.loads(run.out)

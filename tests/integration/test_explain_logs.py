@@ -1,0 +1,133 @@
+"""`sgtrace explain` on the startup logs SGLang users posted (`../shared/logs/`, read there at
+test time; provenance in its PROVENANCE.json): one case per log, each explained with the release
+that printed it (the release the log names, else the last one on PyPI before the log's date).
+Each case says which values the log binds, and either the number the explanation reproduces
+(within 2% of what the log reports) or the exact line that names what cannot be known."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from tests.integration.logbuild import REAL_LOGS
+from tracer.analyses.explain.explain import Explanation, explain
+from tracer.session import Session
+
+PARAM = "mem_fraction_static"
+SINKS = ("max_total_num_tokens",)
+CLOSE = 0.02  # the explanation reproduces a logged number within this fraction of it
+
+
+@dataclass(frozen=True)
+class Case:
+    log: str
+    release: str
+    inputs: dict[str, tuple[float | None, str]]  # by the formula's name: (value, how bound)
+    tokens: int | None = None  # the token count the log reports, reproduced
+    kv_gib: float | None = None  # the KV size the log reports (K + V), against the formula's
+    unknown: dict[str, str] = field(default_factory=dict)  # name -> why it is not known
+
+
+CASES = [
+    Case(
+        "sglang-0.4.2.post3-deepseek-v2-lite-1xA40-48Q-issue3451.log",
+        "0.4.2.post3",
+        {
+            "available_gpu_memory": (14.34, "measured"),
+            "total_gpu_memory": (43.85, "measured"),
+            "self.mem_fraction_static": (0.88, "logged-args"),
+        },
+        tokens=313444,
+    ),
+    Case(
+        "sglang-0.4.3.post4-qwq32b-4xL4-tp4.log",
+        "0.4.3.post4",
+        {
+            "available_gpu_memory": (6.09, "measured"),
+            "total_gpu_memory": (21.63, "measured"),
+            "self.mem_fraction_static": (0.85, "logged-args"),
+        },
+        tokens=46611,
+        kv_gib=1.42 + 1.42,
+    ),
+    Case(
+        "sglang-0.4.6-qwen3-8b-tp1.log",
+        "0.4.6",
+        {
+            "available_gpu_memory": (63.49, "measured"),
+            "total_gpu_memory": (78.84, "derived"),  # avail + usage of "Load weight end"
+            "self.mem_fraction_static": (0.9, "flag"),
+        },
+        tokens=404890,
+        kv_gib=27.80 + 27.80,
+    ),
+    Case(
+        "sglang-2025-05-llama3-8b-1xH200-pd-prefill-issue6753.log",
+        "0.4.6.post5",
+        {
+            "available_gpu_memory": (124.23, "measured"),
+            "total_gpu_memory": (139.2, "measured"),
+            "self.mem_fraction_static": (0.8717961202189594, "logged-args"),
+        },
+        tokens=871371,
+        kv_gib=53.18 + 53.18,
+    ),
+    Case(
+        "sglang-blackwell-image-2025-06-bge-m3-embedding-issue7590.log",
+        "0.4.8",
+        {
+            "available_gpu_memory": (29.66, "measured"),
+            "total_gpu_memory": (30.76, "measured"),
+            "self.mem_fraction_static": (0.8, "logged-args"),
+        },
+        tokens=256568,
+        kv_gib=11.74 + 11.74,
+    ),
+    Case(
+        "sglang-latest-2025-02-04-r1distill-qwen7b-1xRTX3090.log",
+        "0.4.2.post1",
+        {
+            "available_gpu_memory": (8.37, "measured"),
+            "total_gpu_memory": (22.76, "measured"),
+            "self.mem_fraction_static": (0.88, "logged-args"),
+        },
+        tokens=105531,
+    ),
+    Case(
+        # A main-branch build of November 2025, read with the next release.
+        "sglang-main-2025-11-llama31-8b-l40s-tp1.log",
+        "0.5.6",
+        {
+            "available_gpu_memory": (28.91, "measured"),
+            "total_gpu_memory": (44.0, "measured"),
+            "self.mem_fraction_static": (0.851, "logged-args"),
+        },
+        tokens=183133,
+        kv_gib=11.18 + 11.18,
+    ),
+]
+
+
+def explained(release: Callable[[str], Session], case: Case) -> Explanation:
+    session = release(case.release)
+    log = (REAL_LOGS / case.log).read_text()
+    return explain(session, log, PARAM, SINKS)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.log.removesuffix(".log") for c in CASES])
+def test_a_real_log(case: Case, release: Callable[[str], Session]) -> None:
+    e = explained(release, case)
+    assert e.source == f"pypi:sglang=={case.release}"
+    inputs = {n: (b.value, b.how) for n, b in e.bindings.items() if b.how not in ("solved",)}
+    assert inputs == {**case.inputs, **{n: (None, "unbound") for n in case.unknown}}
+    for name, why in case.unknown.items():
+        assert e.bindings[name].why == why
+    if case.unknown:
+        assert e.result is None
+        return
+    assert e.observed[0].value == case.tokens
+    assert e.result == pytest.approx(case.tokens, rel=CLOSE)
+    if case.kv_gib is not None:
+        assert e.evaluations[0].value == pytest.approx(case.kv_gib, rel=CLOSE)
