@@ -12,6 +12,7 @@ is new.
 
 from __future__ import annotations
 
+from tracer.analyses.calls.objects import Objects
 from tracer.analyses.calls.rules import CallRules, caller_name
 from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import Call
@@ -31,10 +32,14 @@ class CallGraph:
         self.facts = session.facts
         self.rules = CallRules(session)
         self.values = FunctionValues(self.rules, whole=True)
+        self.sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
+        self.objects = Objects(self.rules, self.values, lambda f: self.sites.get(f, ()))
 
     def build(self) -> dict[str, list[str]]:
         edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
-        sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
+        sites = self.sites
+        # Calls the rules name nothing for: what their callee may hold runs.
+        by_value: list[tuple[str, Call]] = []
         # `f(...)` where f is a parameter, with the function whose parameter it is.
         through_parameters: list[tuple[str, Call, str]] = []
         for path, module in sorted(self.index.module_of.items()):
@@ -42,6 +47,8 @@ class CallGraph:
             for call in self.facts.flows(path).calls:
                 runs = self.rules.runs(path, call)
                 found = {self.values.wrapper_of(c.name) for c in runs if c.kept}
+                if not found:
+                    by_value.append((path, call))
                 edges.setdefault(caller_name(module, call.scope), set()).update(found)
                 for callee in found:
                     sites.setdefault(callee, []).append((path, call))
@@ -54,10 +61,19 @@ class CallGraph:
                 for callee in self.rules.iteration(path, assign):
                     edges.setdefault(caller_name(module, assign.scope), set()).add(callee)
         # A function passed as an argument runs where the parameter is called; what a call
-        # through a parameter runs may itself be called with functions: until nothing is new.
+        # through a parameter runs may itself be called with functions; what a value holds
+        # depends on the calls found: until nothing is new.
         new = True
         while new:
             new = False
+            self.objects.forget()
+            for path, call in by_value:
+                caller = edges[caller_name(self.index.module_of[path], call.scope)]
+                for callee in self.objects.runs(path, call):
+                    if callee not in caller:
+                        caller.add(callee)
+                        sites.setdefault(callee, []).append((path, call))
+                        new = True
             for path, call, owner in through_parameters:
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
                 passed = self.values.passed(

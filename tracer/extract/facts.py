@@ -8,9 +8,10 @@ A *reference* is a dotted access path read by an expression: `x`, `self.server_a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from operator import attrgetter
+from typing import Any
 
 MODULE_SCOPE = "<module>"
 
@@ -135,6 +136,20 @@ class FileSummary:
     warnings: tuple[str, ...]
 
 
+# The structure of an expression that holds values inside it, as nested tuples (plain
+# tuples pickle small and load fast), each headed by its form:
+#   ("name", "a.b")             a dotted name          ("call", ID)     call ID's result
+#   ("const", "k") / ("const", 1)   a string or integer literal
+#   ("dict", ((KEY, VALUE), ...))   a dict display; `**d` is (None, ("star", D))
+#   ("list" | "tuple" | "set", (ELEMENT, ...))   a display; `*xs` is ("star", XS)
+#   ("item", CONTAINER, KEY)    `c[k]`; KEY may be ("slice", LO, HI), bounds int or None
+#   ("attr", OBJECT, "name")    an attribute of what is not a dotted name (`f().x`)
+#   ("lambda", START_BYTE)      the lambda defined there
+# A part that is none of these is None. A pattern (what an assignment stores into) has the
+# same forms: names, tuples of patterns, ("star", P), items and attributes.
+Shape = tuple[Any, ...]
+
+
 @compact_pickle
 @dataclass(frozen=True, slots=True)
 class Value:
@@ -144,6 +159,8 @@ class Value:
     calls: tuple[int, ...]
     arithmetic: bool = False
     literal: str | None = None  # the text of a plain string literal
+    # The expression's structure when it is a display, a subscript, a lambda or an integer.
+    shape: Shape | None = None
 
 
 @compact_pickle
@@ -163,7 +180,9 @@ class Call:
     id: int
     scope: str
     callee: str  # dotted text: "self.f", "mod.Class", "super().__init__", "" if not a name
-    receiver: Value  # what `x` reads in `x.f(...)` when x is not a plain name (`g().f()`)
+    # What `x` reads in `x.f(...)` when x is not a plain name (`g().f()`); when the callee
+    # is no dotted name, its shape is the callee's (`d["k"]()`, `f()()`, `C().m()`).
+    receiver: Value
     args: tuple[Arg, ...]
     discarded: bool  # the result is thrown away (an expression statement)
     line: int
@@ -213,6 +232,16 @@ class Use:
 
 @compact_pickle
 @dataclass(frozen=True, slots=True)
+class Raise:
+    """`raise E`: what the statement raises."""
+
+    scope: str
+    value: Value
+    line: int
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
 class FileFlows:
     """Sequences indexed by position (a call's id is its index); tuples when extracted,
     `tracer.store.rows.Rows` when read from the cache."""
@@ -221,3 +250,11 @@ class FileFlows:
     assigns: Sequence[Assign]
     returns: Sequence[Return]
     uses: Sequence[Use]
+    # Assignment index -> the whole pattern it stores into, where that is more than names
+    # and a flat tuple of them: `a, (b, c) = ...`, `a, *b = ...`, `d["k"] = ...`.
+    patterns: Mapping[int, Shape] = field(default_factory=dict)
+    yields: frozenset[int] = frozenset()  # the returns that are `yield`s
+    raises: Sequence[Raise] = ()
+    # Lines where a simple statement starts at the top level of its module or function: no
+    # branch or loop of its scope is around it.
+    straight: frozenset[int] = frozenset()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import replace
 
 from tree_sitter import Node
 
@@ -13,13 +14,15 @@ from tracer.extract.facts import (
     Call,
     FileFlows,
     FileSummary,
+    Raise,
     Return,
+    Shape,
     Target,
     Use,
     Value,
 )
 from tracer.extract.parse import Match, Parsed, matches_by_concern
-from tracer.extract.values import NOTHING, CallIds, dotted, value_of
+from tracer.extract.values import NOTHING, CallIds, dotted, part_shape, value_of
 
 TUPLES = frozenset({"expression_list", "tuple", "pattern_list", "tuple_pattern", "list_pattern"})
 
@@ -49,15 +52,22 @@ def extract_flows(parsed: Parsed, summary: FileSummary) -> FileFlows:
     )
     call_ids: CallIds = {(n.start_byte, n.end_byte): i for i, n in enumerate(call_nodes)}
     calls = tuple(call_fact(i, node, scopes, call_ids) for i, node in enumerate(call_nodes))
+    returned = by_concern["returns"]
     return FileFlows(
         calls=calls,
         assigns=tuple(assignments(by_concern["assignments"], scopes, call_ids)),
-        returns=tuple(returns(by_concern["returns"], scopes, call_ids)),
+        returns=tuple(returns(returned, scopes, call_ids)),
         uses=tuple(uses(by_concern["conditions"], scopes, call_ids)),
+        patterns=patterns(by_concern["assignments"], call_ids),
+        yields=frozenset(i for i, m in enumerate(returned) if m["return"][0].type == "yield"),
+        raises=tuple(raises(by_concern["raises"], scopes, call_ids)),
+        straight=frozenset(
+            m["order.straight"][0].start_point[0] + 1 for m in by_concern["straight"]
+        ),
     )
 
 
-FLOW_QUERIES = ("calls", "assignments", "returns", "conditions")
+FLOW_QUERIES = ("calls", "assignments", "returns", "conditions", "raises")
 CONCERNS = {
     "reference.call": "calls",
     "assign": "assignments",
@@ -68,6 +78,8 @@ CONCERNS = {
     "return": "returns",
     "use.condition": "conditions",
     "use.assert": "conditions",
+    "raise": "raises",
+    "order.straight": "straight",
 }
 
 
@@ -106,6 +118,8 @@ def call_fact(index: int, node: Node, scopes: Scopes, call_ids: CallIds) -> Call
     receiver = NOTHING
     if not callee and function is not None and function.type == "attribute":
         receiver = value_of(function.child_by_field_name("object"), call_ids)
+    if not callee:
+        receiver = replace(receiver, shape=part_shape(function, call_ids))
     return Call(
         id=index,
         scope=scopes.at(node.start_byte),
@@ -163,6 +177,48 @@ def assignments(matched: list[Match], scopes: Scopes, call_ids: CallIds) -> list
                 line=statement.start_point[0] + 1,
                 # A loop or `with` binds in its header: the span ends with the value.
                 end_line=(statement if op not in ("for", "with") else value).end_point[0] + 1,
+            )
+        )
+    return found
+
+
+def patterns(matched: list[Match], call_ids: CallIds) -> dict[int, Shape]:
+    """Assignment index -> its whole target as a pattern, where that holds more than names
+    and one flat tuple of them (`a, (b, c) = ...`, `a, *b = ...`, `d["k"] = ...`)."""
+    found = {}
+    for index, match in enumerate(matched):
+        target = match["assign.target"][0]
+        if target.type in TUPLES:
+            flat = all(c.type in ("identifier", "attribute") for c in target.named_children)
+            if flat:
+                continue
+        elif target.type != "subscript":
+            continue
+        shape = pattern_of(target, call_ids)
+        if shape is not None:
+            found[index] = shape
+    return found
+
+
+def pattern_of(node: Node, call_ids: CallIds) -> Shape | None:
+    """What NODE, an assignment target, stores into, as a shape (see `Shape`)."""
+    if node.type in TUPLES:
+        parts = tuple(pattern_of(c, call_ids) for c in node.named_children if c.type != "comment")
+        return ("tuple", parts)
+    if node.type in ("list_splat_pattern", "list_splat") and node.named_children:
+        return ("star", pattern_of(node.named_children[0], call_ids))
+    return part_shape(node, call_ids)
+
+
+def raises(matched: list[Match], scopes: Scopes, call_ids: CallIds) -> list[Raise]:
+    found = []
+    for match in matched:
+        statement = match["raise"][0]
+        found.append(
+            Raise(
+                scope=scopes.at(statement.start_byte),
+                value=value_of(match["raise.value"][0], call_ids),
+                line=statement.start_point[0] + 1,
             )
         )
     return found

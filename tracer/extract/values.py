@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from tracer.extract.facts import Value
+from tracer.extract.facts import Shape, Value
 
 ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**", "@"})
 # Nodes whose value is fixed by the source: nothing to trace inside.
@@ -37,13 +37,15 @@ def value_of(node: Node | None, call_ids: CallIds | None = None) -> Value:
     calls: list[int] = []
     arithmetic = collect(node, call_ids, refs, calls) if node is not None else False
     literal = string_literal(node)
-    if not refs and not calls and literal is None:
+    shape = shape_of(node, call_ids) if call_ids is not None else None
+    if not refs and not calls and literal is None and shape is None:
         return NOTHING  # most arguments are constants: one shared object pickles smaller
     return Value(
         refs=tuple(dict.fromkeys(refs)),
         calls=tuple(calls),
         arithmetic=arithmetic,
         literal=literal,
+        shape=shape,
     )
 
 
@@ -120,3 +122,88 @@ def string_literal(node: Node | None) -> str | None:
         if child.type == "string_content":
             parts.append(child.text.decode("utf-8", "replace"))
     return "".join(parts)
+
+
+# Expressions whose structure a Value keeps as its shape (see `Shape`); what other
+# expressions hold is told by their references and calls alone.
+SHAPED = frozenset(
+    {"dictionary", "list", "tuple", "expression_list", "set", "subscript", "lambda", "integer"}
+)
+
+
+def shape_of(node: Node | None, call_ids: CallIds) -> Shape | None:
+    """NODE's shape when it is a display, a subscript, a lambda or an integer (else None:
+    its references and calls say what it holds)."""
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node is None or node.type not in SHAPED:
+        return None
+    return part_shape(node, call_ids)
+
+
+def part_shape(node: Node | None, call_ids: CallIds) -> Shape | None:
+    """The shape of NODE within a shaped expression: a dotted name, a call's result, a
+    constant, a display, an item or attribute of another shape, a lambda; None for the rest."""
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node is None:
+        return None
+    kind = node.type
+    path = dotted(node) if kind in ("identifier", "attribute") else None
+    if path is not None:
+        return ("name", path)
+    if kind == "call":
+        call_id = call_ids.get((node.start_byte, node.end_byte))
+        return ("call", call_id) if call_id is not None else None
+    if kind == "integer" or (kind == "unary_operator" and node.text[:1] == b"-"):
+        text = node.text.decode("ascii", "replace").replace(" ", "")
+        digits = text.removeprefix("-")
+        return ("const", int(text)) if digits.isdigit() else None
+    literal = string_literal(node)
+    if literal is not None:
+        return ("const", literal)
+    if kind == "dictionary":
+        entries = []
+        for child in node.named_children:
+            if child.type == "pair":
+                key = part_shape(child.child_by_field_name("key"), call_ids)
+                entries.append((key, part_shape(child.child_by_field_name("value"), call_ids)))
+            elif child.type == "dictionary_splat" and child.named_children:
+                entries.append((None, ("star", part_shape(child.named_children[0], call_ids))))
+        return ("dict", tuple(entries))
+    if kind in ("list", "tuple", "expression_list", "set"):
+        elements = tuple(
+            ("star", part_shape(c.named_children[0], call_ids))
+            if c.type == "list_splat" and c.named_children
+            else part_shape(c, call_ids)
+            for c in node.named_children
+            if c.type != "comment"
+        )
+        return ("tuple" if kind == "expression_list" else kind, elements)
+    if kind == "subscript":
+        container = part_shape(node.child_by_field_name("value"), call_ids)
+        key = node.child_by_field_name("subscript")
+        return ("item", container, slice_shape(key) or part_shape(key, call_ids))
+    if kind == "attribute":
+        obj = part_shape(node.child_by_field_name("object"), call_ids)
+        name = node.child_by_field_name("attribute").text.decode("utf-8", "replace")
+        return ("attr", obj, name)
+    if kind == "lambda":
+        return ("lambda", node.start_byte)
+    return None
+
+
+def slice_shape(node: Node | None) -> Shape | None:
+    """`[lo:hi]` with constant bounds as ("slice", lo, hi) (None for a bound left out)."""
+    if node is None or node.type != "slice":
+        return None
+    bounds: list[int | None] = [None, None]
+    at = 0
+    for child in node.children:
+        if child.type == ":":
+            at += 1
+        elif child.type == "integer" and at < 2 and child.text.isdigit():
+            bounds[at] = int(child.text)
+        elif child.is_named:
+            return None
+    return ("slice", bounds[0], bounds[1])

@@ -16,6 +16,7 @@ from tracer.extract.facts import (
     Call,
     FileFlows,
     FileSummary,
+    Raise,
     Return,
     Target,
     Use,
@@ -27,9 +28,10 @@ from tracer.store.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, 
 # Pickles in a file's entry: where the units are (names, sizes, spans); the columns the
 # resolver reads (assignments and returns by scope, `self.x` writes); the calls by their
 # callee's last name, with each call's scope and callee; assignment targets by last name;
-# the units' rows.
-ROWS_PARTS = 5
-LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS = range(ROWS_PARTS)
+# the units' rows; what the call graph reads of the whole file (assignment patterns, yields,
+# raises).
+ROWS_PARTS = 6
+LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS, OBJECTS = range(ROWS_PARTS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
 
@@ -77,6 +79,7 @@ class FileRows:
     self_writes = Column[dict[str, tuple[int, ...]]](COLUMNS, 2)
     callees = Column[dict[str, tuple[int, ...]]](CALLEES, 0)  # last name -> ids of its calls
     binders = Column[dict[str, tuple[int, ...]]](BINDERS)
+    objects = Column[tuple[Any, ...]](OBJECTS)  # (patterns, yields, raises, straight)
 
     def call_head(self, call_id: int) -> tuple[str, str]:
         """The scope and the callee (as written) of the call CALL_ID."""
@@ -155,7 +158,7 @@ class Rows(Sequence[T]):
 
 
 def value_row(value: Value) -> Row:
-    return (value.refs, value.calls, value.arithmetic, value.literal)
+    return (value.refs, value.calls, value.arithmetic, value.literal, value.shape)
 
 
 def arg_row(arg: Arg) -> Row:
@@ -236,7 +239,9 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
     columns = (index.assigns_by_scope, index.returns_by_scope, index.self_writes)
     calls = (index.callees, index.call_scopes, index.call_callees)
     parts = (layout, columns, calls, index.binders)
-    return (*map(dumps, parts), pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL))
+    raises = tuple((r.scope, value_row(r.value), r.line) for r in flows.raises)
+    objects = (dict(flows.patterns), flows.yields, raises, flows.straight)
+    return (*map(dumps, parts), pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), dumps(objects))
 
 
 def dumps(item: Any) -> bytes:
@@ -311,11 +316,16 @@ def decode_flows(encoded: tuple[bytes, ...]) -> FileFlows:
     """Flows over the rows ENCODED holds; each unit's rows are unpickled, and each fact made,
     when first read."""
     file_rows = FileRows(*encoded)
+    patterns, yields, raises, straight = file_rows.objects
     return FileFlows(
         calls=Rows(file_rows, 0, call),
         assigns=Rows(file_rows, 1, assign),
         returns=Rows(file_rows, 2, return_),
         uses=Rows(file_rows, 3, use),
+        patterns=patterns,
+        yields=yields,
+        raises=tuple(Raise(scope, value(read), line) for scope, read, line in raises),
+        straight=straight,
     )
 
 

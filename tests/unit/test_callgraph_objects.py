@@ -1,0 +1,231 @@
+"""Functions, classes and containers followed as values by the call graph
+(tracer/analyses/calls/objects.py): a snippet in, the exact edges out."""
+
+from __future__ import annotations
+
+from tracer.analyses.callgraph import call_graph
+
+
+def graph_of(snippet_session, code: str) -> dict[str, list[str]]:
+    """The call graph of one module `app`, the nodes without edges left out."""
+    graph = call_graph(snippet_session({"app.py": code}))
+    return {caller: callees for caller, callees in graph.items() if callees}
+
+
+def test_functions_kept_in_a_dict_run_by_their_constant_key(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def on_start():
+            pass
+
+        def on_stop():
+            pass
+
+        def on_int():
+            pass
+
+        handlers = {"start": on_start, "stop": on_stop, 1: on_int}
+        handlers["start"]()
+        handlers["1"]
+        """,
+    ) == {"app": ["app.on_start"]}
+
+
+def test_a_key_that_is_not_constant_takes_every_entry(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        import sys
+
+        def low():
+            pass
+
+        def high():
+            pass
+
+        levels = {"low": low, "high": high}
+        levels[sys.argv[1]]()
+        """,
+    ) == {"app": ["app.high", "app.low"]}
+
+
+def test_stores_into_a_dict_and_the_last_one_before_the_read_wins(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def first():
+            pass
+
+        def second():
+            pass
+
+        def third():
+            pass
+
+        table = {"k": first}
+        table["k"] = second
+        table["k"]()
+        table.update({"j": third})
+        table["j"]()
+        """,
+    ) == {"app": ["app.second", "app.third"]}
+
+
+def test_nested_dicts_and_a_dict_returned_by_a_function(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def inner():
+            pass
+
+        def make():
+            return {"outer": {"inner": inner}}
+
+        tables = make()
+        tables["outer"]["inner"]()
+        """,
+    ) == {"app": ["app.inner", "app.make"]}
+
+
+def test_a_key_given_as_a_parameter_takes_what_the_callers_pass(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def zero():
+            pass
+
+        def one():
+            pass
+
+        steps = [zero, one]
+
+        def run(position):
+            steps[position]()
+
+        run(1)
+        """,
+    ) == {"app": ["app.run"], "app.run": ["app.one"]}
+
+
+def test_list_elements_by_index_slice_and_store(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def a():
+            pass
+
+        def b():
+            pass
+
+        def c():
+            pass
+
+        def d():
+            pass
+
+        steps = [a, b, c]
+        steps[-1]()
+        steps[1:][0]()
+        slots = [None]
+        slots[0] = d
+        slots[0]()
+        """,
+    ) == {"app": ["app.b", "app.c", "app.d"]}
+
+
+def test_nested_and_starred_tuple_unpacking(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def f1():
+            pass
+
+        def f2():
+            pass
+
+        def f3():
+            pass
+
+        def f4():
+            pass
+
+        first, (second, third) = f1, (f2, f3)
+        third()
+        head, *middle, last = f1, f2, f3, f4
+        middle[1]()
+        last()
+        """,
+    ) == {"app": ["app.f3", "app.f4"]}
+
+
+def test_calling_what_calls_and_methods_return(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def leaf():
+            pass
+
+        def maker():
+            return leaf
+
+        class Box:
+            def get(self):
+                return self.put
+
+            def put(self):
+                pass
+
+        maker()()
+        Box().get()()
+        """,
+    ) == {"app": ["app.Box.get", "app.Box.put", "app.leaf", "app.maker"]}
+
+
+def test_an_object_kept_in_an_attribute_of_another(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        class Engine:
+            def start(self):
+                pass
+
+        class Car:
+            def __init__(self, engine):
+                self.engine = engine
+
+            def drive(self):
+                self.engine.start()
+
+        Car(Engine()).drive()
+        """,
+    ) == {"app": ["app.Car.__init__", "app.Car.drive"], "app.Car.drive": ["app.Engine.start"]}
+
+
+def test_a_lambda_bound_to_a_name_passed_as_an_argument(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def apply(function):
+            function()
+
+        square = lambda: 4
+        apply(square)
+        """,
+    ) == {"app": ["app.apply"], "app.apply": ["app.<lambda1>"]}
+
+
+def test_a_loop_over_a_generator_takes_what_it_yields(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def task():
+            pass
+
+        def tasks():
+            yield task
+
+        for each in tasks():
+            each()
+        """,
+    ) == {"app": ["app.task", "app.tasks"]}
