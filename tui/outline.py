@@ -7,7 +7,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tracer.graph.steps import EDGE_REASONS, Edge, Step
+from tracer.graph.steps import Edge, Step, edge_reason
 from tracer.trace.chains import Chain
 
 
@@ -154,7 +154,7 @@ def place(step: Step) -> tuple[str, int, str]:
 
 def reason(edge: Edge) -> str:
     """Why the tracer went along EDGE, in the words of the CLI text."""
-    text = EDGE_REASONS.get(edge.kind, edge.kind)
+    text = edge_reason(edge)
     if edge.confidence < 1.0:
         return f"{text} (guess, confidence {edge.confidence:.1f})"
     return text

@@ -541,10 +541,12 @@ def test_dataclass_init_binds_positional_arguments_to_fields_in_order(snippet_se
         }
     )
     chain = trace(session.graph, "size.fraction", sinks=["tokens"])
+    # The field is read from the object the call made: the carrier step between.
     assert spine_of(session, chain) == [
         ("pkg/main.py", 4, "param"),
         ("pkg/main.py", 5, "call_arg"),
         ("pkg/config.py", 7, "field"),
+        ("pkg/main.py", 5, "local_assign"),
         ("pkg/main.py", 6, "formula"),
     ]
     # The first positional argument lands in the first field.
@@ -1053,6 +1055,9 @@ MEMORY_SPINE = [
     ("pkg/memory.py", 11, "formula"),
     ("pkg/memory.py", 12, "call_arg"),
     ("pkg/memory.py", 6, "field"),
+    # the object that holds the field, returned and kept in a local, then read
+    ("pkg/memory.py", 12, "return"),
+    ("pkg/runner.py", 6, "local_assign"),
     ("pkg/runner.py", 7, "formula"),
 ]
 
@@ -1401,6 +1406,8 @@ def test_a_record_field_filled_once_carries_the_value_it_is_filled_with(snippet_
         "free_memory = torch.cuda.mem_get_info(gpu_id)[0]",
         "return Booted(free_memory=free_memory)",
         "free_memory: float",
+        "return Booted(free_memory=free_memory)",
+        "result = boot(gpu_id)",
         "self.free_memory = result.free_memory",
         "self.tokens = self.free_memory * 2",
     ]

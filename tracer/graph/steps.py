@@ -33,6 +33,8 @@ EDGE_REASONS = {
     "return_to_result": "returned value becomes the call's result",
     "flag_to_field": "argparse stores the flag in the field of the same name",
     "generated_flag": "the flag is generated from the class's fields",
+    "store": "the value is kept in this object",
+    "read": "taken out of the object here",
 }
 
 
@@ -54,3 +56,10 @@ class Edge:
     dst: StepId
     kind: str
     confidence: float
+    label: str = ""  # the attribute a store or read edge puts the value in or takes it from
+
+
+def edge_reason(edge: Edge) -> str:
+    """Why the value moves along EDGE, said the way the output says it."""
+    reason = EDGE_REASONS.get(edge.kind, edge.kind)
+    return f"{reason}, as .{edge.label}" if edge.label else reason

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from tracer.errors import NameNotFound
 from tracer.graph.steps import Edge, Step
+from tracer.trace.carriers import with_carriers
+from tracer.trace.contexts import Context, after, agree, before, unmatched_return
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
@@ -22,6 +24,8 @@ FLAG_KINDS = frozenset({"flag_to_field", "generated_flag"})
 OPAQUE_KINDS = frozenset({"local_via_call", "attr_via_call"})  # passed to a call, not returned
 TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
 SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
+MAX_ROUTES = 3  # routes to distinct sink bindings shown, the spine first
+MAX_ROUTE_SEARCHES = 6  # searches for them (a path through another sink is no new route)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,9 @@ class Chain:
     edges: tuple[Edge, ...]
     spine: tuple[str, ...]  # step ids, origin first
     seeds: tuple[str, ...]
+    # Every route found to a sink, the spine first: a value that reaches its end by more
+    # than one way (a start-up computation and a later resize) has a spine for each.
+    routes: tuple[tuple[str, ...], ...] = ()
 
 
 def trace(
@@ -80,6 +87,7 @@ def chain_of(
     seed_set = set(seeds)
     anchors = seeds
     link: list[str] = []
+    links: list[list[str]] = []
     if sinks and seed_names & set(sinks):
         # A sink's own name: from the binding the others are copied from (the model runner's
         # `self.max_total_num_tokens = ...`, not a metrics record that keeps a copy).
@@ -87,7 +95,8 @@ def chain_of(
     elif sinks:
         # Of all the places NAME is bound, start from the one nearest a sink (backward: the
         # path there is cut at NAME's last binding).
-        link = sink_link(graph, seeds, set(sinks), max_depth, edges)
+        links = sink_links(graph, seeds, set(sinks), max_depth, edges)
+        link = links[0] if links else []
         anchors = link[:1] or seeds
         if direction == "backward":  # where the value comes from: up to its last binding
             bound = [i for i, step_id in enumerate(link) if step_id in seed_set]
@@ -101,13 +110,24 @@ def chain_of(
         forward_part = sink_path(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
     else:
         forward_part = [backward_part[-1]]
-    spine = backward_part + forward_part[1:]
+    spine = with_carriers(graph, backward_part + forward_part[1:], edges)
+    routes = [spine]
+    if direction != "backward":
+        for other in links[1:]:
+            start = backward_part
+            if other[0] != anchors[0] and direction != "forward":
+                start = origin_path(graph, other[:1], seed_names, max_depth, edges)
+            elif other[0] != anchors[0]:
+                start = other[:1]
+            routes.append(with_carriers(graph, start + other[1:], edges))
     reached = set(spine) | set(seeds)
     around = list(reached)
     if direction != "backward":
         reached.update(walk(graph, around, True, branch_depth, edges))
     if direction != "forward":
         reached.update(walk(graph, around, False, branch_depth, edges))
+    for route in routes[1:]:
+        reached.update(route)
     graph.flush()
     kept = [e for e in edges.values() if e.src in reached and e.dst in reached]
     order = {step_id: i for i, step_id in enumerate(spine)}
@@ -122,6 +142,7 @@ def chain_of(
         edges=tuple(sorted(kept, key=lambda e: (e.src, e.dst, e.kind))),
         spine=tuple(spine),
         seeds=tuple(seeds),
+        routes=tuple(tuple(route) for route in routes),
     )
 
 
@@ -137,6 +158,7 @@ def spine_only(chain: Chain) -> Chain:
         edges=tuple(sorted(edges, key=lambda e: order[(e.src, e.dst)])),
         spine=chain.spine,
         seeds=tuple(s for s in chain.seeds if s in on_spine),
+        routes=(chain.spine,),
     )
 
 
@@ -277,6 +299,13 @@ def updates_itself(graph: FlowGraph, step_id: str) -> bool:
     return target is not None and target in tables.refs.get(step_id, ())
 
 
+def reads_itself(graph: FlowGraph, step_id: str) -> bool:
+    """Does the step's value read its own target (`x = min(x, cap)`, `x += y`)?"""
+    tables = graph.file(graph.step(step_id).file)
+    target = tables.bound.get(step_id)
+    return target is not None and target in tables.refs.get(step_id, ())
+
+
 def single_input(graph: FlowGraph, step_id: str) -> bool:
     """Does the step carry one value (a copy, a conversion), rather than combine several?
     Names of modules and things outside the tree (`torch.float32`) are not values here."""
@@ -366,15 +395,19 @@ def source_bindings(
     return sorted(bindings, key=key.__getitem__)
 
 
-def sink_link(
+def sink_links(
     graph: FlowGraph,
     seeds: list[str],
     sinks: set[str],
     max_depth: int,
     edges: dict[tuple[str, str, str], Edge],
-) -> list[str]:
-    """The shortest path from a seed to a sink (trusted steps first, then any), searched
-    from both ends at once so that neither search has to cover the whole tree."""
+) -> list[list[str]]:
+    """A path from a seed to each sink binding the value reaches, the main one first.
+    Each is the shortest to its sink (trusted steps first, then any), searched from both
+    ends at once so that neither search has to cover the whole tree. A path that runs
+    through another sink binding (a copy of it kept elsewhere) is no route of its own.
+    The main route is the one to the sink binding the others are copied from
+    (`source_bindings`), unless that binding only adjusts the value already there."""
     is_sink = sink_test(graph, sinks)
     goals = [
         s
@@ -385,13 +418,67 @@ def sink_link(
             else [s for s in graph.seeds(name) if is_sink(s)]
         )
     ]
-    if not goals:
-        return []
-    for min_confidence in (TRUSTED, 0.0):
-        path = meet(graph, seeds, goals, max_depth, edges, min_confidence)
-        if path:
-            return path
-    return []
+    found: list[list[str]] = []
+    remaining = list(goals)
+    banned: set[tuple[str, str]] = set()
+    for _ in range(MAX_ROUTE_SEARCHES):
+        if not remaining or len(found) == MAX_ROUTES:
+            break
+        path: list[str] = []
+        for min_confidence in (TRUSTED, 0.0):
+            path = meet(graph, seeds, remaining, max_depth, edges, min_confidence, banned)
+            if path:
+                break
+        if not path:
+            break
+        jump = unrealizable_jump(graph, path, edges)
+        if jump is not None:
+            banned.add(jump)  # search again without it
+            continue
+        remaining.remove(path[-1])
+        # A copy of another sink (a path through it), or a second binding fed by the same
+        # step as another route's (`x = r.n` then `self.n = x` and `self.m.n = x`): no
+        # route of its own.
+        if not any(step in goals for step in path[:-1]) and not any(
+            p[-2:-1] == path[-2:-1] for p in found
+        ):
+            found.append(path)
+    if len(found) > 1:
+        # A sink that only adjusts the value already there (`x = min(x, cap)`) ends a
+        # later route; among the others, the binding the rest are copied from first.
+        ends = sorted((p[-1] for p in found), key=goals.index)
+        ranked = source_bindings(graph, ends, sinks, edges)
+        found.sort(
+            key=lambda p: (
+                reads_itself(graph, p[-1]),
+                ranked.index(p[-1]) if p[-1] in ranked else len(ranked),
+            )
+        )
+    return found
+
+
+def unrealizable_jump(
+    graph: FlowGraph, path: list[str], edges: dict[tuple[str, str, str], Edge]
+) -> tuple[str, str] | None:
+    """When PATH, with its stores and reads widened into the objects' routes, returns a
+    value to another call than the one it entered by: the step joined by name (a store
+    and its read) that led it there, to search again without."""
+    widened = with_carriers(graph, path, edges)
+    wrong = unmatched_return(graph, widened, edges)
+    if wrong is None:
+        return None
+    jumps = [
+        (a, b)
+        for a, b in zip(path, path[1:], strict=False)
+        if widened.index(b) <= wrong and is_jump(edges, a, b)
+    ]
+    return jumps[-1] if jumps else (widened[wrong - 1], widened[wrong])
+
+
+def is_jump(edges: dict[tuple[str, str, str], Edge], src: str, dst: str) -> bool:
+    """Are SRC and DST joined only by name (an attribute written there, read here)?"""
+    kinds = [kind for (s, d, kind) in edges if s == src and d == dst]
+    return bool(kinds) and all(kind in ("attr", "attr_via_call") for kind in kinds)
 
 
 def meet(
@@ -401,34 +488,67 @@ def meet(
     max_depth: int,
     edges: dict[tuple[str, str, str], Edge],
     min_confidence: float,
+    banned: set[tuple[str, str]] | None = None,
 ) -> list[str]:
     """Bidirectional breadth-first search: grow the smaller frontier one layer at a time
-    (forward from STARTS, backward from GOALS) until they touch."""
-    ahead: dict[str, str | None] = dict.fromkeys(starts)
-    behind: dict[str, str | None] = dict.fromkeys(goals)
-    front, back = list(starts), list(goals)
+    (forward from STARTS, backward from GOALS) until they touch. Each side carries the call
+    it is inside of (`contexts`), so that a value entering a function by one call leaves it
+    by the same call's result."""
+    State = tuple[str, Context]
+    ahead: dict[State, State | None] = {(s, None): None for s in starts}
+    behind: dict[State, State | None] = {(s, None): None for s in goals}
+    seen_ahead: dict[str, list[Context]] = {s: [None] for s in starts}
+    seen_behind: dict[str, list[Context]] = {s: [None] for s in goals}
+    front, back = list(ahead), list(behind)
+
+    def states_path(parents: dict[State, State | None], end: State) -> list[str]:
+        path = [end]
+        while parents[path[-1]] is not None:
+            path.append(parents[path[-1]])  # type: ignore[arg-type]
+        return [step for step, _ in path]
+
+    def touching() -> tuple[State, State] | None:
+        for step, context in ahead:
+            for other in seen_behind.get(step, ()):
+                if agree(context, other):
+                    return (step, context), (step, other)
+        return None
+
     for _ in range(max_depth):
-        touching = [s for s in ahead if s in behind]
-        if touching:
-            middle = touching[0]
-            return list(reversed(path_to(ahead, middle))) + path_to(behind, middle)[1:]
+        met_at = touching()
+        if met_at is not None:
+            forward_end, backward_end = met_at
+            return (
+                list(reversed(states_path(ahead, forward_end)))
+                + states_path(behind, backward_end)[1:]
+            )
         if not front or not back:
             return []
         forward = len(front) <= len(back)
         parents = ahead if forward else behind
-        layer: list[str] = []
+        seen = seen_ahead if forward else seen_behind
+        other_side = seen_behind if forward else seen_ahead
+        layer: list[State] = []
         met = False
         for current in front if forward else back:
-            found = graph.edges(current, forward)
+            step, context = current
+            found = graph.edges(step, forward)
             found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
             for edge in found:
                 edges[(edge.src, edge.dst, edge.kind)] = edge
-                nxt = edge.dst if forward else edge.src
-                if edge.confidence < min_confidence or nxt in parents:
+                if edge.confidence < min_confidence or (banned and (edge.src, edge.dst) in banned):
+                    continue
+                allowed, nxt_context = (after if forward else before)(graph, edge, context)
+                nxt = (edge.dst if forward else edge.src, nxt_context)
+                if not allowed or nxt in parents:
                     continue
                 parents[nxt] = current
+                seen.setdefault(nxt[0], []).append(nxt_context)
                 layer.append(nxt)
-                met = met or nxt in behind
+                met = met or any(
+                    agree(nxt_context, c) if forward else agree(c, nxt_context)
+                    for c in other_side.get(nxt[0], ())
+                )
             # Going forward, the first step reached that the other side holds is the one the
             # whole layer would give first: the rest of the layer is not needed. (Going
             # backward, a later step of `ahead` may be met first: the layer is finished.)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from tracer.graph.steps import EDGE_REASONS, Edge, Step
+from tracer.graph.steps import Edge, Step, edge_reason
 from tracer.trace.chains import Chain
 
 KIND_COLOURS = {
@@ -30,6 +30,7 @@ def chain_json(chain: Chain, source: str) -> dict[str, object]:
         "param": chain.param,
         "direction": chain.direction,
         "spine": list(chain.spine),
+        "routes": [list(route) for route in chain.routes or (chain.spine,)],
         "nodes": [
             {
                 "id": step.id,
@@ -46,6 +47,7 @@ def chain_json(chain: Chain, source: str) -> dict[str, object]:
         ],
         "edges": [
             {"src": e.src, "dst": e.dst, "kind": e.kind, "confidence": e.confidence}
+            | ({"attribute": e.label} if e.label else {})
             for e in chain.edges
         ],
     }
@@ -80,22 +82,34 @@ def chain_text(chain: Chain, source: str, colour: bool = False) -> str:
     ]
     lines.append("")
     lines.append(paint("Spine", "1") + " (origin first)")
-    width = len(str(len(chain.spine)))
-    previous: str | None = None
-    for number, step_id in enumerate(chain.spine, 1):
-        step = steps[step_id]
-        if previous is not None:
-            edge = next((e for e in incoming[step_id] if e.src == previous), None)
-            if edge is not None:
-                lines.append(" " * (width + 3) + paint(f"| {why(edge)}", "2"))
+    width = len(str(max(len(route) for route in chain.routes or (chain.spine,))))
+    lines.extend(route_lines(chain.spine, 1, steps, incoming, width, paint))
+    on_routes = set(chain.spine)
+    for number, route in enumerate(chain.routes[1:], 2):
+        shared = 0
+        while shared < min(len(route), len(chain.spine)) and route[shared] == chain.spine[shared]:
+            shared += 1
+        end = steps[route[-1]]
+        lines.append("")
         lines.append(
-            f" {number:>{width}}. {kind_label(step, paint)} {location(step)}  "
-            + paint(step.symbol, "2")
+            paint(f"Route {number}", "1")
+            + f" to {location(end)}: steps 1-{shared} of the spine, then"
+            if shared
+            else paint(f"Route {number}", "1") + f" to {location(end)}"
         )
-        for code_line in step.code.splitlines()[:SPINE_CODE_LINES]:
-            lines.append(" " * (width + 6) + code_line)
-        previous = step_id
-    rest = [s for s in chain.steps if s.id not in set(chain.spine)]
+        lines.extend(
+            route_lines(
+                route[shared:],
+                shared + 1,
+                steps,
+                incoming,
+                width,
+                paint,
+                route[shared - 1] if shared else None,
+            )
+        )
+        on_routes.update(route)
+    rest = [s for s in chain.steps if s.id not in on_routes]
     if rest:
         lines.append("")
         lines.append(paint("Around the spine", "1") + " (other writes, reads and inputs, by file)")
@@ -117,6 +131,34 @@ def chain_text(chain: Chain, source: str, colour: bool = False) -> str:
     return "\n".join(lines)
 
 
+def route_lines(
+    route: tuple[str, ...],
+    first: int,
+    steps: dict[str, Step],
+    incoming: dict[str, list[Edge]],
+    width: int,
+    paint: Paint,
+    previous: str | None = None,
+) -> list[str]:
+    """ROUTE's steps numbered from FIRST, each with the reason it follows the one before
+    (PREVIOUS, for the first)."""
+    lines = []
+    for number, step_id in enumerate(route, first):
+        step = steps[step_id]
+        if previous is not None:
+            edge = next((e for e in incoming[step_id] if e.src == previous), None)
+            if edge is not None:
+                lines.append(" " * (width + 3) + paint(f"| {why(edge)}", "2"))
+        lines.append(
+            f" {number:>{width}}. {kind_label(step, paint)} {location(step)}  "
+            + paint(step.symbol, "2")
+        )
+        for code_line in step.code.splitlines()[:SPINE_CODE_LINES]:
+            lines.append(" " * (width + 6) + code_line)
+        previous = step_id
+    return lines
+
+
 def kind_label(step: Step, paint: Paint) -> str:
     return paint(f"{step.kind:<12}", KIND_COLOURS.get(step.kind, ""))
 
@@ -127,7 +169,7 @@ def location(step: Step) -> str:
 
 
 def why(edge: Edge) -> str:
-    reason = EDGE_REASONS.get(edge.kind, edge.kind)
+    reason = edge_reason(edge)
     if edge.confidence < 1.0:
         return f"{reason} (guess, confidence {edge.confidence:.1f})"
     return reason

@@ -17,7 +17,7 @@ from collections import defaultdict
 import networkx as nx
 
 from tracer.errors import GraphvizFailed, GraphvizMissing
-from tracer.graph.steps import EDGE_REASONS, Edge, Step
+from tracer.graph.steps import Edge, Step, edge_reason
 from tracer.trace.chains import Chain
 
 GRAPHVIZ_FORMATS = ("svg", "png")
@@ -59,7 +59,7 @@ def chain_graph(chain: Chain, source: str = "") -> nx.MultiDiGraph:
             key=edge.kind,
             kind=edge.kind,
             confidence=edge.confidence,
-            reason=EDGE_REASONS.get(edge.kind, edge.kind),
+            reason=edge_reason(edge),
             on_spine=bold,
             guessed=edge.confidence < 1.0,
             label=edge_label(edge),
@@ -85,7 +85,7 @@ def node_lines(step: Step) -> list[str]:
 
 
 def edge_label(edge: Edge) -> str:
-    reason = EDGE_REASONS.get(edge.kind, edge.kind)
+    reason = edge_reason(edge)
     return f"{reason} (guess {edge.confidence:.1f})" if edge.confidence < 1.0 else reason
 
 

@@ -1,0 +1,146 @@
+"""The carrier route of a value kept inside an object: where a spine step stores a value in an
+object's attribute (a record's field filled by a constructor, `self.f = v`) and a later step
+reads it back (`config.f`, `self.server_args.f`), the steps the object itself took in
+between: where it was made, the locals, arguments, parameters, returns and attributes that
+held it, up to the read.
+
+The graph joins such a store to such a read by the attribute's name and the reader's type
+(an `attr` edge). This module looks for the object's own route behind that edge: backward
+from the object the reader reads the attribute of, along the edges that carry a whole value
+(never through a formula), to a step that holds the stored object (the constructor call that
+filled the field, or any object of the storing class, or `self` in one of its methods). The
+search is bounded; where no route is found within the bound, the spine keeps the name-joined
+step (its reason says so)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tracer.graph.objects import constructions, object_sources, self_class
+from tracer.graph.steps import Edge
+from tracer.store import step_ids
+
+if TYPE_CHECKING:
+    from tracer.graph.flow import FlowGraph
+
+MAX_ROUTE = 40  # steps of an object's route shown between a store and its read
+MAX_VISITS = 400  # steps a route search may expand, per store and read
+TRUSTED = 0.8
+JUMPS = frozenset({"attr", "attr_via_call"})  # a value joined to its read by name and type
+# Edges along which an object moves whole (a formula makes a new value; opaque calls too).
+CARRYING = frozenset(
+    {"local", "arg_to_param", "return_to_result", "attr", "arg_to_field", "default"}
+)
+
+Edges = dict[tuple[str, str, str], Edge]
+
+
+def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]:
+    """SPINE with each name-joined store -> read step widened into the object's route."""
+    if len(spine) < 2:
+        return spine
+    widened = [spine[0]]
+    for before, store, read in zip([None, *spine], spine, spine[1:], strict=False):
+        route = carrier_route(graph, before, store, read, edges)
+        widened.extend(route)
+        widened.append(read)
+    return widened
+
+
+def carrier_route(
+    graph: FlowGraph, before: str | None, store: str, read: str, edges: Edges
+) -> list[str]:
+    """The steps the object took from where STORE put the value in it to where READ takes
+    it out (both excluded), or [] when the two are not joined by name, or no route is
+    found. BEFORE is the spine step ahead of STORE (the constructor argument of a field)."""
+    joined = [e for (s, d, _), e in edges.items() if s == store and d == read]
+    if not joined or not all(e.kind in JUMPS for e in joined):
+        return []
+    attr = graph.step(store).name
+    holds = holder_test(graph, before, store, edges)
+    if holds is None:
+        return []
+    sources = [e for e in object_sources(graph, read, attr) if e.confidence >= TRUSTED]
+    if not sources:
+        return []
+    route = search(graph, [e.src for e in sources], holds, edges)
+    if not route or (len(route) == 1 and self_class(graph, route[0]) is not None):
+        return []  # `self.f` read in a method of the storing class: the same object
+    edges[(store, route[0], "store")] = Edge(store, route[0], "store", 1.0, attr)
+    edges[(route[-1], read, "read")] = Edge(route[-1], read, "read", 1.0, attr)
+    return route
+
+
+def holder_test(
+    graph: FlowGraph, before: str | None, store: str, edges: Edges
+) -> Callable[[str], bool] | None:
+    """Does a step hold the object STORE put its value in? For a field filled by a
+    constructor argument (BEFORE), the object that call made; for a field or `self.f = v`
+    of a class otherwise, any object of that class (made there, or `self` in its methods)."""
+    step = graph.step(store)
+    tables = graph.file(step.file)
+    if step.kind == "field":
+        klass = f"{graph.index.module_of[step.file]}.{step.symbol}"
+        filled = before is not None and any(
+            e.src == before and e.dst == store and e.kind == "arg_to_field" for e in edges.values()
+        )
+        if filled:
+            assert before is not None
+            made_at = (step_ids.file_of(before), step_ids.call_of(before))
+
+            def made_there(step_id: str) -> bool:
+                return step_ids.file_of(step_id) == made_at[0] and any(
+                    call_id == made_at[1] for call_id, _ in constructions(graph, step_id, TRUSTED)
+                )
+
+            return made_there
+    else:
+        target = tables.bound.get(store, "")
+        base = target.rpartition(".")[0]
+        if base != "self":
+            return None
+        found = graph.resolver.self_class(tables.path, tables.scope_of[store])
+        if found is None:
+            return None
+        klass = found
+    family = set(graph.index.family(klass))
+
+    def of_class(step_id: str) -> bool:
+        if self_class(graph, step_id) in family:
+            return True
+        return any(made in family for _, made in constructions(graph, step_id, TRUSTED))
+
+    return of_class
+
+
+def search(
+    graph: FlowGraph, starts: list[str], holds: Callable[[str], bool], edges: Edges
+) -> list[str]:
+    """Backward from STARTS (the reader's object) along carrying edges to the nearest step
+    that HOLDS the stored object: the route from it to a start, in forward order."""
+    parent: dict[str, str | None] = dict.fromkeys(starts)
+    depth = dict.fromkeys(starts, 0)
+    queue = deque(starts)
+    visits = 0
+    while queue:
+        current = queue.popleft()
+        if holds(current):
+            route = [current]
+            while parent[route[-1]] is not None:
+                route.append(parent[route[-1]])  # type: ignore[arg-type]
+            return route
+        visits += 1
+        if visits > MAX_VISITS or depth[current] >= MAX_ROUTE:
+            continue
+        for edge in graph.edges(current, False):
+            if edge.kind not in CARRYING or edge.confidence < TRUSTED or edge.src in parent:
+                continue
+            if graph.step(edge.src).kind == "formula":
+                continue
+            edges[(edge.src, edge.dst, edge.kind)] = edge
+            parent[edge.src] = current
+            depth[edge.src] = depth[current] + 1
+            queue.append(edge.src)
+    return []
