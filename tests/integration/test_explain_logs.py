@@ -32,6 +32,17 @@ class Case:
 
 CASES = [
     Case(
+        # The line with the count ends in ", " in the code, and without the space in the log.
+        "sglang-0.1.17-llama3-8b-4xA10G-tp4-issue565.log",
+        "0.1.17",
+        {
+            "available_gpu_memory": (17.76, "measured"),
+            "total_gpu_memory": (21.52, "measured"),
+            "self.mem_fraction_static": (0.75, "flag"),
+        },
+        tokens=405784,
+    ),
+    Case(
         "sglang-0.4.2.post3-deepseek-v2-lite-1xA40-48Q-issue3451.log",
         "0.4.2.post3",
         {
@@ -131,3 +142,25 @@ def test_a_real_log(case: Case, release: Callable[[str], Session]) -> None:
     assert e.result == pytest.approx(case.tokens, rel=CLOSE)
     if case.kv_gib is not None:
         assert e.evaluations[0].value == pytest.approx(case.kv_gib, rel=CLOSE)
+
+
+def test_a_line_from_another_build_is_read_by_its_labels(
+    release: Callable[[str], Session],
+) -> None:
+    # A ROCm image of 0.5.8.post1 prints `Load weight end. elapsed=..., type=...`: 0.5.8.post1's
+    # call prints no elapsed=, so the free memory after loading is read by its label.
+    log = "sglang-0.5.8.post1-rocm-glm5-fp8-8xMI355X-tp8-kvfp8.log"
+    e = explained(release, Case(log, "0.5.8.post1", {}))
+    available = e.bindings["available_gpu_memory"]
+    assert (available.value, available.how) == (193.9, "measured")
+    assert available.observation is not None and available.observation.loose
+    assert dict(available.per_rank)["TP0"] == 193.92
+    assert available.why.endswith(
+        "'Load weight end. type=' (log line 497 (TP0)) (a line another build printed: read by "
+        "its label); the code takes the minimum across ranks (8 ranks)"
+    )
+    assert (
+        "8 lines matched sglang/srt/model_executor/model_runner.py:949 loosely (log line 485 "
+        "(TP4): 'Load weight end. elapsed=228.09 s, type=GlmMoeDsaForCausalLM'): another build "
+        "of the call (it also shows elapsed=); its values are read by their labels"
+    ) in e.notes

@@ -6,7 +6,7 @@ import math
 
 from tracer.analyses.explain.arith import Unbound, evaluate, number, statement_value
 from tracer.analyses.explain.explain import Binding, Evaluation, Explanation, expression_text
-from tracer.analyses.explain.match import Observation
+from tracer.analyses.explain.match import Observation, hole_values
 from tracer.analyses.explain.templates import Hole
 
 UNIT_LITERALS = ("1 << 30", "1<<30", "2**30", "2 ** 30", "1024**3", "1024 ** 3")
@@ -131,16 +131,17 @@ def line_values(observation: Observation) -> list[float | None]:
     out: list[float | None] = []
     template = observation.template
     message = observation.line.message.strip()
-    found = template.pattern.fullmatch(message)
+    found = hole_values(template, message)
     if found is None:
         return out
-    for index, part in enumerate(template.parts):
+    for index, raw in sorted(found.values.items()):
+        part = template.parts[index]
         if not isinstance(part, Hole) or not part.spec.endswith("f"):
             continue
         if part.simple and part.measured_by:
             continue  # a measurement, not a size of what was built
         try:
-            out.append(float(found[f"h{index}"]))
+            out.append(float(raw))
         except ValueError:
             out.append(None)
     return out
@@ -227,6 +228,7 @@ def explanation_json(e: Explanation) -> dict[str, object]:
                 "how": b.how,
                 "why": b.why,
                 "log_line": b.observation.line.number if b.observation else None,
+                "loose": bool(b.observation and b.observation.loose),
                 "per_rank": dict(b.per_rank),
             }
             for b in e.bindings.values()
@@ -257,6 +259,7 @@ def observation_json(o: Observation) -> dict[str, object]:
         "expression": o.hole.expr,
         "value": o.value,
         "derived": o.derived,
+        "loose": o.loose,
     }
 
 

@@ -192,6 +192,8 @@ class LogBindings:
         if chosen.derived:
             how = "derived"
             why += f", derived as {chosen.derived}"
+        if chosen.loose:
+            why += " (a line another build printed: read by its label)"
         if self.takes_minimum(function, step.code) and len(self.ranks) > 1:
             per_rank = self.across_ranks(chosen, function)
             if per_rank:

@@ -121,7 +121,39 @@ def explain(
             "its values: " + ", ".join(b.name for b in result.bindings.values()),
         )
     result.notes.extend(unmatched_note(lines, matched))
+    result.notes.extend(loose_notes(matched))
     return result
+
+
+def loose_notes(matched: list[Matched]) -> list[str]:
+    """One note per logging call that lines matched loosely: what they show that the call
+    does not print, what it prints that they do not show."""
+    by_call: dict[tuple[str, int], list[Matched]] = {}
+    for m in matched:
+        if m.loose is not None:
+            by_call.setdefault((m.template.file, m.template.line), []).append(m)
+    notes: list[str] = []
+    for (path, line), found in by_call.items():
+        first = found[0]
+        assert first.loose is not None
+        differs = []
+        if first.loose.extra:
+            differs.append("it also shows " + ", ".join(first.loose.extra))
+        if first.loose.missing:
+            differs.append("it does not show " + ", ".join(first.loose.missing))
+        if first.loose.reordered:
+            differs.append("its fields in another order")
+        count = f"{len(found)} lines" if len(found) > 1 else "1 line"
+        where = f"log line {first.line.number}" + (
+            f" ({first.line.rank})" if first.line.rank else ""
+        )
+        notes.append(
+            f"{count} matched {path}:{line} loosely ({where}: "
+            f"{first.line.message.strip()[first.loose.start :][:60]!r}): another build of the call"
+            + (f" ({'; '.join(differs)})" if differs else "")
+            + "; its values are read by their labels"
+        )
+    return notes
 
 
 def unused_given(given: dict[str, float], result: Explanation) -> set[str]:

@@ -1,6 +1,7 @@
 """Log lines matched to the logging calls that printed them, with the values of their holes.
 The templates come from the source itself: a distinctive literal piece of each message is
-grepped in the snapshot, and only the files it is found in are read for logging calls."""
+grepped in the snapshot, and only the files it is found in are read for logging calls. A line
+no template prints as it is may still be another build's line of the same call (`loose.py`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from dataclasses import dataclass, replace
 
 from tracer.analyses.explain.logread import LogLine
+from tracer.analyses.explain.loose import LooseMatch, loose_match, weight
 from tracer.analyses.explain.templates import NUMBER, Hole, Template, file_templates
 from tracer.store.facts import Facts
 from tracer.versions import TEMPLATES
@@ -30,6 +32,7 @@ class Observation:
     value: float | None  # None for a value that is not a number
     raw: str
     derived: str = ""  # how it was derived when the line does not print it as such
+    loose: bool = False  # read by its label from a line another build of the call printed
 
     @property
     def where(self) -> str:
@@ -41,6 +44,27 @@ class Matched:
     line: LogLine
     template: Template
     observations: tuple[Observation, ...]
+    loose: LooseMatch | None = None  # how the line differs, when it matched loosely
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    template: Template
+    values: dict[int, str]  # part index of each hole -> the text the line shows for it
+    loose: LooseMatch | None = None
+
+
+def hole_values(template: Template, message: str) -> Found | None:
+    """The values MESSAGE shows for TEMPLATE's holes: as the call prints the line, or loosely
+    (by their labels) as another build of it does."""
+    exact = template.pattern.fullmatch(message)
+    if exact is not None:
+        values = {
+            i: exact[f"h{i}"] for i, part in enumerate(template.parts) if isinstance(part, Hole)
+        }
+        return Found(template, values)
+    loose = loose_match(template, message)
+    return Found(template, loose.values, loose) if loose is not None else None
 
 
 class TemplateFinder:
@@ -70,27 +94,34 @@ class TemplateFinder:
             self.by_file[path] = found
         return found
 
-    def match(self, message: str) -> tuple[Template, re.Match[str]] | None:
+    def match(self, message: str) -> Found | None:
         message = message.strip()
         if len(message) > MAX_MESSAGE:
             return None  # holes match lazily: a huge line costs too much for what it carries
         if message in self.by_message:
             template = self.by_message[message]
-            if template is None:
-                return None
-            found = template.pattern.fullmatch(message)
-            return (template, found) if found else None
+            return hole_values(template, message) if template is not None else None
+        candidates = [t for path in self.files_for(message) for t in self.templates(path)]
         best: tuple[int, Template, re.Match[str]] | None = None
-        for path in self.files_for(message):
-            for template in self.templates(path):
-                found = template.pattern.fullmatch(message)
-                if found is None:
-                    continue
-                weight = sum(len(p) for p in template.parts if isinstance(p, str))
-                if best is None or weight > best[0]:
-                    best = (weight, template, found)
-        self.by_message[message] = best[1] if best else None
-        return (best[1], best[2]) if best else None
+        for template in candidates:
+            found = template.pattern.fullmatch(message)
+            if found is None:
+                continue
+            weight_ = sum(len(p) for p in template.parts if isinstance(p, str))
+            if best is None or weight_ > best[0]:
+                best = (weight_, template, found)
+        chosen = best[1] if best else self.loosely(candidates, message)
+        self.by_message[message] = chosen
+        return hole_values(chosen, message) if chosen is not None else None
+
+    def loosely(self, candidates: list[Template], message: str) -> Template | None:
+        """The template MESSAGE fits best when read by its words and labels."""
+        best: tuple[tuple[int, int], Template] | None = None
+        for template in candidates:
+            found = loose_match(template, message)
+            if found is not None and (best is None or weight(template, found) > best[0]):
+                best = (weight(template, found), template)
+        return best[1] if best else None
 
     def files_for(self, message: str) -> list[str]:
         """Files holding the longest literal pieces of MESSAGE (cut at numbers and at the
@@ -115,19 +146,19 @@ def match_lines(finder: TemplateFinder, lines: list[LogLine]) -> list[Matched]:
         found = finder.match(line.message)
         if found is None:
             continue
-        template, groups = found
+        template = found.template
+        loose = found.loose is not None
         observations: list[Observation] = []
         printed: dict[str, float] = {}
-        for index, part in enumerate(template.parts):
-            if not isinstance(part, Hole):
-                continue
-            raw = groups[f"h{index}"]
+        for index, raw in sorted(found.values.items()):
+            part = template.parts[index]
+            assert isinstance(part, Hole)
             value = to_number(raw)
-            observations.append(Observation(line, template, part, value, raw))
+            observations.append(Observation(line, template, part, value, raw, loose=loose))
             if value is not None:
                 printed[part.expr] = value
         observations.extend(derived(line, template, observations, printed))
-        matched.append(Matched(line, template, tuple(observations)))
+        matched.append(Matched(line, template, tuple(observations), found.loose))
     return matched
 
 
@@ -154,7 +185,15 @@ def derived(
             simple=True,
         )
         found.append(
-            Observation(line, template, synthetic, round(value, 6), f"{value:g}", derived=shown)
+            Observation(
+                line,
+                template,
+                synthetic,
+                round(value, 6),
+                f"{value:g}",
+                derived=shown,
+                loose=observation.loose,
+            )
         )
     return found
 

@@ -85,11 +85,17 @@ def compile_parts(parts: tuple[Part, ...]) -> re.Pattern[str]:
     for index, part in enumerate(parts):
         if isinstance(part, Hole):
             last = index == len(parts) - 1
-            body = NUMBER if part.numeric else (".*" if last else ".*?")
+            # A width in the spec pads a number with spaces (`{x:9.2f}`).
+            body = rf"\s*(?:{NUMBER})" if part.numeric else (".*" if last else ".*?")
             regex.append(f"(?P<h{index}>{body})")
         elif isinstance(part, tuple):
             regex.append("(?:" + "|".join(re.escape(p) for p in part) + ")")
         else:
+            # A line is matched stripped: so are the ends of its message.
+            if index == 0:
+                part = part.lstrip()
+            if index == len(parts) - 1:
+                part = part.rstrip()
             regex.append(re.escape(part))
     return re.compile("".join(regex), re.S)
 
