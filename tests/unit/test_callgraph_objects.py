@@ -229,3 +229,87 @@ def test_a_loop_over_a_generator_takes_what_it_yields(snippet_session):
             each()
         """,
     ) == {"app": ["app.task", "app.tasks"]}
+
+
+def test_raising_a_class_makes_it(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        class Failed(Exception):
+            def __init__(self):
+                pass
+
+        class Outer:
+            class Inner(Exception):
+                def __init__(self):
+                    pass
+
+        def check(flag):
+            error = Failed
+            if flag:
+                raise error
+            raise Outer.Inner
+        """,
+    ) == {"app.check": ["app.Failed.__init__", "app.Outer.Inner.__init__"]}
+
+
+def test_a_loop_over_a_parameter_given_an_iterable_object(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        class Counter:
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                return 1
+
+        def consume(items):
+            for item in items:
+                pass
+
+        consume(Counter())
+        """,
+    ) == {
+        "app": ["app.consume"],
+        "app.consume": ["app.Counter.__iter__", "app.Counter.__next__"],
+    }
+
+
+def test_functions_handed_to_code_outside_the_tree_are_called_by_the_caller(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def double(x):
+            return 2 * x
+
+        def key(x):
+            return -x
+
+        def run(xs):
+            return sorted(map(double, xs), key=key)
+        """,
+    ) == {"app.run": ["<builtin>.map", "<builtin>.sorted", "app.double", "app.key"]}
+
+
+def test_a_name_bound_twice_holds_the_last_binding_before_the_call(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def old():
+            pass
+
+        def new():
+            pass
+
+        def later():
+            pass
+
+        def choose(flag):
+            action = old
+            action = new
+            action()
+            if flag:
+                action = later
+        """,
+    ) == {"app.choose": ["app.new"]}

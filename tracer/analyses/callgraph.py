@@ -12,10 +12,12 @@ is new.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from tracer.analyses.calls.objects import Objects
 from tracer.analyses.calls.rules import CallRules, caller_name
 from tracer.analyses.calls.values import FunctionValues
-from tracer.extract.facts import Call
+from tracer.extract.facts import Assign, Call, Raise
 from tracer.session import Session
 
 
@@ -38,42 +40,62 @@ class CallGraph:
     def build(self) -> dict[str, list[str]]:
         edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
         sites = self.sites
-        # Calls the rules name nothing for: what their callee may hold runs.
-        by_value: list[tuple[str, Call]] = []
+        # Calls the rules name nothing for, and calls of names bound by assignment (which the
+        # values follow in order): what their callee may hold runs, else what the rules say.
+        by_value: list[tuple[str, Call, set[str]]] = []
         # `f(...)` where f is a parameter, with the function whose parameter it is.
         through_parameters: list[tuple[str, Call, str]] = []
+        # Calls that run only code outside the tree, given arguments.
+        outward: list[tuple[str, Call]] = []
+        loops: list[tuple[str, Assign]] = []  # `for` loops over what the rules do not type
+        raises: list[tuple[str, Raise]] = []  # `raise E` where E may name a class
         for path, module in sorted(self.index.module_of.items()):
             edges.setdefault(module, set())
             for call in self.facts.flows(path).calls:
                 runs = self.rules.runs(path, call)
                 found = {self.values.wrapper_of(c.name) for c in runs if c.kept}
-                if not found:
-                    by_value.append((path, call))
+                if (not found and self.may_hold(call)) or self.assigned_name(path, call):
+                    by_value.append((path, call, found))
+                    found = set()
                 edges.setdefault(caller_name(module, call.scope), set()).update(found)
                 for callee in found:
                     sites.setdefault(callee, []).append((path, call))
+                if found and self.hands_out(call) and not (found & self.index.functions.keys()):
+                    outward.append((path, call))
                 owner = self.values.parameter_owner(path, call)
                 if owner is not None:
                     through_parameters.append((path, call, owner))
             for caller, callee, _ in self.rules.decorations(path):
                 edges.setdefault(caller, set()).add(callee)
             for assign in self.facts.flows(path).assigns:
-                for callee in self.rules.iteration(path, assign):
+                iterated = self.rules.iteration(path, assign)
+                for callee in iterated:
                     edges.setdefault(caller_name(module, assign.scope), set()).add(callee)
+                if not iterated and assign.op == "for" and self.iterables:
+                    loops.append((path, assign))
+            raises += [(path, r) for r in self.facts.flows(path).raises if self.names_class(r)]
         # A function passed as an argument runs where the parameter is called; what a call
         # through a parameter runs may itself be called with functions; what a value holds
         # depends on the calls found: until nothing is new.
+        seen: set[tuple[str, int, str]] = set()  # (path, call, callee) found by value
+        grown: set[str] = set()  # functions given new calls since the values were followed
         new = True
         while new:
             new = False
-            self.objects.forget()
-            for path, call in by_value:
+            if grown & self.objects.parameters_asked:
+                self.objects.forget()  # what their parameters hold may have grown
+            grown = set()
+            for path, call, named in by_value:
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
-                for callee in self.objects.runs(path, call):
-                    if callee not in caller:
+                by_name = named and not self.objects.certain(path, call)
+                for callee in named if by_name else self.objects.runs(path, call) or named:
+                    if (path, call.id, callee) not in seen:
+                        seen.add((path, call.id, callee))
                         caller.add(callee)
                         sites.setdefault(callee, []).append((path, call))
+                        grown.add(callee)
                         new = True
+            new = self.add_by_values(edges, outward, loops, raises) or new
             for path, call, owner in through_parameters:
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
                 passed = self.values.passed(
@@ -82,6 +104,70 @@ class CallGraph:
                 for callee in passed - caller:
                     caller.add(callee)
                     sites.setdefault(callee, []).append((path, call))
+                    grown.add(callee)
                     new = True
         callees = set().union(*edges.values())
         return {name: sorted(edges.get(name, ())) for name in edges.keys() | callees}
+
+    def assigned_name(self, path: str, call: Call) -> bool:
+        """Is CALL's callee a plain name that assignments bind in its scope or around it?"""
+        if not call.callee or "." in call.callee:
+            return False
+        return bool(self.rules.assignments(path, call.scope, call.callee))
+
+    def add_by_values(
+        self,
+        edges: dict[str, set[str]],
+        outward: list[tuple[str, Call]],
+        loops: list[tuple[str, Assign]],
+        raises: list[tuple[str, Raise]],
+    ) -> bool:
+        """Add what follows from values: classes raised, objects iterated over, functions
+        handed to code outside the tree. Is anything new?"""
+        found: list[tuple[str, str, str]] = []  # (path, scope, callee)
+        for path, call in outward:
+            found += [(path, call.scope, f) for f in self.objects.handed_out(path, call)]
+        for path, raised in raises:
+            found += [(path, raised.scope, f) for f in self.objects.raised(path, raised)]
+        for path, assign in loops:
+            found += [(path, assign.scope, f) for f in self.objects.iterated(path, assign)]
+        new = False
+        for path, scope, callee in found:
+            caller = edges.setdefault(caller_name(self.index.module_of[path], scope), set())
+            new = new or callee not in caller
+            caller.add(callee)
+        return new
+
+    # What may hold a function worth following (cheap tests on names, before any value is
+    # followed: the tree's calls are many, and most call methods of objects from outside).
+
+    @cached_property
+    def member_names(self) -> frozenset[str]:
+        """The last names of the tree's functions and classes."""
+        return frozenset(
+            name.rpartition(".")[2] for name in (*self.index.functions, *self.index.classes)
+        )
+
+    @cached_property
+    def iterables(self) -> bool:
+        """Does a class of the tree define `__iter__` or `__next__`?"""
+        return any(name.endswith(("__iter__", "__next__")) for name in self.index.functions)
+
+    def may_hold(self, call: Call) -> bool:
+        """May what CALL's callee holds be found by value: a name, an expression, or an
+        attribute named like a function or class of the tree?"""
+        return "." not in call.callee or call.callee.rpartition(".")[2] in self.member_names
+
+    def hands_out(self, call: Call) -> bool:
+        """Does CALL pass a name that may be a function of the tree?"""
+        return any(
+            len(arg.value.refs) == 1
+            and not arg.value.calls
+            and arg.value.refs[0].rpartition(".")[2] in self.member_names
+            for arg in call.args
+        )
+
+    def names_class(self, raised: Raise) -> bool:
+        """May `raise E` (RAISED) raise a class of the tree by name?"""
+        refs = raised.value.refs
+        return not raised.value.calls and len(refs) == 1 and bool(self.member_names)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from tracer.analyses.calls.rules import CallRules, binding_of
 from tracer.analyses.calls.values import FunctionValues, Sites
-from tracer.extract.facts import MODULE_SCOPE, Assign, Call, Shape, Value
+from tracer.extract.facts import MODULE_SCOPE, Assign, Call, Raise, Shape, Value
 
 # Bounds: containers nested deeper, or chains of questions longer, are not followed.
 MAX_DEPTH = 24
@@ -65,12 +65,14 @@ class Objects:
         self.sites = sites
         self.memo: dict[tuple[object, ...], Objs] = {}
         self.store_memo: dict[Obj, list[Store]] = {}
+        self.parameters_asked: set[str] = set()  # functions whose calls answers depend on
         self.busy: set[tuple[object, ...]] = set()
 
     def forget(self) -> None:
         """Drop what was found (the sites grew)."""
         self.memo.clear()
         self.store_memo.clear()
+        self.parameters_asked.clear()
 
     def ask(self, key: tuple[object, ...], answer: object) -> Objs:
         found = self.memo.get(key)
@@ -97,16 +99,61 @@ class Objects:
     def runs(self, path: str, call: Call) -> set[str]:
         """The functions CALL runs by what its callee may hold: functions and methods, the
         `__init__` of classes (along the MRO, or inherited from outside the tree)."""
+        return self.run(self.callee_objects(path, call))
+
+    def certain(self, path: str, call: Call) -> bool:
+        """Is each value CALL's callee may hold named (none unknown)?"""
+        return UNKNOWN not in self.callee_objects(path, call)
+
+    def run(self, objs: Objs) -> set[str]:
+        """What calling each of OBJS runs: a function or method, a class's `__init__`."""
         found: set[str] = set()
-        for obj in self.callee_objects(path, call):
+        for obj in objs:
             if obj.kind in ("function", "method"):
                 found.add(obj.name)
-            elif obj.kind == "class":
+            elif obj.kind == "class" and not any(
+                map(self.index.is_record, self.index.mro(obj.name))
+            ):
                 init = self.index.method(obj.name, "__init__") or self.rules.inherited(
                     obj.name, "__init__"
                 )
                 if init is not None:
                     found.add(init)
+        return found
+
+    def raised(self, path: str, raised: Raise) -> set[str]:
+        """`raise E` where E may be a class (not a call of it): E is made, its `__init__` runs."""
+        if raised.value.calls:
+            return set()
+        objs = self.value(path, raised.scope, raised.value, raised.line)
+        return self.run(frozenset(obj for obj in objs if obj.kind == "class"))
+
+    def iterated(self, path: str, assign: Assign) -> set[str]:
+        """`for x in v` where v may be an instance of a class of the tree: the loop calls its
+        `__iter__` and `__next__`."""
+        if assign.op != "for":
+            return set()
+        found: set[str] = set()
+        for obj in self.value(path, assign.scope, assign.value, assign.line):
+            if obj.kind == "instance":
+                for name in ("__iter__", "__next__"):
+                    method = self.index.method(obj.name, name)
+                    if method is not None:
+                        found.add(method)
+        return found
+
+    def handed_out(self, path: str, call: Call) -> set[str]:
+        """The functions and methods of the tree CALL passes to code outside the tree (`map(f,
+        xs)`, `sorted(xs, key=f)`), which calls them: as PyCG counts them, called by the
+        caller."""
+        found: set[str] = set()
+        for arg in call.args:
+            objs = self.value(path, call.scope, arg.value, arg.line)
+            found |= {
+                obj.name
+                for obj in objs
+                if obj.kind in ("function", "method") and obj.name in self.index.functions
+            }
         return found
 
     def result(self, path: str, call: Call) -> Objs:
@@ -193,6 +240,7 @@ class Objects:
 
     def name(self, path: str, scope: str, name: str, line: int) -> Objs:
         """What NAME (dotted) may hold in SCOPE at LINE."""
+        line = line if self.straight(path, line) else 0  # else the line changes nothing
         return self.ask(
             ("name", path, scope, name, line), lambda: self.find_name(path, scope, name, line)
         )
@@ -235,7 +283,7 @@ class Objects:
             function = self.resolver.function(path, scope)
             if function is not None and any(p.name == name for p in function[1].params):
                 return scope
-            if name in self.resolver.assigns(path, scope):
+            if self.binding(path, scope, name):
                 return scope
             if scope == MODULE_SCOPE:
                 return None
@@ -248,14 +296,19 @@ class Objects:
         if function is not None and any(p.name == name for p in function[1].params):
             found |= self.parameter(function[0], name)
         flows = self.facts.flows(path)
-        indices = [  # `d["k"] = v` stores into d: it does not bind d
-            i
-            for i in self.resolver.assigns(path, scope).get(name, ())
-            if i not in flows.patterns or contains(flows.patterns[i], ("name", name))
-        ]
+        indices = self.binding(path, scope, name)
         for index in self.reaching(path, scope, reader, indices, line):
             found |= self.assigned(path, index, flows.assigns[index], name)
         return frozenset(found)
+
+    def binding(self, path: str, scope: str, name: str) -> list[int]:
+        """The assignments of SCOPE that bind NAME (`d["k"] = v` stores into d, binds none)."""
+        patterns = self.facts.flows(path).patterns
+        return [
+            i
+            for i in self.resolver.assigns(path, scope).get(name, ())
+            if i not in patterns or contains(patterns[i], ("name", name))
+        ]
 
     def reaching(
         self, path: str, scope: str, reader: str, indices: Iterable[int], line: int
@@ -348,6 +401,7 @@ class Objects:
 
     def parameter(self, function: str, name: str) -> Objs:
         """What parameter NAME of FUNCTION holds: what its calls pass, and its default."""
+        self.parameters_asked.add(function)
         return self.ask(("param", function, name), lambda: self.find_parameter(function, name))
 
     def find_parameter(self, function: str, name: str) -> Iterable[Obj]:
