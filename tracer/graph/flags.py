@@ -42,8 +42,14 @@ class FlowQueries(Protocol):
     ) -> list[int]: ...
 
     def bindings(
-        self, target: CallTarget, arg: Arg, siblings: tuple[Arg, ...] = ()
+        self,
+        target: CallTarget,
+        arg: Arg,
+        siblings: tuple[Arg, ...] = (),
+        keys: frozenset[str] | None = None,
     ) -> list[tuple[StepId, str, float]]: ...
+
+    def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None: ...
 
     def callers(
         self, function: str, within: set[str] | None = None
@@ -133,7 +139,10 @@ class FlagEdges:
                         continue
                     siblings = caller.calls[call_id].args
                     for arg, arg_step in caller.arguments(call_id):
-                        for dst, kind, confidence in self.graph.bindings(target, arg, siblings):
+                        keys = self.graph.splat_keys(caller, call_id, arg)
+                        for dst, kind, confidence in self.graph.bindings(
+                            target, arg, siblings, keys
+                        ):
                             if dst == step.id:
                                 yield Edge(arg_step, step.id, kind, confidence)
 

@@ -13,6 +13,7 @@ from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.file_steps import FileTables, Read
 from tracer.graph.flags import FlagEdges
+from tracer.graph.objects import splat_keys
 from tracer.graph.steps import Edge, Step
 from tracer.index.index import Index
 from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
@@ -107,6 +108,10 @@ class FlowGraph:
                     found.add(name)
             self.renames[path] = found
         return found
+
+    def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None:
+        """The constant keys a `**d` argument holds (see `objects.splat_keys`)."""
+        return splat_keys(self, tables, call_id, arg)
 
     def step(self, step_id: str) -> Step:
         return self.file(step_ids.file_of(step_id)).step(step_id)
@@ -367,15 +372,22 @@ class FlowGraph:
         call_id = step_ids.call_of(step_id)
         arg = next(a for a, sid in tables.arguments(call_id) if sid == step_id)
         siblings = tables.calls[call_id].args
+        keys = self.splat_keys(tables, call_id, arg)
         for target in tables.targets[call_id]:
-            for dst, kind, confidence in self.bindings(target, arg, siblings):
+            for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
                 yield Edge(step_id, dst, kind, confidence * target.confidence)
 
     def bindings(
-        self, target: CallTarget, arg: Arg, siblings: tuple[Arg, ...] = ()
+        self,
+        target: CallTarget,
+        arg: Arg,
+        siblings: tuple[Arg, ...] = (),
+        keys: frozenset[str] | None = None,
     ) -> list[tuple[str, str, float]]:
         """Steps ARG is bound to when TARGET is called: parameters, or dataclass fields.
-        A `**kwargs` or `*args` argument may fill any of them that SIBLINGS leave open."""
+        A `**kwargs` or `*args` argument may fill any of them that SIBLINGS leave open: a
+        `**d` whose KEYS are known fills those of these names (and a `**kwargs` parameter
+        the others), surely; one whose keys are not known, any of them, as a guess."""
         by_name = {a.keyword for a in siblings if a.keyword}
         by_position = sum(1 for a in siblings if a.position is not None)
         if target.function is None:
@@ -389,11 +401,14 @@ class FlowGraph:
             ]
             if arg.star == 2:
                 chosen = [(o, f) for o, f in fields[by_position:] if f.name not in by_name]
+                if keys is not None:
+                    chosen = [(o, f) for o, f in chosen if f.name in keys]
+            sure = arg.star == 0 or (arg.star == 2 and keys is not None)
             result = []
             for owner, definition in chosen:
                 path, klass = self.index.classes[owner]
                 step_id = step_ids.field_id(path, klass.qualname, definition.name)
-                result.append((step_id, "arg_to_field", 1.0 if arg.star == 0 else GUESS))
+                result.append((step_id, "arg_to_field", 1.0 if sure else GUESS))
             return result
         path, function = self.index.functions[target.function]
         params = list(function.params)
@@ -401,7 +416,12 @@ class FlowGraph:
             params = params[1:]
         plain = [p for p in params if p.kind in ("positional", "keyword_only")]
         chosen: list[tuple[str, float]] = []
-        if arg.star == 2:
+        if arg.star == 2 and keys is not None:
+            open_names = {p.name for p in plain[by_position:] if p.name not in by_name}
+            chosen = [(p.name, 1.0) for p in plain if p.name in keys and p.name in open_names]
+            if keys - {p.name for p in plain}:  # the other keys land in **kwargs
+                chosen += [(p.name, 0.8) for p in params if p.kind == "kwargs"]
+        elif arg.star == 2:
             open_params = [p for p in plain[by_position:] if p.name not in by_name]
             chosen = [(p.name, GUESS) for p in open_params]
         elif arg.star == 1:
@@ -551,7 +571,8 @@ class FlowGraph:
         for caller, call_id, target in self.callers(found[0]):
             siblings = caller.calls[call_id].args
             for arg, arg_step in caller.arguments(call_id):
-                for dst, kind, confidence in self.bindings(target, arg, siblings):
+                keys = self.splat_keys(caller, call_id, arg)
+                for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
                     if dst == step.id:
                         yield Edge(arg_step, step.id, kind, confidence * target.confidence)
 

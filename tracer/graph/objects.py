@@ -4,14 +4,37 @@ which class), and which hold `self` in a method of a class."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol
 
+from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
 from tracer.store import step_ids
+from tracer.store.rows import CALLEE, VALUE_CALLS, VALUE_REFS, Row, row_at, value_row
 
 if TYPE_CHECKING:
-    from tracer.graph.flow import FlowGraph
-    from tracer.graph.steps import Edge
+    from tracer.graph.file_steps import FileTables
+    from tracer.graph.steps import Edge, Step
+    from tracer.index.resolve import Resolver
+
+
+class FlowGraph(Protocol):
+    """What these questions ask of the flow graph (`tracer.graph.flow.FlowGraph`)."""
+
+    resolver: Resolver
+
+    def file(self, path: str) -> FileTables: ...
+
+    def ref_sources(
+        self, tables: FileTables, scope: str, step: Step, ref: str
+    ) -> Iterator[Edge]: ...
+
+    def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]: ...
+
+
+ASSIGN_VALUE = 2  # of an Assign's row
+CALL_ARGS = 4  # of a Call's row
+VALUE_SHAPE = 4  # of a Value's row
 
 
 def object_sources(graph: FlowGraph, step_id: str, attr: str) -> list[Edge]:
@@ -57,3 +80,61 @@ def self_class(graph: FlowGraph, step_id: str) -> str | None:
     if function.params[0].name != tables.steps[step_id].name:
         return None
     return graph.resolver.self_class(tables.path, scope)
+
+
+def splat_keys(
+    graph: FlowGraph, tables: FileTables, call_id: int, arg: Arg
+) -> frozenset[str] | None:
+    """The constant keys a `**d` argument of call CALL_ID holds, or None when they cannot be
+    known: d is bound in the call's function only to `dict(k=...)` calls or dict displays
+    with constant string keys, and stored into only at constant keys (`d["k"] = v`);
+    `**dict(k=...)` and `**{"k": ...}` written in the call itself say theirs."""
+    if arg.star != 2:
+        return None
+    value = arg.value
+    if value.calls or value.shape is not None:
+        return value_keys(tables, value_row(value))
+    if len(value.refs) != 1 or "." in value.refs[0]:
+        return None
+    name = value.refs[0]
+    scope = tables.calls[call_id].scope
+    keys: set[str] = set()
+    for definition in graph.local_definitions(tables, scope, name):
+        where = step_ids.address(definition)
+        if where.kind != "a":
+            return None  # a parameter: its keys come from the callers
+        if tables.flows.patterns.get(where.number, ("",))[0] == "item":
+            continue  # `d["k"] = v`: its key is read below
+        found = value_keys(tables, row_at(tables.flows.assigns, where.number)[ASSIGN_VALUE])
+        if found is None:
+            return None
+        keys |= found
+    patterns = tables.flows.patterns
+    for index, pattern in patterns.items():
+        if not (pattern[0] == "item" and pattern[1] == ("name", name)):
+            continue
+        if row_at(tables.flows.assigns, index)[0] != scope:
+            continue
+        key = pattern[2]
+        if not (isinstance(key, tuple) and key[0] == "const" and isinstance(key[1], str)):
+            return None
+        keys.add(key[1])
+    return frozenset(keys) if keys else None
+
+
+def value_keys(tables: FileTables, value: Row) -> frozenset[str] | None:
+    """The constant keys of the dict VALUE (a Value's row) makes: a `dict(k=...)` call or a
+    display `{"k": ...}`; None for anything else."""
+    refs, calls, shape = value[VALUE_REFS], value[VALUE_CALLS], value[VALUE_SHAPE]
+    if shape is not None and shape[0] == "dict":
+        keys = [key for key, _ in shape[1]]
+        if all(isinstance(k, tuple) and k[0] == "const" and isinstance(k[1], str) for k in keys):
+            return frozenset(k[1] for k in keys)
+        return None
+    if len(calls) != 1 or refs:
+        return None
+    call = row_at(tables.flows.calls, calls[0])
+    args = call[CALL_ARGS]
+    if call[CALLEE] != "dict" or not all(a[0] and a[2] == 0 for a in args):
+        return None
+    return frozenset(a[0] for a in args)

@@ -344,11 +344,28 @@ class Index:
         return list(seen.values())
 
     def is_record(self, class_name: str) -> bool:
-        """A dataclass-like class, whose synthesized `__init__` takes its annotated fields."""
-        definition = self.classes[class_name][1]
-        return definition.is_dataclass or any(
+        """A dataclass-like class, whose synthesized `__init__` takes its annotated fields:
+        a dataclass, a NamedTuple, a msgspec Struct, a pydantic model, or a class made by
+        a decorator or base class of the tree marked `@dataclass_transform` (PEP 681: the
+        standard way a library says it makes dataclass-like classes)."""
+        path, definition = self.classes[class_name]
+        if definition.is_dataclass or any(
             base.split(".")[-1] in RECORD_BASES for base in definition.bases
-        )
+        ):
+            return True
+        module = self.module_of[path]
+        for decorator in definition.decorators:
+            symbol = self.resolve(module, decorator)
+            if (
+                symbol is not None
+                and symbol.kind == "function"
+                and transforms(self.functions[symbol.name][1].decorators)
+            ):
+                return True
+        for base in self.mro(class_name)[1:]:
+            if base in self.classes and transforms(self.classes[base][1].decorators):
+                return True
+        return False
 
     def annotation_class(self, module: str, annotation: str | None) -> str | None:
         """The known class an annotation names: `ServerArgs`, `"ModelRunner"`,
@@ -366,3 +383,8 @@ class Index:
             return None
         symbol = self.resolve(module, text)
         return symbol.name if symbol is not None and symbol.kind == "class" else None
+
+
+def transforms(decorators: Iterable[str]) -> bool:
+    """Do DECORATORS mark a function or class as making dataclass-like classes (PEP 681)?"""
+    return any(d.rpartition(".")[2] == "dataclass_transform" for d in decorators)

@@ -335,23 +335,39 @@ def sink_path(
     attribute that keeps a value computed from the traced one."""
 
     is_sink = sink_test(graph, sinks)
+
+    def realizable(path: list[str]) -> bool:  # every return goes back where it came from
+        return unmatched_return(graph, path, edges) is None
+
+    def reached(parent: dict[str, str | None]) -> list[str] | None:
+        named = [s for s in parent if graph.step(s).name in sinks and graph.step(s).kind != "use"]
+        # An object's attribute, else a record's field, else a local of that name.
+        for found in (
+            [s for s in named if is_sink(s)],
+            [s for s in named if graph.step(s).kind == "field"],
+            named,
+        ):
+            paths = [list(reversed(path_to(parent, s))) for s in found]
+            good = [path for path in paths if realizable(path)]
+            if good:
+                return good[0]
+        return None
+
     parent = walk(graph, [start], True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED)
     if not any(is_sink(s) for s in parent):  # then guesses too
         parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
-    named = [s for s in parent if graph.step(s).name in sinks and graph.step(s).kind != "use"]
-    # An object's attribute, else a record's field, else a local of that name.
-    found = (
-        [s for s in named if is_sink(s)]
-        or [s for s in named if graph.step(s).kind == "field"]
-        or named
-    )
-    if found:
-        return list(reversed(path_to(parent, found[0])))
+    path = reached(parent)
+    if path is None and any(is_sink(s) for s in parent):
+        # The sink met first is met only by returning to another call: look further.
+        parent = walk(graph, [start], True, max_depth, edges, min_confidence=TRUSTED)
+        path = reached(parent)
+    if path is not None:
+        return path
     for end in parent:  # breadth-first: nearest first
         step = graph.step(end)
         if kept_in_attribute(graph, end) and step.name not in names:
             path = list(reversed(path_to(parent, end)))
-            if any(graph.step(s).kind in CHANGING_KINDS for s in path):
+            if any(graph.step(s).kind in CHANGING_KINDS for s in path) and realizable(path):
                 return path
     return [start]
 

@@ -1,0 +1,281 @@
+"""Values inside objects: the route the carrier object takes between the step that stores a
+value in it and the step that reads it back, calls matched to their returns along the spine,
+a route to each sink binding the value reaches, and dataclass-like classes made by a
+decorator marked `@dataclass_transform`."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import spine_code, trace
+from tracer.views.chain_text import chain_json, chain_text
+
+CONFIG = """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Config:
+        fraction: float
+
+
+    def make(fraction):
+        return Config(fraction=fraction)
+"""
+
+WORKER = """
+    from pkg.config import Config, make
+
+
+    class Worker:
+        def __init__(self, config: Config):
+            self.config = config
+
+        def size(self, total):
+            self.tokens = total * self.config.fraction
+
+
+    def main(fraction, total):
+        config = make(fraction)
+        worker = Worker(config)
+        worker.size(total)
+"""
+
+
+def test_the_carrier_objects_route_joins_the_store_to_the_read(snippet_session):
+    session = snippet_session(
+        {"pkg/__init__.py": "", "pkg/config.py": CONFIG, "pkg/worker.py": WORKER}
+    )
+    chain = trace(session.graph, "make.fraction", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "fraction",  # main's, which make() is called with
+        "config = make(fraction)",
+        "fraction",
+        "return Config(fraction=fraction)",
+        "fraction: float",
+        # the object the constructor made, where it goes until its field is read
+        "return Config(fraction=fraction)",
+        "config = make(fraction)",
+        "worker = Worker(config)",
+        "config: Config",
+        "self.config = config",
+        "self.tokens = total * self.config.fraction",
+    ]
+    kinds = [(e.kind, e.label) for e in chain.edges if e.kind in ("store", "read")]
+    assert sorted(kinds) == [("read", "fraction"), ("store", "fraction")]
+    text = chain_text(chain, "tree")
+    assert "the value is kept in this object, as .fraction" in text
+    assert "taken out of the object here, as .fraction" in text
+    stored = [e for e in chain_json(chain, "tree")["edges"] if e["kind"] == "store"]
+    assert [e["attribute"] for e in stored] == ["fraction"]
+
+
+def test_a_field_read_where_no_object_of_its_class_reaches_keeps_the_name_join(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/config.py": CONFIG,
+            "pkg/reader.py": """
+                from pkg.config import Config
+
+
+                def use(config: Config, total):
+                    tokens = total * config.fraction
+                    return tokens
+            """,
+        }
+    )
+    chain = trace(session.graph, "make.fraction", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "fraction",
+        "return Config(fraction=fraction)",
+        "fraction: float",
+        "tokens = total * config.fraction",
+    ]
+    joined = [e for e in chain.edges if e.dst == chain.spine[-1] and e.src == chain.spine[-2]]
+    assert [(e.kind, e.confidence) for e in joined] == [("attr", 1.0)]
+
+
+IDENTITY = """
+    def same(x):
+        return x
+
+
+    class Runner:
+        def first(self, a):
+            y = same(a)
+            self.doubled = y * 2
+
+        def second(self, b):
+            z = same(b)
+            self.tokens = z
+"""
+
+
+def test_a_value_leaves_a_function_by_the_call_it_entered_by(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/run.py": IDENTITY})
+    # `a` enters same() from first(): it comes back there, never to second()'s z.
+    chain = trace(session.graph, "Runner.first.a", sinks=["tokens"])
+    assert "self.tokens = z" not in spine_code(chain)
+    assert [s.code for s in chain.steps if s.code == "self.tokens = z"] == []
+    chain = trace(session.graph, "Runner.second.b", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "b",
+        "z = same(b)",
+        "x",
+        "return x",
+        "z = same(b)",
+        "self.tokens = z",
+    ]
+
+
+TWO_ROUTES = """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Sizes:
+        tokens: int
+
+
+    def plan(budget):
+        return Sizes(tokens=budget // 2)
+
+
+    class Runner:
+        def __init__(self, fraction):
+            self.fraction = fraction
+
+        def start(self, total):
+            sizes = plan(total * self.fraction)
+            self.max_tokens = sizes.tokens
+
+        def resize(self, free):
+            self.max_tokens = min(self.max_tokens, int(free * self.fraction))
+"""
+
+
+def test_each_sink_binding_the_value_reaches_is_a_route_the_main_one_first(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/run.py": TWO_ROUTES})
+    chain = trace(session.graph, "Runner.__init__.fraction", sinks=["max_tokens"])
+    assert spine_code(chain) == [
+        "fraction",
+        "self.fraction = fraction",
+        "sizes = plan(total * self.fraction)",
+        "budget",
+        "return Sizes(tokens=budget // 2)",
+        "tokens: int",
+        "return Sizes(tokens=budget // 2)",
+        "sizes = plan(total * self.fraction)",
+        "self.max_tokens = sizes.tokens",
+    ]
+    steps = {s.id: s for s in chain.steps}
+    assert len(chain.routes) == 2
+    assert chain.routes[0] == chain.spine
+    # the resize only adjusts the value already there (it reads its own target): second
+    assert [steps[s].code for s in chain.routes[1]] == [
+        "fraction",
+        "self.fraction = fraction",
+        "self.max_tokens = min(self.max_tokens, int(free * self.fraction))",
+    ]
+    document = json.loads(json.dumps(chain_json(chain, "tree")))
+    assert document["routes"][0] == document["spine"]
+    assert len(document["routes"]) == 2
+    text = chain_text(chain, "tree")
+    assert "Route 2 to pkg/run.py:22: steps 1-2 of the spine, then" in text
+
+
+def test_a_class_made_by_a_dataclass_transform_decorator_is_a_record(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                from typing import dataclass_transform
+
+
+                @dataclass_transform()
+                def config(cls):
+                    return cls
+            """,
+            "pkg/cache.py": """
+                from pkg.base import config
+
+
+                @config
+                class CacheConfig:
+                    utilization: float = 0.9
+
+
+                def build(utilization, total):
+                    cache = CacheConfig(utilization=utilization)
+                    budget = total * cache.utilization
+                    return budget
+            """,
+        }
+    )
+    assert session.index.is_record("pkg.cache.CacheConfig")
+    chain = trace(session.graph, "build.utilization", sinks=["budget"])
+    assert spine_code(chain) == [
+        "utilization",
+        "cache = CacheConfig(utilization=utilization)",
+        "utilization: float = 0.9",
+        "cache = CacheConfig(utilization=utilization)",
+        "budget = total * cache.utilization",
+    ]
+
+
+SPLATS = """
+    class Runner:
+        def __init__(self, fraction, pool_size=None, port=0):
+            self.fraction = fraction
+            self.pool = pool_size
+
+
+    def by_call(cfg):
+        kwargs = dict(fraction=cfg)
+        return Runner(**kwargs)
+
+
+    def by_display(cfg):
+        kwargs = {"fraction": cfg}
+        kwargs["pool_size"] = 4
+        return Runner(**kwargs)
+
+
+    def unknown(cfg, extra):
+        return Runner(**extra)
+"""
+
+
+def splat_edges(session, function: str) -> list[tuple[str, float]]:
+    """The parameters the `**` argument in FUNCTION is bound to, with the confidence."""
+    graph = session.graph
+    tables = graph.file("pkg/run.py")
+    found = []
+    for step in tables.binding_steps("cfg") + tables.binding_steps("extra"):
+        if step.symbol != function:
+            continue
+        for call_id, arg_steps in tables.call_args.held_items():
+            for arg, arg_step in zip(tables.calls[call_id].args, arg_steps, strict=True):
+                if arg.star == 2 and tables.scope_of[arg_step] == function:
+                    found = [
+                        (e.dst.rpartition(".")[2], e.confidence)
+                        for e in graph.edges(arg_step, True)
+                    ]
+    return sorted(found)
+
+
+def test_a_double_star_argument_binds_the_keys_its_dict_is_known_to_hold(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/run.py": SPLATS})
+    assert splat_edges(session, "by_call") == [("fraction", 1.0)]
+    assert splat_edges(session, "by_display") == [("fraction", 1.0), ("pool_size", 1.0)]
+    # keys unknown (a parameter's dict): any open parameter, as a guess
+    assert splat_edges(session, "unknown") == [("fraction", 0.5), ("pool_size", 0.5), ("port", 0.5)]
+    chain = trace(session.graph, "by_call.cfg", sinks=["fraction"])
+    assert spine_code(chain) == [
+        "cfg",
+        "kwargs = dict(fraction=cfg)",
+        "return Runner(**kwargs)",
+        "fraction",
+        "self.fraction = fraction",
+    ]
