@@ -222,7 +222,16 @@ def test_the_last_of_several_server_starts(release: Callable[[str], Session]) ->
     e = explain(session, log, "mem_fraction_static", SINKS)
     assert first_formula(e)[1] == "21.71 - 94.02 * (1 - 0.88)"
     assert e.result == 170860
-    assert "the log holds 2 server starts; the last one (from log line 6) is explained" in e.notes
+    assert (
+        "the log holds 2 server starts (each begins with ServerArgs(...) at log lines 1, 6); "
+        "start 2 (log lines 6 to the end) is explained, with its own lines only: --start N "
+        "explains another"
+    ) in e.notes
+    # The first start, with its own lines only.
+    e = explain(session, log, "mem_fraction_static", SINKS, start=1)
+    assert (e.start, e.starts) == (1, 2)
+    assert first_formula(e)[1] == "20 - 90 * (1 - 0.88)"
+    assert e.observed[0].value == 150000 == e.result
 
 
 def test_cli_text_has_each_heading_once(

@@ -28,6 +28,7 @@ class Case:
     tokens: int | None = None  # the token count the log reports, reproduced
     kv_gib: float | None = None  # the KV size the log reports (K + V), against the formula's
     unknown: dict[str, str] = field(default_factory=dict)  # name -> why it is not known
+    ranks: int = 1  # the ranks of its one start
 
 
 CASES = [
@@ -41,6 +42,20 @@ CASES = [
             "self.mem_fraction_static": (0.75, "flag"),
         },
         tokens=405784,
+        ranks=4,  # `[gpu_id=N] ...`
+    ),
+    Case(
+        # One start of eight ranks, each naming itself in its messages (`[gpu=3] ...`): its
+        # ServerArgs(...) line, printed before the ranks start, is the start's own.
+        "sglang-0.2.13-mixtral-8x7b-8xL4-tp8-issue1191.log",
+        "0.2.13",
+        {
+            "available_gpu_memory": (10.75, "measured"),
+            "total_gpu_memory": (21.65, "measured"),
+            "self.mem_fraction_static": (0.83, "logged-args"),
+        },
+        tokens=463405,
+        ranks=8,
     ),
     Case(
         "sglang-0.4.2.post3-deepseek-v2-lite-1xA40-48Q-issue3451.log",
@@ -62,6 +77,7 @@ CASES = [
         },
         tokens=46611,
         kv_gib=1.42 + 1.42,
+        ranks=4,
     ),
     Case(
         "sglang-0.4.6-qwen3-8b-tp1.log",
@@ -131,6 +147,7 @@ def explained(release: Callable[[str], Session], case: Case) -> Explanation:
 def test_a_real_log(case: Case, release: Callable[[str], Session]) -> None:
     e = explained(release, case)
     assert e.source == f"pypi:sglang=={case.release}"
+    assert (e.starts, len(e.ranks)) == (1, case.ranks)
     inputs = {n: (b.value, b.how) for n, b in e.bindings.items() if b.how not in ("solved",)}
     assert inputs == {**case.inputs, **{n: (None, "unbound") for n in case.unknown}}
     for name, why in case.unknown.items():

@@ -87,6 +87,7 @@ def test_log_prefixes_ranks_and_journal_headers() -> None:
         "\n"
         "[2025-10-16 09:06:12] server_args=ServerArgs(a=[1, 2])\n"
         "Capture cuda graph bs [1, 2, 4]\n"
+        "[gpu_id=3] Load weight begin.\n"
     )
     assert [(line.number, line.rank, line.message) for line in lines] == [
         (1, "TP3", "Load weight begin. avail mem=137.29 GB"),
@@ -94,6 +95,8 @@ def test_log_prefixes_ranks_and_journal_headers() -> None:
         (3, "PP0 TP1", "y=2"),
         (5, "", "server_args=ServerArgs(a=[1, 2])"),
         (6, "", "Capture cuda graph bs [1, 2, 4]"),
+        # A rank named in the message its call prints: kept there, and read as the rank.
+        (7, "gpu_id=3", "[gpu_id=3] Load weight begin."),
     ]
     assert lines[0].time == "2025-10-16 09:06:10"
 

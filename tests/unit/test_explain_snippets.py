@@ -97,6 +97,25 @@ def test_a_formula_bound_to_its_log(tree: Session) -> None:
     assert "total is not a fixed size: it is what get_free() returned in Runner.start" in text
 
 
+def test_each_start_is_explained_with_its_own_lines(tree: Session) -> None:
+    # Two launches; the second prints no settings, so none is taken from the first.
+    second = LOG.replace("args=Args(fraction=0.85)", "python -m pkg.runner --port 1")
+    log = LOG + second.replace("10:00:", "11:00:")
+    e = explain(tree, log, "fraction", ("size",))
+    assert (e.start, e.starts) == (2, 2)
+    assert e.bindings["self.fraction"].how == "default"  # not the first start's 0.85
+    assert e.notes[0] == (
+        "the log holds 2 server starts (each begins with Args(...) at log line 1; 'Load begin. "
+        "avail mem=' (TP0) at log line 8); start 2 (log lines 7 to the end) is explained, with "
+        "its own lines only: --start N explains another"
+    )
+    first = explain(tree, log, "fraction", ("size",), start=1)
+    assert first.bindings["self.fraction"].value == 0.85
+    assert first.evaluations[0].shown == "29 - 79.5 * (1 - 0.85)"
+    with pytest.raises(SgtraceError, match="--start 3: the log holds 2 starts"):
+        explain(tree, log, "fraction", ("size",), start=3)
+
+
 def test_a_given_value_says_what_the_log_said(tree: Session) -> None:
     e = explain(tree, LOG, "fraction", ("size",), given={"fraction": 0.5})
     why = e.bindings["self.fraction"].why
@@ -125,6 +144,9 @@ def test_bad_input_to_the_command(
         ("--log", str(log), "--set", "fraction=nan"): "--set 'fraction=nan' is not NAME=NUMBER",
         ("--log", str(log), "--tokens", "-5"): "--tokens -5: a token count is positive",
         ("--log", str(log), "--param", "nosuch"): "'nosuch' is bound nowhere in the source",
+        ("--log", str(log), "--param", "fraction", "--start", "2"): (
+            "--start 2: the log holds 1 start: leave out --start"
+        ),
     }
     for args, message in cases.items():
         code = main(["explain", root, *args, "--to", "size", "--quiet"])

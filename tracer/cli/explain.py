@@ -37,6 +37,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--rank", help="the rank to explain, as the log tags it: TP3, DP0 TP1")
     parser.add_argument(
+        "--start",
+        type=int,
+        metavar="N",
+        help="the server start to explain, 1 for the log's first (default: the last)",
+    )
+    parser.add_argument(
         "--tokens", type=int, help="also say which value of the parameter gives this many tokens"
     )
     parser.add_argument(
@@ -88,6 +94,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         rank=args.rank,
         tokens=args.tokens,
         given=given,
+        start=args.start,
     )
     text = (
         json.dumps(explanation_json(explanation), indent=2)

@@ -388,31 +388,6 @@ class LogBindings:
         return sorted(out, key=position)
 
 
-def last_start(matched: list[Matched], rank: str, notes: list[str]) -> tuple[list[Matched], int]:
-    """The lines of the last server start, when the log holds several: a start begins where
-    the first line the server printed (for RANK, or without a rank) is printed again."""
-    mine = [m for m in matched if m.line.rank in (rank, "")]
-    if not mine:
-        return matched, 0
-    starts = [m.line.number for m in mine if m.template == mine[0].template]
-    if len(starts) < 2:
-        return matched, 0
-    begin = starts[-1]
-    notes.append(
-        f"the log holds {len(starts)} server starts; the last one (from log line {begin}) "
-        "is explained"
-    )
-    kept: list[Matched] = []
-    for other in {m.line.rank for m in matched} - {rank, ""}:
-        lines = [m for m in matched if m.line.rank == other]
-        theirs = [m.line.number for m in lines if m.template == lines[0].template]
-        # Ranks interleave: another rank's start may be printed just before this one's.
-        since = max([n for n in theirs if n <= begin] or theirs[-1:] or [begin])
-        kept.extend(m for m in lines if m.line.number >= since)
-    kept.extend(m for m in mine if m.line.number >= begin)
-    return sorted(kept, key=lambda m: m.line.number), begin
-
-
 def owner(text: str, at: int) -> str:
     """The name before the parenthesis that encloses position AT (`ServerArgs` in
     `ServerArgs(a=1, b=2)`), or ""."""

@@ -18,9 +18,10 @@ from tracer.analyses.explain.arith import (
     statement_target,
     statement_value,
 )
-from tracer.analyses.explain.bind import PASS_THROUGH, Binding, LogBindings, last_start
+from tracer.analyses.explain.bind import PASS_THROUGH, Binding, LogBindings
 from tracer.analyses.explain.logread import LogLine, read_log
 from tracer.analyses.explain.match import Matched, Observation, TemplateFinder, match_lines
+from tracer.analyses.explain.starts import END, Start, find_starts
 from tracer.analyses.explain.templates import calls_in
 from tracer.errors import SgtraceError
 from tracer.graph.steps import Step
@@ -73,6 +74,8 @@ class Explanation:
     what_if: list[WhatIf] = field(default_factory=list)
     log_lines: int = 0
     matched_lines: int = 0
+    start: int = 1  # the start explained (1-based), of
+    starts: int = 1
 
     @property
     def result(self) -> float | None:
@@ -87,8 +90,10 @@ def explain(
     rank: str | None = None,
     tokens: int | None = None,
     given: dict[str, float] | None = None,
+    start: int | None = None,
 ) -> Explanation:
-    """Bind LOG_TEXT to the formula on PARAM's spine in SESSION's source and evaluate it."""
+    """Bind LOG_TEXT to the formula on PARAM's spine in SESSION's source and evaluate it, for
+    the START-th start of the log (1-based; the last by default)."""
     lines = read_log(log_text)
     if not lines:
         raise EmptyLog("the log is empty", "give the server's log: --log FILE, - or --journal")
@@ -110,10 +115,11 @@ def explain(
             f"{session.snapshot.label}",
             "give the log of a server running this source (the same release or checkout)",
         )
-    binder = Binder(session, spine, first, lines, matched, sinks, rank, given or {})
+    binder = Binder(session, spine, first, lines, matched, sinks, rank, given or {}, start)
     result = binder.run(param, tokens)
     result.log_lines = len(lines)
     result.matched_lines = len(matched)
+    result.start, result.starts = binder.start.number, len(binder.starts)
     unused = unused_given(given or {}, result)
     if unused:
         raise SgtraceError(
@@ -188,26 +194,37 @@ class Binder(LogBindings):
         sinks: tuple[str, ...],
         rank: str | None,
         given: dict[str, float],
+        start: int | None = None,
     ) -> None:
         self.given = given
         self.session = session
         self.graph = session.graph
         self.spine = spine
         self.steps = spine[first:]
-        self.lines = lines
         self.sinks = sinks
+        self.notes: list[str] = []
         # Lines without a rank tag (the launcher's) belong to every rank.
-        ranks = sorted({m.line.rank for m in matched if m.line.rank}, key=rank_order) or [""]
-        self.ranks = tuple(ranks)
-        self.rank = rank if rank is not None else ranks[0]
-        if rank is not None and rank not in ranks:
+        seen = sorted({m.line.rank for m in matched if m.line.rank}, key=rank_order) or [""]
+        if rank is not None and rank not in seen:
             raise SgtraceError(
                 f"no line of rank {rank} in the log",
-                f"ranks seen: {', '.join(r or '(none)' for r in ranks) or 'none'}",
+                f"ranks seen: {', '.join(r or '(none)' for r in seen) or 'none'}",
             )
-        self.notes: list[str] = []
-        self.matched, begin = last_start(matched, self.rank, self.notes)
-        self.lines = [line for line in lines if line.number >= begin]
+        settings = frozenset(s.symbol.split(".")[0] for s in spine if s.kind == "field")
+        self.starts = find_starts(lines, matched, rank or seen[0], settings)
+        self.start = chosen_start(self.starts, start)
+        self.lines = [line for line in lines if self.start.holds(line.number)]
+        self.matched = [m for m in matched if self.start.holds(m.line.number)]
+        ranks = sorted({m.line.rank for m in self.matched if m.line.rank}, key=rank_order)
+        self.ranks = tuple(ranks or [""])
+        if rank is not None and rank not in self.ranks:
+            raise SgtraceError(
+                f"no line of rank {rank} in start {self.start.number} of the log",
+                f"its ranks: {', '.join(r or '(none)' for r in self.ranks)}",
+            )
+        self.rank = rank if rank is not None else self.ranks[0]
+        if len(self.starts) > 1:
+            self.notes.append(starts_note(self.starts, self.start))
         self.mine = [m for m in self.matched if m.line.rank in (self.rank, "")]
         self.bindings: dict[str, Binding] = {}
         self.observed = self.find_observed()
@@ -434,6 +451,34 @@ def expression_text(node: Node) -> str:
 
 def number_or(value: float | None) -> str:
     return number(value) if value is not None else ""
+
+
+def chosen_start(starts: list[Start], number: int | None) -> Start:
+    if number is None:
+        return starts[-1]
+    if not 1 <= number <= len(starts):
+        raise SgtraceError(
+            f"--start {number}: the log holds {len(starts)} start"
+            + ("s" if len(starts) > 1 else ""),
+            f"give --start 1 to {len(starts)}" if len(starts) > 1 else "leave out --start",
+        )
+    return starts[number - 1]
+
+
+def starts_note(starts: list[Start], start: Start) -> str:
+    end = f"to log line {start.end - 1}" if start.end < END else "to the end"
+    at: dict[str, list[str]] = {}
+    for each in starts:
+        at.setdefault(each.marker, []).append(str(each.at))
+    begun = "; ".join(
+        f"{marker} at log line{'s' if len(lines) > 1 else ''} {', '.join(lines)}"
+        for marker, lines in at.items()
+    )
+    return (
+        f"the log holds {len(starts)} server starts (each begins with {begun}); start "
+        f"{start.number} (log lines {start.begin} {end}) is explained, with its own lines "
+        "only: --start N explains another"
+    )
 
 
 def rank_order(rank: str) -> tuple[int, ...]:

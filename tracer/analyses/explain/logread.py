@@ -15,6 +15,8 @@ PREFIX = re.compile(
 TAG = re.compile(r"([A-Z][A-Z_]*?)_?(\d+)")
 JOURNAL = re.compile(r"^(?:\w{3} [ \d]\d [\d:]{8}|\d{4}-\d\d-\d\dT[\d:.+\-]+) \S+ [^\s:]+: ")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# A rank the program prints at the start of its own message: "[gpu_id=3] Load weight begin."
+RANK_IN_MESSAGE = re.compile(r"^\[(?P<tag>[a-z][a-z_]*)=(?P<n>\d+)\]\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +43,20 @@ def read_log(text: str) -> list[LogLine]:
         stamped = found is not None and (found["time"] or found["tags"].strip())
         if found and stamped and prefix_only(line[: found.start()]):
             ranks = tuple((tag, int(n)) for tag, n in TAG.findall(found["tags"]))
-            lines.append(LogLine(number, found["time"] or "", ranks, line[found.end() :]))
+            message = line[found.end() :]
+            lines.append(LogLine(number, found["time"] or "", ranks or own_rank(message), message))
             continue
         header = JOURNAL.match(line)
         message = line[header.end() :] if header else line
-        lines.append(LogLine(number, "", (), message))
+        lines.append(LogLine(number, "", own_rank(message), message))
     return lines
+
+
+def own_rank(message: str) -> tuple[tuple[str, int], ...]:
+    """The rank a message names itself by (`[gpu_id=3] ...`, kept in the message, which its
+    logging call prints)."""
+    found = RANK_IN_MESSAGE.match(message)
+    return ((found["tag"] + "=", int(found["n"])),) if found else ()
 
 
 def prefix_only(head: str) -> bool:
