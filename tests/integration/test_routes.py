@@ -1,0 +1,519 @@
+"""Every route of the two chains operators ask about, step by step, on the SGLang releases
+that carry their sizing inside objects (0.5.12, 0.5.16, 0.5.23), and the generality check on
+another codebase of that style (vLLM). Downloaded at test time, never committed.
+
+Each route was read by hand in the release: the flag or the measurement, the steps the value
+takes, and where it sits inside an object, the steps that object takes (made, returned, kept in a
+local or an attribute, passed) up to where the value is read back out. 0.5.16 and 0.5.23 reach
+`max_total_num_tokens` twice: at start-up through the profile (the main route) and after the
+CUDA graphs are captured (`post_capture_resize_kv_pool`, the second). 0.5.12's second route is the
+hybrid sliding-window one (`swa_max_total_num_tokens`, capped in the decode prealloc queue).
+
+What a route cannot show yet, and the tests do not ask: in 0.5.23 the flag (ServerArgs is
+assembled at import time by `msgspec.defstruct` from namespace classes, so its spine starts at the
+`Schedule` field); the `ServerArgs` object's own way from `from_cli_args` to the worker (it crosses
+a process through `mp.Process(target=..., args=(...))`), joined by the field's name instead; the
+factory `create_memory_pool_configurator`, whose classes are reached as overrides of the base.
+
+Each line below is `FILE | the first line of the step's code`; FILE is short for a path."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tracer.session import open_session
+from tracer.store.cache import FactCache
+from tracer.trace.chains import trace
+
+FILES = {
+    "schedule": "sglang/srt/arg_groups/fields/schedule.py",
+    "decode": "sglang/srt/disaggregation/decode.py",
+    "bootstrap": "sglang/srt/distributed/bootstrap.py",
+    "tp_worker": "sglang/srt/managers/tp_worker.py",
+    "configurator": "sglang/srt/mem_cache/kv_cache_configurator.py",
+    "model_runner": "sglang/srt/model_executor/model_runner.py",
+    "kv_pool_runtime": "sglang/srt/model_executor/model_runner_components/kv_pool_runtime.py",
+    "kv_mixin": "sglang/srt/model_executor/model_runner_kv_cache_mixin.py",
+    "pools": "sglang/srt/model_executor/pool_configurator.py",
+    "server_args": "sglang/srt/server_args.py",
+    "common": "sglang/srt/utils/common.py",
+    "cache": "vllm/config/cache.py",
+    "vllm": "vllm/config/vllm.py",
+    "arg_utils": "vllm/engine/arg_utils.py",
+    "gpu_worker": "vllm/v1/worker/gpu_worker.py",
+    "worker_utils": "vllm/v1/worker/utils.py",
+    "worker_base": "vllm/v1/worker/worker_base.py",
+}
+
+ROUTES = {
+    ("0.5.12", "mem_fraction_static"): (
+        """
+        server_args  | parser.add_argument(
+        server_args  | mem_fraction_static: Optional[float] = None
+        tp_worker    | mem_fraction_static=self.server_args.mem_fraction_static,
+        model_runner | mem_fraction_static: float
+        model_runner | self.mem_fraction_static = mem_fraction_static
+        kv_mixin     | rest_memory = post_model_load_memory - pre_model_load_memory * (
+        kv_mixin     | return int(rest_memory * (1 << 30))  # return in bytes
+        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools        | max_total_num_tokens: int
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        kv_mixin     | return config
+        kv_mixin     | self.memory_pool_config = self._resolve_memory_pool_config(
+        kv_mixin     | self._apply_memory_pool_config(self.memory_pool_config)
+        kv_mixin     | config: MemoryPoolConfig
+        kv_mixin     | self.max_total_num_tokens = config.max_total_num_tokens
+        """,
+        """
+        server_args  | parser.add_argument(
+        server_args  | mem_fraction_static: Optional[float] = None
+        tp_worker    | mem_fraction_static=self.server_args.mem_fraction_static,
+        model_runner | mem_fraction_static: float
+        model_runner | self.mem_fraction_static = mem_fraction_static
+        kv_mixin     | rest_memory = post_model_load_memory - pre_model_load_memory * (
+        kv_mixin     | return int(rest_memory * (1 << 30))  # return in bytes
+        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = int(available_bytes // self._cell_size)
+        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
+        pools        | max_total_num_tokens: int
+        pools        | swa_tokens = align_page_size(max_total_num_tokens)
+        pools        | x: int
+        pools        | return (x // page_size) * page_size
+        pools        | swa_tokens = align_page_size(max_total_num_tokens)
+        pools        | swa_max_total_num_tokens=swa_tokens,
+        pools        | swa_max_total_num_tokens: Optional[int] = None
+        pools        | return MemoryPoolConfig(
+        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        kv_mixin     | return config
+        kv_mixin     | self.memory_pool_config = self._resolve_memory_pool_config(
+        kv_mixin     | self._apply_memory_pool_config(self.memory_pool_config)
+        kv_mixin     | config: MemoryPoolConfig
+        kv_mixin     | self.swa_max_total_num_tokens = config.swa_max_total_num_tokens
+        decode       | self.max_total_num_tokens = min(
+        """,
+    ),
+    ("0.5.12", "pre_model_load_memory"): (
+        """
+        common       | free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)
+        common       | return free_gpu_memory / (1 << 30)
+        model_runner | pre_model_load_memory = get_available_gpu_memory(
+        model_runner | return pre_model_load_memory
+        model_runner | pre_model_load_memory = self.init_torch_distributed()
+        model_runner | self.initialize(pre_model_load_memory)
+        model_runner | pre_model_load_memory: float
+        model_runner | self.init_memory_pool(pre_model_load_memory)
+        kv_mixin     | pre_model_load_memory: int
+        kv_mixin     | pre_model_load_memory
+        kv_mixin     | pre_model_load_memory: int
+        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        kv_mixin     | pre_model_load_memory: int
+        kv_mixin     | rest_memory = post_model_load_memory - pre_model_load_memory * (
+        kv_mixin     | return int(rest_memory * (1 << 30))  # return in bytes
+        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools        | max_total_num_tokens: int
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        kv_mixin     | return config
+        kv_mixin     | self.memory_pool_config = self._resolve_memory_pool_config(
+        kv_mixin     | self._apply_memory_pool_config(self.memory_pool_config)
+        kv_mixin     | config: MemoryPoolConfig
+        kv_mixin     | self.max_total_num_tokens = config.max_total_num_tokens
+        """,
+        """
+        common       | free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)
+        common       | return free_gpu_memory / (1 << 30)
+        model_runner | pre_model_load_memory = get_available_gpu_memory(
+        model_runner | return pre_model_load_memory
+        model_runner | pre_model_load_memory = self.init_torch_distributed()
+        model_runner | self.initialize(pre_model_load_memory)
+        model_runner | pre_model_load_memory: float
+        model_runner | self.init_memory_pool(pre_model_load_memory)
+        kv_mixin     | pre_model_load_memory: int
+        kv_mixin     | pre_model_load_memory
+        kv_mixin     | pre_model_load_memory: int
+        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        kv_mixin     | pre_model_load_memory: int
+        kv_mixin     | rest_memory = post_model_load_memory - pre_model_load_memory * (
+        kv_mixin     | return int(rest_memory * (1 << 30))  # return in bytes
+        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = int(available_bytes // self._cell_size)
+        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
+        pools        | max_total_num_tokens: int
+        pools        | swa_tokens = align_page_size(max_total_num_tokens)
+        pools        | x: int
+        pools        | return (x // page_size) * page_size
+        pools        | swa_tokens = align_page_size(max_total_num_tokens)
+        pools        | swa_max_total_num_tokens=swa_tokens,
+        pools        | swa_max_total_num_tokens: Optional[int] = None
+        pools        | return MemoryPoolConfig(
+        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
+        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
+        kv_mixin     | return config
+        kv_mixin     | self.memory_pool_config = self._resolve_memory_pool_config(
+        kv_mixin     | self._apply_memory_pool_config(self.memory_pool_config)
+        kv_mixin     | config: MemoryPoolConfig
+        kv_mixin     | self.swa_max_total_num_tokens = config.swa_max_total_num_tokens
+        decode       | self.max_total_num_tokens = min(
+        """,
+    ),
+    ("0.5.16", "mem_fraction_static"): (
+        """
+        server_args  | add_cli_args_from_dataclass(parser, ServerArgs)
+        server_args  | mem_fraction_static: A[
+        configurator | slack_gb = pre_model_load_memory * (1 - self.server_args.mem_fraction_static)
+        configurator | rest_memory = available_gpu_memory - slack_gb
+        configurator | return int(rest_memory * (1 << 30))  # return in bytes
+        configurator | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | budget_bytes: int
+        configurator | budget_bytes, self.server_args.page_size
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools        | max_total_num_tokens: int
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator | config = configurator.calculate_pool_sizes(
+        configurator | return config
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | return config
+        configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | config: MemoryPoolConfig
+        configurator | max_total_num_tokens = config.max_total_num_tokens
+        configurator | max_total_num_tokens=max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return _PoolSizes(
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | max_total_num_tokens=sizes.max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return KVCacheConfigResult(
+        model_runner | result = self.kv_cache_configurator.configure(
+        model_runner | self.max_total_num_tokens = result.max_total_num_tokens
+        """,
+        """
+        server_args     | add_cli_args_from_dataclass(parser, ServerArgs)
+        server_args     | mem_fraction_static: A[
+        tp_worker       | mem_fraction_static=self.server_args.mem_fraction_static,
+        model_runner    | mem_fraction_static: float
+        model_runner    | self.mem_fraction_static = mem_fraction_static
+        model_runner    | self
+        model_runner    | resize = compute_post_capture_kv_resize(self)
+        kv_pool_runtime | model_runner: ModelRunner
+        kv_pool_runtime | headroom_gb = model_runner.pre_model_load_memory * (
+        kv_pool_runtime | budget_bytes = (
+        kv_pool_runtime | budget_bytes, cap_tokens=model_runner.max_total_num_tokens
+        configurator    | budget_bytes: int
+        configurator    | budget_bytes, self.server_args.page_size
+        pools           | available_bytes: int
+        pools           | max_total_num_tokens = available_bytes // self._cell_size
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools           | max_total_num_tokens: int
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator    | config = configurator.calculate_pool_sizes(
+        configurator    | return config
+        kv_pool_runtime | config = model_runner.kv_cache_configurator.config_from_budget(
+        kv_pool_runtime | max_total_num_tokens=config.max_total_num_tokens,
+        kv_pool_runtime | max_total_num_tokens: int
+        kv_pool_runtime | return PostCaptureKVResize(
+        model_runner    | resize = compute_post_capture_kv_resize(self)
+        model_runner    | self.max_total_num_tokens = resize.max_total_num_tokens
+        """,
+    ),
+    ("0.5.16", "pre_model_load_memory"): (
+        """
+        common       | free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)
+        common       | return free_gpu_memory / (1 << 30)
+        bootstrap    | pre_model_load_memory = get_available_gpu_memory(
+        bootstrap    | pre_model_load_memory=pre_model_load_memory,
+        bootstrap    | pre_model_load_memory: float
+        bootstrap    | return TorchDistributedResult(
+        model_runner | result = bootstrap.init_torch_distributed(
+        model_runner | self.pre_model_load_memory = result.pre_model_load_memory
+        model_runner | pre_model_load_memory=self.pre_model_load_memory
+        configurator | pre_model_load_memory: int
+        configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
+        configurator | pre_model_load_memory: int
+        configurator | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        configurator | pre_model_load_memory: int
+        configurator | slack_gb = pre_model_load_memory * (1 - self.server_args.mem_fraction_static)
+        configurator | rest_memory = available_gpu_memory - slack_gb
+        configurator | return int(rest_memory * (1 << 30))  # return in bytes
+        configurator | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | budget_bytes: int
+        configurator | budget_bytes, self.server_args.page_size
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools        | max_total_num_tokens: int
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator | config = configurator.calculate_pool_sizes(
+        configurator | return config
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | return config
+        configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | config: MemoryPoolConfig
+        configurator | max_total_num_tokens = config.max_total_num_tokens
+        configurator | max_total_num_tokens=max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return _PoolSizes(
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | max_total_num_tokens=sizes.max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return KVCacheConfigResult(
+        model_runner | result = self.kv_cache_configurator.configure(
+        model_runner | self.max_total_num_tokens = result.max_total_num_tokens
+        """,
+        """
+        common          | free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)
+        common          | return free_gpu_memory / (1 << 30)
+        bootstrap       | pre_model_load_memory = get_available_gpu_memory(
+        bootstrap       | pre_model_load_memory=pre_model_load_memory,
+        bootstrap       | pre_model_load_memory: float
+        bootstrap       | return TorchDistributedResult(
+        model_runner    | result = bootstrap.init_torch_distributed(
+        model_runner    | self.pre_model_load_memory = result.pre_model_load_memory
+        model_runner    | self
+        model_runner    | resize = compute_post_capture_kv_resize(self)
+        kv_pool_runtime | model_runner: ModelRunner
+        kv_pool_runtime | headroom_gb = model_runner.pre_model_load_memory * (
+        kv_pool_runtime | budget_bytes = (
+        kv_pool_runtime | budget_bytes, cap_tokens=model_runner.max_total_num_tokens
+        configurator    | budget_bytes: int
+        configurator    | budget_bytes, self.server_args.page_size
+        pools           | available_bytes: int
+        pools           | max_total_num_tokens = available_bytes // self._cell_size
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools           | max_total_num_tokens: int
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator    | config = configurator.calculate_pool_sizes(
+        configurator    | return config
+        kv_pool_runtime | config = model_runner.kv_cache_configurator.config_from_budget(
+        kv_pool_runtime | max_total_num_tokens=config.max_total_num_tokens,
+        kv_pool_runtime | max_total_num_tokens: int
+        kv_pool_runtime | return PostCaptureKVResize(
+        model_runner    | resize = compute_post_capture_kv_resize(self)
+        model_runner    | self.max_total_num_tokens = resize.max_total_num_tokens
+        """,
+    ),
+    ("0.5.23", "mem_fraction_static"): (
+        """
+        schedule     | mem_fraction_static: A[
+        configurator | slack_gb = pre_model_load_memory * (1 - get_schedule().mem_fraction_static)
+        configurator | rest_memory = available_gpu_memory - slack_gb - mm_reservation_gb
+        configurator | return int(rest_memory * (1 << 30))  # return in bytes
+        configurator | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | budget_bytes: int
+        configurator | budget_bytes, get_schedule().page_size
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = (
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools        | max_total_num_tokens: int
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator | config = configurator.calculate_pool_sizes(
+        configurator | return config
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | return config
+        configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | config: MemoryPoolConfig
+        configurator | max_total_num_tokens = config.max_total_num_tokens
+        configurator | max_total_num_tokens=max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return _PoolSizes(
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | max_total_num_tokens=sizes.max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return KVCacheConfigResult(
+        model_runner | result = self.kv_cache_configurator.configure(
+        model_runner | self.max_total_num_tokens = result.max_total_num_tokens
+        """,
+        """
+        schedule        | mem_fraction_static: A[
+        tp_worker       | mem_fraction_static=get_schedule().mem_fraction_static,
+        model_runner    | mem_fraction_static: float
+        model_runner    | self.mem_fraction_static = mem_fraction_static
+        model_runner    | self
+        model_runner    | resize = compute_post_capture_kv_resize(self, draft_runners=draft_runners)
+        kv_pool_runtime | model_runner: ModelRunner
+        kv_pool_runtime | headroom_gb = model_runner.pre_model_load_memory * (
+        kv_pool_runtime | budget_bytes = (
+        kv_pool_runtime | budget_bytes, cap_tokens=model_runner.max_total_num_tokens
+        configurator    | budget_bytes: int
+        configurator    | budget_bytes, get_schedule().page_size
+        pools           | available_bytes: int
+        pools           | max_total_num_tokens = (
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools           | max_total_num_tokens: int
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator    | config = configurator.calculate_pool_sizes(
+        configurator    | return config
+        kv_pool_runtime | config = model_runner.kv_cache_configurator.config_from_budget(
+        kv_pool_runtime | max_total_num_tokens=config.max_total_num_tokens,
+        kv_pool_runtime | max_total_num_tokens: int
+        kv_pool_runtime | return PostCaptureKVResize(
+        model_runner    | resize = compute_post_capture_kv_resize(self, draft_runners=draft_runners)
+        model_runner    | self.max_total_num_tokens = resize.max_total_num_tokens
+        """,
+    ),
+    ("0.5.23", "pre_model_load_memory"): (
+        """
+        common       | free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)
+        common       | return free_gpu_memory / (1 << 30)
+        bootstrap    | pre_model_load_memory = get_available_gpu_memory(
+        bootstrap    | return pre_model_load_memory
+        model_runner | self.pre_model_load_memory = bootstrap.measure_pre_model_load_memory(
+        model_runner | pre_model_load_memory=self.pre_model_load_memory
+        configurator | pre_model_load_memory: int
+        configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
+        configurator | pre_model_load_memory: int
+        configurator | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        configurator | pre_model_load_memory: int
+        configurator | slack_gb = pre_model_load_memory * (1 - get_schedule().mem_fraction_static)
+        configurator | rest_memory = available_gpu_memory - slack_gb - mm_reservation_gb
+        configurator | return int(rest_memory * (1 << 30))  # return in bytes
+        configurator | available_bytes = self._profile_available_bytes(pre_model_load_memory)
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | budget_bytes: int
+        configurator | budget_bytes, get_schedule().page_size
+        pools        | available_bytes: int
+        pools        | max_total_num_tokens = (
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools        | max_total_num_tokens: int
+        pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator | config = configurator.calculate_pool_sizes(
+        configurator | return config
+        configurator | config = self.config_from_budget(available_bytes)
+        configurator | return config
+        configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | config: MemoryPoolConfig
+        configurator | max_total_num_tokens = config.max_total_num_tokens
+        configurator | max_total_num_tokens=max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return _PoolSizes(
+        configurator | sizes = self._derive_pool_sizes(config=config)
+        configurator | max_total_num_tokens=sizes.max_total_num_tokens,
+        configurator | max_total_num_tokens: int
+        configurator | return KVCacheConfigResult(
+        model_runner | result = self.kv_cache_configurator.configure(
+        model_runner | self.max_total_num_tokens = result.max_total_num_tokens
+        """,
+        """
+        common          | free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)
+        common          | return free_gpu_memory / (1 << 30)
+        bootstrap       | pre_model_load_memory = get_available_gpu_memory(
+        bootstrap       | return pre_model_load_memory
+        model_runner    | self.pre_model_load_memory = bootstrap.measure_pre_model_load_memory(
+        model_runner    | self.pre_model_load_memory += preloaded_weights_bytes / (1 << 30)
+        model_runner    | self
+        model_runner    | resize = compute_post_capture_kv_resize(self, draft_runners=draft_runners)
+        kv_pool_runtime | model_runner: ModelRunner
+        kv_pool_runtime | headroom_gb = model_runner.pre_model_load_memory * (
+        kv_pool_runtime | budget_bytes = (
+        kv_pool_runtime | budget_bytes, cap_tokens=model_runner.max_total_num_tokens
+        configurator    | budget_bytes: int
+        configurator    | budget_bytes, get_schedule().page_size
+        pools           | available_bytes: int
+        pools           | max_total_num_tokens = (
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        pools           | max_total_num_tokens: int
+        pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
+        configurator    | config = configurator.calculate_pool_sizes(
+        configurator    | return config
+        kv_pool_runtime | config = model_runner.kv_cache_configurator.config_from_budget(
+        kv_pool_runtime | max_total_num_tokens=config.max_total_num_tokens,
+        kv_pool_runtime | max_total_num_tokens: int
+        kv_pool_runtime | return PostCaptureKVResize(
+        model_runner    | resize = compute_post_capture_kv_resize(self, draft_runners=draft_runners)
+        model_runner    | self.max_total_num_tokens = resize.max_total_num_tokens
+        """,
+    ),
+}
+
+VLLM_GPU_MEMORY = """
+        arg_utils    | cache_group.add_argument(
+        arg_utils    | gpu_memory_utilization: float = CacheConfig.gpu_memory_utilization
+        arg_utils    | gpu_memory_utilization=self.gpu_memory_utilization,
+        cache        | gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)
+        arg_utils    | cache_config = CacheConfig(
+        arg_utils    | cache_config=cache_config,
+        vllm         | cache_config: CacheConfig = Field(default_factory=CacheConfig)
+        worker_base  | self.cache_config = vllm_config.cache_config
+        gpu_worker   | init_snapshot, self.cache_config, external_weight_memory
+        worker_utils | cache_config: CacheConfig
+        worker_utils | requested_memory = math.ceil(
+        worker_utils | return requested_memory
+        gpu_worker   | self.requested_memory = request_memory(
+"""
+
+
+def steps_of(text: str) -> list[tuple[str, str]]:
+    """`FILE | code` lines as (path, code)."""
+    found = []
+    for line in text.strip().splitlines():
+        short, _, code = line.partition("|")
+        found.append((FILES[short.strip()], code.strip()))
+    return found
+
+
+def routes_of(session, name: str, sinks: list[str]) -> list[list[tuple[str, str]]]:
+    chain = trace(session.graph, name, sinks=sinks)
+    steps = {s.id: s for s in chain.steps}
+    assert chain.routes[0] == chain.spine
+    return [
+        [(steps[i].file, steps[i].code.splitlines()[0].strip()) for i in route]
+        for route in chain.routes
+    ]
+
+
+@pytest.fixture(scope="module")
+def package(release_cache):
+    """`package("pypi:sglang==0.5.23")`: an indexed session, kept for this module only."""
+    sessions = {}
+
+    def get(spec: str):
+        if spec not in sessions:
+            os.environ["SGTRACE_CACHE"] = str(release_cache)
+            sessions[spec] = open_session(spec, cache=FactCache(release_cache))
+        return sessions[spec]
+
+    yield get
+    sessions.clear()
+
+
+@pytest.mark.release
+@pytest.mark.parametrize(("version", "name"), sorted(ROUTES))
+def test_every_route_step_by_step(package, version, name):
+    found = routes_of(package(f"pypi:sglang=={version}"), name, ["max_total_num_tokens"])
+    assert found == [steps_of(route) for route in ROUTES[(version, name)]]
+
+
+@pytest.mark.release
+def test_another_codebase_from_its_flag_through_config_objects_to_the_formula(package):
+    """vLLM: `--gpu-memory-utilization` lands in EngineArgs, is copied into a CacheConfig (a
+    pydantic dataclass made by a decorator marked @dataclass_transform), which is kept in a
+    VllmConfig, whose cache_config the worker keeps and passes to `request_memory`, where
+    `requested_memory = math.ceil(total_memory * cache_config.gpu_memory_utilization)`. No
+    line of the engine knows vLLM: the same rules as for SGLang."""
+    session = package("pypi:vllm==0.33.0")
+    found = routes_of(session, "gpu_memory_utilization", ["requested_memory"])
+    assert found[0] == steps_of(VLLM_GPU_MEMORY)
