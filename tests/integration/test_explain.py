@@ -242,8 +242,14 @@ def test_cli_text_has_each_heading_once(
     assert main(["explain", "pypi:sglang==0.4.6", "--log", str(log), "--quiet"]) == 0
     out = capsys.readouterr().out
     headings = [line for line in out.splitlines() if line and not line.startswith((" ", "\t"))]
+    assert headings[1] == (
+        "Reproduces the log: its sizes, 27.8 + 27.8 = 55.6, against rest_memory = 55.606 (0.011% "
+        "apart; cell_size solved from the logged 404890 (log line 7), so the count agrees by "
+        "construction)"
+    )
     assert [h.split(" (")[0].split(":")[0] for h in headings] == [
         "pypi",
+        "Reproduces the log",
         "The formula",
         "What the log reports",
         "Where each value comes from",

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.integration.logbuild import REAL_LOGS
+from tracer.analyses.explain.check import verdict
 from tracer.analyses.explain.explain import Explanation, explain
+from tracer.cli.main import main
 from tracer.session import Session
 
 PARAM = "mem_fraction_static"
@@ -29,6 +31,34 @@ class Case:
     kv_gib: float | None = None  # the KV size the log reports (K + V), against the formula's
     unknown: dict[str, str] = field(default_factory=dict)  # name -> why it is not known
     ranks: int = 1  # the ranks of its one start
+    parts: str = ""  # where the explanation parts from the log (its first line); "": it does not
+
+
+# What explain says of mem_fraction_static when the code computes it at start (no ServerArgs
+# line, no flag): the release's own places that set it, named.
+AUTO_0_3_3 = (
+    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the "
+    "command line (log line 1) does not set --mem-fraction-static; so the code sets "
+    "it when the server starts, in ServerArgs.__post_init__ (server_args.py:127) and "
+    "4 more places, from values explain does not evaluate: give --set "
+    "mem_fraction_static=VALUE"
+)
+
+AUTO_0_5_6_POST2 = (
+    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the "
+    "command line (log line 1) does not set --mem-fraction-static; so the code sets "
+    "it when the server starts, in ServerArgs._handle_gpu_memory_settings "
+    "(server_args.py:886) and 2 more places, from values explain does not evaluate: "
+    "give --set mem_fraction_static=VALUE"
+)
+
+AUTO_0_5_6 = (
+    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the "
+    "command line (log line 5) does not set --mem-fraction-static; so the code sets "
+    "it when the server starts, in ServerArgs._handle_gpu_memory_settings "
+    "(server_args.py:859) and 2 more places, from values explain does not evaluate: "
+    "give --set mem_fraction_static=VALUE"
+)
 
 
 CASES = [
@@ -89,6 +119,68 @@ CASES = [
         },
         tokens=404890,
         kv_gib=27.80 + 27.80,
+    ),
+    Case(
+        # A bench_latency run: no settings printed; mem_fraction_static is the code's own default.
+        "sglang-0.3.x-2024-10-10-llama3-8b-1xMI300X-bench_latency.log",
+        "0.3.3",
+        {
+            "available_gpu_memory": (176.33, "measured"),
+            "total_gpu_memory": (191.33, "measured"),
+        },
+        unknown={"self.mem_fraction_static": AUTO_0_3_3},
+        parts=(
+            "Does not reproduce the log: the formula stops at rest_memory "
+            "(model_runner.py:365): " + AUTO_0_3_3
+        ),
+    ),
+    Case(
+        # A hybrid model (a Mamba state pool beside the KV pool) in bench_one_batch: no settings.
+        "sglang-0.5.6.post2-lfm2-700m-hybrid-1x16GB-bench_one_batch.log",
+        "0.5.6.post2",
+        {
+            "available_gpu_memory": (13.81, "measured"),
+            "total_gpu_memory": (15.33, "measured"),
+        },
+        unknown={"self.mem_fraction_static": AUTO_0_5_6_POST2},
+        parts=(
+            "Does not reproduce the log: the formula stops at rest_memory "
+            "(model_runner.py:1438): " + AUTO_0_5_6_POST2
+        ),
+    ),
+    Case(
+        # A main-branch build of November 2025 started without --mem-fraction-static.
+        "sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log",
+        "0.5.6",
+        {
+            "available_gpu_memory": (79.09, "measured"),
+            "total_gpu_memory": (93.69, "derived"),
+        },
+        unknown={"self.mem_fraction_static": AUTO_0_5_6},
+        parts=(
+            "Does not reproduce the log: the formula stops at rest_memory "
+            "(model_runner.py:1442): " + AUTO_0_5_6
+        ),
+        ranks=2,
+    ),
+    Case(
+        # A ROCm image's build: its lines read loosely, its settings from its ServerArgs(...);
+        # the KV size it logs is not what 0.5.8.post1's formula gives from the logged values.
+        "sglang-0.5.8.post1-rocm-glm5-fp8-8xMI355X-tp8-kvfp8.log",
+        "0.5.8.post1",
+        {
+            "available_gpu_memory": (193.9, "measured"),
+            "total_gpu_memory": (283.48, "measured"),
+            "self.mem_fraction_static": (0.908, "logged-args"),
+        },
+        tokens=3262823,  # by construction: the cell size is solved from it
+        ranks=8,
+        parts=(
+            "Does not reproduce the log: its sizes, 186.77 (log line 503 (TP0)), are 11% off "
+            "rest_memory = 167.8198, what the formula gives from the logged values (cell_size "
+            "solved from the logged 3262823 (log line 503 (TP0)), so the count agrees by "
+            "construction)"
+        ),
     ),
     Case(
         "sglang-2025-05-llama3-8b-1xH200-pd-prefill-issue6753.log",
@@ -152,12 +244,16 @@ def test_a_real_log(case: Case, release: Callable[[str], Session]) -> None:
     assert inputs == {**case.inputs, **{n: (None, "unbound") for n in case.unknown}}
     for name, why in case.unknown.items():
         assert e.bindings[name].why == why
+    assert (verdict(e).reproduced, verdict(e).line if case.parts else "") == (
+        not case.parts,
+        case.parts,
+    )
     if case.unknown:
         assert e.result is None
         return
     assert e.observed[0].value == case.tokens
     assert e.result == pytest.approx(case.tokens, rel=CLOSE)
-    if case.kv_gib is not None:
+    if case.kv_gib is not None and not case.parts:
         assert e.evaluations[0].value == pytest.approx(case.kv_gib, rel=CLOSE)
 
 
@@ -181,3 +277,25 @@ def test_a_line_from_another_build_is_read_by_its_labels(
         "(TP4): 'Load weight end. elapsed=228.09 s, type=GlmMoeDsaForCausalLM'): another build "
         "of the call (it also shows elapsed=); its values are read by their labels"
     ) in e.notes
+
+
+@pytest.mark.parametrize(
+    ("log", "version", "code"),
+    [
+        ("sglang-0.4.6-qwen3-8b-tp1.log", "0.4.6", 0),
+        ("sglang-0.5.8.post1-rocm-glm5-fp8-8xMI355X-tp8-kvfp8.log", "0.5.8.post1", 1),
+        ("sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log", "0.5.6", 1),
+    ],
+)
+def test_the_exit_status_says_whether_the_log_is_reproduced(
+    log: str,
+    version: str,
+    code: int,
+    release: Callable[[str], Session],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    release(version)  # downloaded and indexed into the test cache, which the command reads
+    argv = ["explain", f"pypi:sglang=={version}", "--log", str(REAL_LOGS / log), "--quiet"]
+    assert main(argv) == code
+    second = capsys.readouterr().out.splitlines()[1]
+    assert second.startswith("Reproduces the log" if code == 0 else "Does not reproduce the log")

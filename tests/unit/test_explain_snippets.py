@@ -153,5 +153,19 @@ def test_bad_input_to_the_command(
         err = capsys.readouterr().err.strip().splitlines()
         assert (code, len(err)) == (2, 1), err
         assert message in err[0]
-    assert main(["explain", root, "--log", str(log), "--param", "fraction", "--to", "size"]) == 0
-    assert "29 - 79.5 * (1 - 0.85)" in capsys.readouterr().out
+    # Explained, and 12% off the logged count: said first, and the exit status is 1.
+    assert main(["explain", root, "--log", str(log), "--param", "fraction", "--to", "size"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == (
+        "Does not reproduce the log: the formula gives 4476108, the log reports 4000000 "
+        "(log line 6 (TP0)), 12% apart"
+    )
+    assert "29 - 79.5 * (1 - 0.85)" in out
+    reproduced = tmp_path / "reproduced.log"
+    reproduced.write_text(LOG.replace("#tokens: 4000000", "#tokens: 4476108"))
+    args = ["explain", root, "--log", str(reproduced), "--param", "fraction", "--to", "size"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "Reproduces the log: the formula gives 4476108, the log 4476108 (log line 6 (TP0); "
+        "0% apart)"
+    )

@@ -23,6 +23,8 @@ MEMORY = 1 << 30  # address space for the whole process: reading a 256 MB stream
 SECONDS = 60
 SCRIPT = [sys.executable, "-c", "from tracer.cli.main import entry; entry()"]
 EXPLAINED = "29 - 79.5 * (1 - 0.85)"  # in the explanation of LOG by TREE
+# LOG is explained, and its count is 12% off the formula's: explain says so and exits 1.
+EXPLAINED_CODE = 1
 
 
 @pytest.fixture
@@ -112,10 +114,10 @@ def test_a_log_on_standard_input_is_explained(root, tmp_path):
     log.write_text(LOG)
     with open(log, "rb") as handle:  # a file: read from its end
         code, out, _ = answer(explain(root, "-", stdin=handle))
-    assert code == 0 and EXPLAINED in out
+    assert code == EXPLAINED_CODE and EXPLAINED in out
     process = explain(root, "-", stdin=subprocess.PIPE)  # a pipe
     out, _ = process.communicate(LOG.encode(), timeout=SECONDS)
-    assert process.returncode == 0 and EXPLAINED in out.decode()
+    assert process.returncode == EXPLAINED_CODE and EXPLAINED in out.decode()
 
 
 def test_a_pipe_given_as_a_path_is_read(root):
@@ -126,7 +128,7 @@ def test_a_pipe_given_as_a_path_is_read(root):
     with os.fdopen(write_end, "wb") as pipe:
         pipe.write(LOG.encode())
     code, out, _ = answer(process)
-    assert code == 0 and EXPLAINED in out
+    assert code == EXPLAINED_CODE and EXPLAINED in out
 
 
 def test_a_fifo_nothing_writes_to_is_waited_for_and_said_so(root, tmp_path):
@@ -142,7 +144,7 @@ def test_a_fifo_nothing_writes_to_is_waited_for_and_said_so(root, tmp_path):
     with open(fifo, "wb") as writer:
         writer.write(LOG.encode())
     code, out, _ = answer(process)
-    assert code == 0 and EXPLAINED in out
+    assert code == EXPLAINED_CODE and EXPLAINED in out
 
 
 def test_a_fifo_wait_ends_cleanly_on_ctrl_c(root, tmp_path):

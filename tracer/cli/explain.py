@@ -76,6 +76,7 @@ def given_values(pairs: list[str]) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace, trees: Trees) -> int:
+    from tracer.analyses.explain.check import verdict
     from tracer.analyses.explain.explain import explain
     from tracer.views.explain_report import explanation_json, explanation_text
 
@@ -105,4 +106,6 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         print(text, flush=True)
     except BrokenPipeError:  # `| head`: the reader has what it wanted
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stdout is closed at exit)
-    return 0
+    # 0 when the explanation reproduces the logged number, 1 when not (its first line says
+    # where it parts from the log); bad input is an SgtraceError, 2.
+    return 0 if verdict(explanation).reproduced else 1

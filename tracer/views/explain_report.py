@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from tracer.analyses.explain.arith import Unbound, evaluate, number, statement_value
+from tracer.analyses.explain.check import Sizes, other_sizes, verdict
 from tracer.analyses.explain.explain import Binding, Evaluation, Explanation, expression_text
-from tracer.analyses.explain.match import Observation, hole_values
-from tracer.analyses.explain.templates import Hole
+from tracer.analyses.explain.match import Observation
 
 UNIT_LITERALS = ("1 << 30", "1<<30", "2**30", "2 ** 30", "1024**3", "1024 ** 3")
 
@@ -21,6 +21,7 @@ def explanation_text(e: Explanation) -> str:
         f"{e.source} · {e.param} · {ranks} · {e.matched_lines} of {e.log_lines} log lines "
         "printed by this source's logging calls"
     )
+    out.append(verdict(e).line)
     first = e.evaluations[0].step
     out.append(f"\nThe formula ({first.file}:{first.line}, {first.symbol}):")
     for evaluation in e.evaluations:
@@ -112,39 +113,12 @@ def sizes_check(e: Explanation, observation: Observation) -> str:
     first = e.evaluations[0]
     if not sizes or first.value is None:
         return ""
-    total = sum(sizes)
-    close = abs(total - first.value) <= max(0.05, 0.02 * abs(first.value))
-    verdict = "close" if close else "far apart: the logged sizes do not fit these values"
+    check = Sizes(observation, tuple(sizes), first.target, first.value)
+    verdict = "close" if check.close else "far apart: the logged sizes do not fit these values"
     return (
-        f"sum of its sizes: {' + '.join(number(s) for s in sizes)} = {number(total)}, "
+        f"sum of its sizes: {' + '.join(number(s) for s in sizes)} = {number(check.total)}, "
         f"against {first.target} = {number(first.value)} ({verdict})"
     )
-
-
-def other_sizes(observation: Observation) -> list[float]:
-    """The line's other computed fractional values (`K size: 5.21 GB, V size: 5.21 GB`), not
-    the measurements it also prints (`avail mem=...`)."""
-    return [v for v in line_values(observation) if v is not None and v != observation.value]
-
-
-def line_values(observation: Observation) -> list[float | None]:
-    out: list[float | None] = []
-    template = observation.template
-    message = observation.line.message.strip()
-    found = hole_values(template, message)
-    if found is None:
-        return out
-    for index, raw in sorted(found.values.items()):
-        part = template.parts[index]
-        if not isinstance(part, Hole) or not part.spec.endswith("f"):
-            continue
-        if part.simple and part.measured_by:
-            continue  # a measurement, not a size of what was built
-        try:
-            out.append(float(raw))
-        except ValueError:
-            out.append(None)
-    return out
 
 
 def reserve_line(e: Explanation) -> str:
@@ -206,6 +180,10 @@ def explanation_json(e: Explanation) -> dict[str, object]:
         "result": plain(e.result),
         "logged_result": plain(e.observed[0].value) if e.observed else None,
         "fitted": fitted(e),  # solved from the logged result: no check of the formula
+        "reproduced": verdict(e).reproduced,  # the exit status: 0 if so, 1 if not
+        "verdict": verdict(e).line,
+        "start": e.start,
+        "starts": e.starts,
         "steps": [
             {
                 "file": ev.step.file,

@@ -24,6 +24,9 @@ MAX_BACK = 14  # steps walked back from a formula variable to where its value is
 FORWARD_DEPTH = 6  # steps walked on from the result to the lines that print it
 FORWARD_STEPS = 400
 TRUSTED = 0.8  # the confidence of an edge a value is followed back along
+WRITES = frozenset({"attr_write", "formula"})  # the steps of `self.x = ...`, `self.x += ...`
+# A command line in a log: python running a module or a script.
+COMMAND = re.compile(r"(?:^|[\s/$#>])python[\d.]*\s+(?:\S+\s+)*?(?:-m\s+\w|\S+\.py\b)")
 FLAG_VALUE = r"(?:=|\s+)['\"]?(?P<v>[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)"
 
 
@@ -308,13 +311,32 @@ class LogBindings:
                 "default",
                 f"not in the log: the default of {klass}.{field_name} in the code",
             )
-        return Binding(
-            name,
-            None,
-            "unbound",
-            f"{klass}.{field_name}: not in the log (no {klass}(...) line, no "
-            f"{' or '.join(sorted(flags))} on a command line); give --set {field_name}=VALUE",
+        return Binding(name, None, "unbound", self.unknown_setting(step, sorted(flags)))
+
+    def unknown_setting(self, step: Step, flags: list[str]) -> str:
+        """Why a setting is not known, in one line: what the log shows of the launch, and where
+        the code gives the value when neither it nor the command line does."""
+        field_name = step.name
+        klass = step.symbol.split(".")[0]
+        command = next((line for line in self.lines if COMMAND.search(line.message)), None)
+        launch = (
+            f"the command line (log line {command.number}) does not set {' or '.join(flags)}"
+            if command is not None
+            else f"no command line setting {' or '.join(flags)}"
         )
+        why = f"{klass}.{field_name} is not in the log: no {klass}(...) line, {launch}"
+        writes = [self.graph.step(w) for w in self.graph.attribute_writes(field_name)]
+        writes = [w for w in writes if w.symbol.split(".")[0] == klass and w.kind in WRITES]
+        if step.kind == "field" and writes:
+            first = writes[0]
+            where = f"{first.symbol} ({first.file.rsplit('/', 1)[-1]}:{first.line})"
+            more = f" and {len(writes) - 1} more place" if len(writes) > 1 else ""
+            more += "s" if len(writes) > 2 else ""
+            why += (
+                f"; so the code sets it when the server starts, in {where}{more}, from values "
+                "explain does not evaluate"
+            )
+        return why + f": give --set {field_name}=VALUE"
 
     # -- what the log reports as the result -----------------------------------------------------
 
