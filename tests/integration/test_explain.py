@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.logbuild import REAL_LOGS, build_log
+from tracer.analyses.explain.check import Verdict, verdict
 from tracer.analyses.explain.explain import Explanation, explain
 from tracer.cli.main import main
 from tracer.session import Session
@@ -268,3 +269,38 @@ def test_cli_text_has_each_heading_once(
         "self.mem_fraction_static",
         "cell_size",
     ]
+
+
+def test_a_cap_that_binds_is_named_not_solved_around(release: Callable[[str], Session]) -> None:
+    # Started with max_total_tokens=50000: the pool holds the cap, not what the memory allows,
+    # so no cell size is solved to force the formula onto the logged count.
+    session = release("0.5.9")
+    settings = "model_path='m', mem_fraction_static=0.88, tp_size=1, max_total_tokens=50000"
+    log = build_log(
+        session,
+        [
+            ("", f"server_args=ServerArgs({settings})", []),
+            ("TP0", "Load weight begin. avail mem=", [94.02]),
+            ("TP0", "Load weight end.{}avail mem=", [12.5, "Llama", "bf16", 21.71, 72.31]),
+            ("TP0", "KV Cache is allocated. #tokens: {}, K size: ", [50000, 1.52, 1.52]),
+            ("TP0", "Memory pool end. avail mem=", [18.0]),
+        ],
+    )
+    e = explain(session, log, "mem_fraction_static", SINKS)
+    assert e.cap is not None and (e.cap.name, e.cap.value, e.cap.line) == (
+        "ServerArgs.max_total_tokens",
+        50000,
+        1,
+    )
+    assert bound(e)["cell_size"] == (None, "unbound")
+    assert verdict(e) == Verdict(
+        True,
+        "Reproduces the log: the count it reports, 50000 (log line 4 (TP0)), is the cap "
+        "ServerArgs.max_total_tokens = 50000 (log line 1); the formula alone gives no number "
+        "(cell_size is not in the log)",
+    )
+    assert (
+        "the logged count 50000 is ServerArgs.max_total_tokens = 50000 (log line 1): the cap "
+        "binds, so nothing is solved from the count; the formula alone gives no number "
+        "(cell_size is not in the log)"
+    ) in e.notes

@@ -27,6 +27,11 @@ TRUSTED = 0.8  # the confidence of an edge a value is followed back along
 WRITES = frozenset({"attr_write", "formula"})  # the steps of `self.x = ...`, `self.x += ...`
 # A command line in a log: python running a module or a script.
 COMMAND = re.compile(r"(?:^|[\s/$#>])python[\d.]*\s+(?:\S+\s+)*?(?:-m\s+\w|\S+\.py\b)")
+# A number given to a setting: `name=8192` in a settings print, `--name 8192` on a command line.
+SETTING_VALUE = re.compile(
+    r"(?:(?<![\w-])(?P<flag>--[a-z][\w-]*)(?:=|\s+)|\b(?P<field>[a-z_]\w*)=)"
+    r"(?P<v>\d+)(?![\w.])"
+)
 FLAG_VALUE = r"(?:=|\s+)['\"]?(?P<v>[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)"
 
 
@@ -40,6 +45,15 @@ class Binding:
     per_rank: tuple[tuple[str, float], ...] = ()
     function: str = ""  # for a measured value: the function that measured it
     at: Step | None = None  # ... and the step that called it
+
+
+@dataclass(frozen=True, slots=True)
+class Cap:
+    """A setting the log shows whose value is the logged result: a cap that binds."""
+
+    name: str  # "ServerArgs.max_total_tokens", "--max-total-tokens"
+    value: float
+    line: int  # the log line that shows it
 
 
 class LogBindings:
@@ -338,6 +352,24 @@ class LogBindings:
             )
         return why + f": give --set {field_name}=VALUE"
 
+    def logged_cap(self, observed: Observation) -> Cap | None:
+        """A setting of this start named like the result (its words all in the result's
+        name: `max_total_tokens` for `max_total_num_tokens`) whose value is the logged result:
+        the count is that cap, not the formula's."""
+        words = {w for name in (observed.hole.expr, *self.sinks) for w in words_of(name)}
+        for line in self.lines:
+            for found in SETTING_VALUE.finditer(line.message):
+                key = found["flag"] or found["field"]
+                if not words_of(key) <= words or to_float(found["v"]) != observed.value:
+                    continue
+                if found["field"]:
+                    printed = owner(line.message, found.start())
+                    if not printed or not printed[0].isupper():
+                        continue
+                    key = f"{printed}.{key}"
+                return Cap(key, float(found["v"]), line.number)
+        return None
+
     # -- what the log reports as the result -----------------------------------------------------
 
     def find_observed(self) -> list[Observation]:
@@ -408,6 +440,10 @@ class LogBindings:
                 ):
                     out.append(observation)
         return sorted(out, key=position)
+
+
+def words_of(name: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", name.rsplit(".", 1)[-1].lower()) if w}
 
 
 def owner(text: str, at: int) -> str:

@@ -4,14 +4,11 @@ from the log: said in one line, which the command puts first and turns into its 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tracer.analyses.explain.arith import number
+from tracer.analyses.explain.explain import Explanation, formula_alone
 from tracer.analyses.explain.match import Observation, hole_values
 from tracer.analyses.explain.templates import Hole
-
-if TYPE_CHECKING:
-    from tracer.analyses.explain.explain import Explanation
 
 CLOSE = 0.02  # a logged number is reproduced within this fraction of it
 PRINTED_HALF_DIGIT = 0.005  # a size printed with two decimals is off by up to this much
@@ -49,13 +46,21 @@ class Sizes:
 
 def verdict(e: Explanation) -> Verdict:
     logged = e.observed[0] if e.observed else None
-    if e.result is None:
+    if e.result is None and e.cap is None:
         return Verdict(False, f"Does not reproduce the log: {stopped(e)}")
     if logged is None or logged.value is None:
         return Verdict(
             False,
-            f"Does not reproduce the log: no line of it reports the result; the formula gives "
-            f"{number(e.result)}",
+            "Does not reproduce the log: no line of it reports the result; the formula gives "
+            + (number(e.result) if e.result is not None else "?"),
+        )
+    if e.cap is not None:
+        alone = formula_alone(e.evaluations)
+        return Verdict(
+            True,
+            f"Reproduces the log: the count it reports, {number(logged.value)} "
+            f"({logged.where}), is the cap {e.cap.name} = {number(e.cap.value)} (log line "
+            f"{e.cap.line}); the formula alone gives {alone}",
         )
     solved = [b.name for b in e.bindings.values() if b.how == "solved"]
     if not solved:

@@ -18,7 +18,7 @@ from tracer.analyses.explain.arith import (
     statement_target,
     statement_value,
 )
-from tracer.analyses.explain.bind import PASS_THROUGH, Binding, LogBindings
+from tracer.analyses.explain.bind import PASS_THROUGH, Binding, Cap, LogBindings
 from tracer.analyses.explain.logread import LogLine, read_log
 from tracer.analyses.explain.match import Matched, Observation, TemplateFinder, match_lines
 from tracer.analyses.explain.starts import END, Start, find_starts
@@ -76,6 +76,7 @@ class Explanation:
     matched_lines: int = 0
     start: int = 1  # the start explained (1-based), of
     starts: int = 1
+    cap: Cap | None = None  # a setting that caps the result at the logged value
 
     @property
     def result(self) -> float | None:
@@ -129,6 +130,14 @@ def explain(
     result.notes.extend(unmatched_note(lines, matched))
     result.notes.extend(loose_notes(matched))
     return result
+
+
+def formula_alone(evaluations: list[Evaluation]) -> str:
+    """What the formula gives by itself, or what it lacks to give anything."""
+    if evaluations and evaluations[-1].value is not None:
+        return number(evaluations[-1].value)
+    stop = next((ev for ev in evaluations if ev.value is None and ev.missing), None)
+    return f"no number ({stop.missing} is not in the log)" if stop else "no number"
 
 
 def loose_notes(matched: list[Matched]) -> list[str]:
@@ -237,7 +246,16 @@ class Binder(LogBindings):
     def run(self, param: str, tokens: int | None) -> Explanation:
         evaluations = self.evaluate_all(self.steps, {})
         unknown = [e for e in evaluations if e.value is None]
-        if unknown and self.observed:
+        cap = self.logged_cap(self.observed[0]) if self.observed else None
+        if cap is not None and evaluations[-1].value is not None:
+            cap = cap if evaluations[-1].value >= cap.value else None  # a cap binds from above
+        if cap is not None:
+            self.notes.append(
+                f"the logged count {number(cap.value)} is {cap.name} = {number(cap.value)} "
+                f"(log line {cap.line}): the cap binds, so nothing is solved from the count; "
+                f"the formula alone gives {formula_alone(evaluations)}"
+            )
+        elif unknown and self.observed:
             evaluations = self.solve_missing(evaluations) or evaluations
         explanation = Explanation(
             source=self.session.snapshot.label,
@@ -249,6 +267,7 @@ class Binder(LogBindings):
             observed=self.observed,
             timeline=self.timeline(),
             notes=self.notes,
+            cap=cap,
         )
         if explanation.result is not None:
             explanation.what_if = self.what_ifs(param, tokens, explanation)
