@@ -5,16 +5,34 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from tracer.analyses.explain.templates import Hole, Template, file_templates
 from tracer.session import Session
 
-# Startup logs SGLang users posted, read where they are kept (never copied into the project):
-# ../shared/logs beside the checkout, or the folder SGTRACE_REAL_LOGS names.
-REAL_LOGS = Path(
-    os.environ.get("SGTRACE_REAL_LOGS", Path(__file__).resolve().parents[3] / "shared" / "logs")
-)
+
+def real_logs() -> Path:
+    """Where the startup logs SGLang users posted are kept (never copied into the project):
+    the folder SGTRACE_REAL_LOGS names, else ../shared/logs beside the checkout, else beside
+    the checkout this one was cloned from (CI runs on a fresh clone)."""
+    named = os.environ.get("SGTRACE_REAL_LOGS")
+    if named:
+        return Path(named)
+    checkout = Path(__file__).resolve().parents[2]
+    candidates = [checkout.parent / "shared" / "logs"]
+    origin = subprocess.run(
+        ["git", "-C", str(checkout), "config", "--get", "remote.origin.url"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if origin and Path(origin).is_dir():
+        candidates.append(Path(origin).resolve().parent / "shared" / "logs")
+    return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
+REAL_LOGS = real_logs()
 
 
 def template_for(session: Session, literal: str) -> Template:

@@ -6,8 +6,8 @@ Each route was read by hand in the release: the flag or the measurement, the ste
 takes, and where it sits inside an object, the steps that object takes (made, returned, kept in a
 local or an attribute, passed) up to where the value is read back out. 0.5.16 and 0.5.23 reach
 `max_total_num_tokens` twice: at start-up through the profile (the main route) and after the
-CUDA graphs are captured (`post_capture_resize_kv_pool`, the second). 0.5.12's second route is the
-hybrid sliding-window one (`swa_max_total_num_tokens`, capped in the decode prealloc queue).
+CUDA graphs are captured (`post_capture_resize_kv_pool`, the second). 0.5.12 has one: its other
+binding of the name (the decode prealloc queue's cap) is on another class, a copy kept elsewhere.
 
 What a route cannot show yet, and the tests do not ask: in 0.5.23 the flag (ServerArgs is
 assembled at import time by `msgspec.defstruct` from namespace classes, so its spine starts at the
@@ -71,36 +71,6 @@ ROUTES = {
         kv_mixin     | config: MemoryPoolConfig
         kv_mixin     | self.max_total_num_tokens = config.max_total_num_tokens
         """,
-        """
-        server_args  | parser.add_argument(
-        server_args  | mem_fraction_static: Optional[float] = None
-        tp_worker    | mem_fraction_static=self.server_args.mem_fraction_static,
-        model_runner | mem_fraction_static: float
-        model_runner | self.mem_fraction_static = mem_fraction_static
-        kv_mixin     | rest_memory = post_model_load_memory - pre_model_load_memory * (
-        kv_mixin     | return int(rest_memory * (1 << 30))  # return in bytes
-        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
-        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
-        pools        | available_bytes: int
-        pools        | max_total_num_tokens = int(available_bytes // self._cell_size)
-        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
-        pools        | max_total_num_tokens: int
-        pools        | swa_tokens = align_page_size(max_total_num_tokens)
-        pools        | x: int
-        pools        | return (x // page_size) * page_size
-        pools        | swa_tokens = align_page_size(max_total_num_tokens)
-        pools        | swa_max_total_num_tokens=swa_tokens,
-        pools        | swa_max_total_num_tokens: Optional[int] = None
-        pools        | return MemoryPoolConfig(
-        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
-        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
-        kv_mixin     | return config
-        kv_mixin     | self.memory_pool_config = self._resolve_memory_pool_config(
-        kv_mixin     | self._apply_memory_pool_config(self.memory_pool_config)
-        kv_mixin     | config: MemoryPoolConfig
-        kv_mixin     | self.swa_max_total_num_tokens = config.swa_max_total_num_tokens
-        decode       | self.max_total_num_tokens = min(
-        """,
     ),
     ("0.5.12", "pre_model_load_memory"): (
         """
@@ -132,44 +102,6 @@ ROUTES = {
         kv_mixin     | self._apply_memory_pool_config(self.memory_pool_config)
         kv_mixin     | config: MemoryPoolConfig
         kv_mixin     | self.max_total_num_tokens = config.max_total_num_tokens
-        """,
-        """
-        common       | free_gpu_memory, _ = torch.cuda.mem_get_info(gpu_id)
-        common       | return free_gpu_memory / (1 << 30)
-        model_runner | pre_model_load_memory = get_available_gpu_memory(
-        model_runner | return pre_model_load_memory
-        model_runner | pre_model_load_memory = self.init_torch_distributed()
-        model_runner | self.initialize(pre_model_load_memory)
-        model_runner | pre_model_load_memory: float
-        model_runner | self.init_memory_pool(pre_model_load_memory)
-        kv_mixin     | pre_model_load_memory: int
-        kv_mixin     | pre_model_load_memory
-        kv_mixin     | pre_model_load_memory: int
-        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
-        kv_mixin     | pre_model_load_memory: int
-        kv_mixin     | rest_memory = post_model_load_memory - pre_model_load_memory * (
-        kv_mixin     | return int(rest_memory * (1 << 30))  # return in bytes
-        kv_mixin     | available_bytes = self._profile_available_bytes(pre_model_load_memory)
-        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
-        pools        | available_bytes: int
-        pools        | max_total_num_tokens = int(available_bytes // self._cell_size)
-        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
-        pools        | max_total_num_tokens: int
-        pools        | swa_tokens = align_page_size(max_total_num_tokens)
-        pools        | x: int
-        pools        | return (x // page_size) * page_size
-        pools        | swa_tokens = align_page_size(max_total_num_tokens)
-        pools        | swa_max_total_num_tokens=swa_tokens,
-        pools        | swa_max_total_num_tokens: Optional[int] = None
-        pools        | return MemoryPoolConfig(
-        pools        | return self._solve_pool_sizes(max_total_num_tokens, page_size)
-        kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
-        kv_mixin     | return config
-        kv_mixin     | self.memory_pool_config = self._resolve_memory_pool_config(
-        kv_mixin     | self._apply_memory_pool_config(self.memory_pool_config)
-        kv_mixin     | config: MemoryPoolConfig
-        kv_mixin     | self.swa_max_total_num_tokens = config.swa_max_total_num_tokens
-        decode       | self.max_total_num_tokens = min(
         """,
     ),
     ("0.5.16", "mem_fraction_static"): (

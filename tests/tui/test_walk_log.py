@@ -4,11 +4,11 @@ gives are shown beside the formula's steps, in the details pane."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from textual.widgets import Static
 
+from tests.integration.logbuild import REAL_LOGS
 from tests.tui.conftest import SIZE, SOURCE, settled
 from tracer.cli import presets
 from tracer.session import Session
@@ -17,7 +17,7 @@ from tui.app import WalkApp
 pytestmark = pytest.mark.release
 
 # A real log of SGLang 0.4.6 from the issue tracker (its URL is in the file's first line).
-LOG = Path(__file__).parent.parent / "data" / "logs" / "sglang-0.4.6-qwen3-8b-tp1.log"
+LOG = REAL_LOGS / "sglang-0.4.6-qwen3-8b-tp1.log"  # a user's log, read where it is kept
 
 
 def shown(app: WalkApp) -> str:

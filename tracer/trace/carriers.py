@@ -41,25 +41,32 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
     """SPINE with each name-joined store -> read step widened into the object's route."""
     if len(spine) < 2:
         return spine
+    links: dict[tuple[str, str], list[Edge]] = {}
+    for edge in edges.values():
+        links.setdefault((edge.src, edge.dst), []).append(edge)
     widened = [spine[0]]
     for before, store, read in zip([None, *spine], spine, spine[1:], strict=False):
-        route = carrier_route(graph, before, store, read, edges)
+        joined = links.get((store, read), [])
+        if not joined or not all(e.kind in JUMPS for e in joined):
+            widened.append(read)
+            continue
+        filled = before is not None and any(
+            e.kind == "arg_to_field" for e in links.get((before, store), [])
+        )
+        route = carrier_route(graph, before if filled else None, store, read, edges)
         widened.extend(route)
         widened.append(read)
     return widened
 
 
 def carrier_route(
-    graph: FlowGraph, before: str | None, store: str, read: str, edges: Edges
+    graph: FlowGraph, filled_by: str | None, store: str, read: str, edges: Edges
 ) -> list[str]:
     """The steps the object took from where STORE put the value in it to where READ takes
-    it out (both excluded), or [] when the two are not joined by name, or no route is
-    found. BEFORE is the spine step ahead of STORE (the constructor argument of a field)."""
-    joined = [e for (s, d, _), e in edges.items() if s == store and d == read]
-    if not joined or not all(e.kind in JUMPS for e in joined):
-        return []
+    it out (both excluded; the two are joined by name), or [] when no route is found.
+    FILLED_BY is the constructor argument that filled STORE, a record's field, if one did."""
     attr = graph.step(store).name
-    holds = holder_test(graph, before, store, edges)
+    holds = holder_test(graph, filled_by, store)
     if holds is None:
         return []
     sources = [e for e in object_sources(graph, read, attr) if e.confidence >= TRUSTED]
@@ -74,21 +81,17 @@ def carrier_route(
 
 
 def holder_test(
-    graph: FlowGraph, before: str | None, store: str, edges: Edges
+    graph: FlowGraph, filled_by: str | None, store: str
 ) -> Callable[[str], bool] | None:
     """Does a step hold the object STORE put its value in? For a field filled by a
-    constructor argument (BEFORE), the object that call made; for a field or `self.f = v`
+    constructor argument (FILLED_BY), the object that call made; for a field or `self.f = v`
     of a class otherwise, any object of that class (made there, or `self` in its methods)."""
     step = graph.step(store)
     tables = graph.file(step.file)
     if step.kind == "field":
         klass = f"{graph.index.module_of[step.file]}.{step.symbol}"
-        filled = before is not None and any(
-            e.src == before and e.dst == store and e.kind == "arg_to_field" for e in edges.values()
-        )
-        if filled:
-            assert before is not None
-            made_at = (step_ids.file_of(before), step_ids.call_of(before))
+        if filled_by is not None:
+            made_at = (step_ids.file_of(filled_by), step_ids.call_of(filled_by))
 
             def made_there(step_id: str) -> bool:
                 return step_ids.file_of(step_id) == made_at[0] and any(

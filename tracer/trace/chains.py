@@ -104,14 +104,18 @@ def chain_of(
     backward_part = [anchors[0]]
     if direction != "forward":
         backward_part = origin_path(graph, anchors, seed_names, max_depth, edges)
+    ends: list[list[str]] = []
     if link:
         forward_part = link
     elif direction != "backward":
-        forward_part = sink_path(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
+        ends = sink_paths(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
+        forward_part = ends[0]
     else:
         forward_part = [backward_part[-1]]
     spine = with_carriers(graph, backward_part + forward_part[1:], edges)
     routes = [spine]
+    for other in ends[1:]:  # the other places the value may be said to end up
+        routes.append(with_carriers(graph, backward_part + other[1:], edges))
     if direction != "backward":
         for other in links[1:]:
             start = backward_part
@@ -323,16 +327,18 @@ def single_input(graph: FlowGraph, step_id: str) -> bool:
     return len(values) + len(tables.results.get(step_id, ())) <= 1
 
 
-def sink_path(
+def sink_paths(
     graph: FlowGraph,
     start: str,
     sinks: set[str],
     names: set[str],
     max_depth: int,
     edges: dict[tuple[str, str, str], Edge],
-) -> list[str]:
-    """START ... sink: the first step binding a name in SINKS; without one, the nearest
-    attribute that keeps a value computed from the traced one."""
+) -> list[list[str]]:
+    """START ... sink: the first step binding a name in SINKS. Without one, where the value
+    ends up: the nearest attributes that keep a value computed from the traced one (kept
+    on a long-lived object), the nearest first, up to MAX_ROUTES, none on the way to
+    another; [START] when there is none."""
 
     is_sink = sink_test(graph, sinks)
 
@@ -362,14 +368,18 @@ def sink_path(
         parent = walk(graph, [start], True, max_depth, edges, min_confidence=TRUSTED)
         path = reached(parent)
     if path is not None:
-        return path
+        return [path]
+    found: list[list[str]] = []
     for end in parent:  # breadth-first: nearest first
         step = graph.step(end)
         if kept_in_attribute(graph, end) and step.name not in names:
             path = list(reversed(path_to(parent, end)))
             if any(graph.step(s).kind in CHANGING_KINDS for s in path) and realizable(path):
-                return path
-    return [start]
+                if not any(other[-1] in path for other in found):
+                    found.append(path)
+                if len(found) == MAX_ROUTES:
+                    break
+    return found or [[start]]
 
 
 def sink_test(graph: FlowGraph, sinks: set[str]) -> Callable[[str], bool]:
@@ -441,7 +451,8 @@ def sink_links(
         if not remaining or len(found) == MAX_ROUTES:
             break
         path: list[str] = []
-        for min_confidence in (TRUSTED, 0.0):
+        # The main route may take guesses when nothing trusted leads on; the others may not.
+        for min_confidence in (TRUSTED, 0.0) if not found else (TRUSTED,):
             path = meet(graph, seeds, remaining, max_depth, edges, min_confidence, banned)
             if path:
                 break
@@ -451,7 +462,13 @@ def sink_links(
         if jump is not None:
             banned.add(jump)  # search again without it
             continue
-        remaining.remove(path[-1])
+        if not found:
+            # The other routes end on the same attribute of the same kind of object: the
+            # bindings of other classes are copies kept elsewhere, reached through this one.
+            family = owner_family(graph, path[-1])
+            remaining = [g for g in remaining if family & owner_family(graph, g)]
+        if path[-1] in remaining:
+            remaining.remove(path[-1])
         # A copy of another sink (a path through it), or a second binding fed by the same
         # step as another route's (`x = r.n` then `self.n = x` and `self.m.n = x`): no
         # route of its own.
@@ -473,6 +490,21 @@ def sink_links(
     return found
 
 
+def owner_family(graph: FlowGraph, step_id: str) -> set[str]:
+    """The classes of the object a binding step keeps its value on (`self.x = ...` in a
+    method of C: C's family), or the step's id alone when no class is known."""
+    step = graph.step(step_id)
+    tables = graph.file(step.file)
+    if step.kind == "field":
+        klass: str | None = f"{graph.index.module_of[step.file]}.{step.symbol}"
+    else:
+        base = tables.bound.get(step_id, "").rpartition(".")[0]
+        klass = (
+            graph.resolver.ref_type(tables.path, tables.scope_of[step_id], base) if base else None
+        )
+    return set(graph.index.family(klass)) if klass else {step_id}
+
+
 def unrealizable_jump(
     graph: FlowGraph, path: list[str], edges: dict[tuple[str, str, str], Edge]
 ) -> tuple[str, str] | None:
@@ -483,18 +515,27 @@ def unrealizable_jump(
     wrong = unmatched_return(graph, widened, edges)
     if wrong is None:
         return None
+    links = links_of(edges)
     jumps = [
         (a, b)
         for a, b in zip(path, path[1:], strict=False)
-        if widened.index(b) <= wrong and is_jump(edges, a, b)
+        if widened.index(b) <= wrong and is_jump(links, a, b)
     ]
     return jumps[-1] if jumps else (widened[wrong - 1], widened[wrong])
 
 
-def is_jump(edges: dict[tuple[str, str, str], Edge], src: str, dst: str) -> bool:
+def is_jump(links: dict[tuple[str, str], list[str]], src: str, dst: str) -> bool:
     """Are SRC and DST joined only by name (an attribute written there, read here)?"""
-    kinds = [kind for (s, d, kind) in edges if s == src and d == dst]
+    kinds = links.get((src, dst), ())
     return bool(kinds) and all(kind in ("attr", "attr_via_call") for kind in kinds)
+
+
+def links_of(edges: dict[tuple[str, str, str], Edge]) -> dict[tuple[str, str], list[str]]:
+    """The kinds of the edges between each two steps."""
+    links: dict[tuple[str, str], list[str]] = {}
+    for src, dst, kind in edges:
+        links.setdefault((src, dst), []).append(kind)
+    return links
 
 
 def meet(
