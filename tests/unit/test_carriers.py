@@ -279,3 +279,26 @@ def test_a_double_star_argument_binds_the_keys_its_dict_is_known_to_hold(snippet
         "fraction",
         "self.fraction = fraction",
     ]
+
+
+def test_without_a_sink_the_value_ends_where_it_is_kept_and_other_ends_are_routes(
+    snippet_session,
+):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/engine.py": """
+                class Engine:
+                    def __init__(self, utilization, total):
+                        budget = total * utilization
+                        self.budget = budget
+                        self.blocks = budget // 16
+            """,
+        }
+    )
+    chain = trace(session.graph, "Engine.__init__.utilization")
+    steps = {s.id: s for s in chain.steps}
+    assert [[steps[s].code for s in route] for route in chain.routes] == [
+        ["utilization", "budget = total * utilization", "self.budget = budget"],
+        ["utilization", "budget = total * utilization", "self.blocks = budget // 16"],
+    ]
