@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from tracer.analyses.callgraph import call_graph
+from tracer.analyses.calls.answers import Answers
 
 
 def graph_of(snippet_session, code: str) -> dict[str, list[str]]:
@@ -313,3 +314,50 @@ def test_a_name_bound_twice_holds_the_last_binding_before_the_call(snippet_sessi
                 action = later
         """,
     ) == {"app.choose": ["app.new"]}
+
+
+def test_answers_that_read_a_parameter_are_asked_again_when_its_sites_grow():
+    asked: list[str] = []
+    sites = {"f": ["a"], "g": ["b"]}
+    answers = Answers(bound=24)
+
+    def parameter(function: str) -> frozenset:
+        def answer():
+            asked.append(function)
+            return sites[function]
+
+        return answers.ask(("param", function), answer, reads=function)
+
+    def both() -> frozenset:
+        asked.append("both")
+        return parameter("f") | parameter("g")
+
+    def constant() -> frozenset:
+        asked.append("constant")
+        return {"c"}
+
+    assert answers.ask(("both",), both) == {"a", "b"}
+    assert answers.ask(("constant",), constant) == {"c"}
+    sites["f"].append("a2")
+    answers.forget({"f"})
+    asked.clear()
+    assert answers.ask(("both",), both) == {"a", "a2", "b"}
+    assert answers.ask(("constant",), constant) == {"c"}
+    assert asked == ["both", "f"]  # g's answer and the constant kept
+
+
+def test_an_answer_that_met_a_question_being_answered_reads_what_that_one_reads():
+    answers = Answers(bound=24)
+    sites = {"f": ["a"]}
+
+    def outer():  # asks inner, which meets outer again (recursion) and takes nothing for it
+        return answers.ask(("inner",), inner) | answers.ask(
+            ("param", "f"), lambda: sites["f"], reads="f"
+        )
+
+    def inner():
+        return answers.ask(("outer",), outer) | {"i"}
+
+    assert answers.ask(("outer",), outer) == {"a", "i"}
+    answers.forget({"f"})
+    assert ("inner",) not in answers.found  # it read outer, which read f

@@ -82,8 +82,9 @@ class CallGraph:
         new = True
         while new:
             new = False
-            if grown & self.objects.parameters_asked:
-                self.objects.forget()  # what their parameters hold may have grown
+            # What their parameters hold may have grown: the answers that read them are
+            # asked again, every other is kept (tracer/analyses/calls/answers.py).
+            self.objects.forget(grown)
             grown = set()
             for path, call, named in by_value:
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]

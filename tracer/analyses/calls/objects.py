@@ -16,15 +16,18 @@ name held before it, and at that level a read does not see what is bound after i
 (Jarvis's flow sensitivity, within one scope).
 
 A parameter holds what its calls pass (`Sites`, as tracer/analyses/calls/values.py reads
-them) and its default. Each question is answered once; a question met again while it is
-being answered (recursion) adds nothing.
+them) and its default. Each question is answered once and remembered with the functions
+whose parameters it read (tracer/analyses/calls/answers.py): when their sites grow, those
+answers alone are asked again. A question met again while it is being answered (recursion)
+adds nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from tracer.analyses.calls.answers import Answers
 from tracer.analyses.calls.rules import CallRules, binding_of
 from tracer.analyses.calls.values import FunctionValues, Sites
 from tracer.extract.facts import MODULE_SCOPE, Assign, Call, Raise, Shape, Value
@@ -63,30 +66,16 @@ class Objects:
         self.facts = rules.facts
         self.resolver = rules.resolver
         self.sites = sites
-        self.memo: dict[tuple[object, ...], Objs] = {}
-        self.store_memo: dict[Obj, list[Store]] = {}
-        self.parameters_asked: set[str] = set()  # functions whose calls answers depend on
-        self.busy: set[tuple[object, ...]] = set()
+        self.answers = Answers(MAX_DEPTH)
+        self.storing: dict[str, list[Call]] = {}  # file -> its calls that may store
 
-    def forget(self) -> None:
-        """Drop what was found (the sites grew)."""
-        self.memo.clear()
-        self.store_memo.clear()
-        self.parameters_asked.clear()
+    def forget(self, grown: set[str]) -> None:
+        """Drop what was found through the parameters of the functions in GROWN (their sites
+        grew)."""
+        self.answers.forget(grown)
 
-    def ask(self, key: tuple[object, ...], answer: object) -> Objs:
-        found = self.memo.get(key)
-        if found is not None:
-            return found
-        if key in self.busy or len(self.busy) > MAX_DEPTH:
-            return NONE
-        self.busy.add(key)
-        try:
-            found = frozenset(answer())  # type: ignore[operator]
-        finally:
-            self.busy.discard(key)
-        self.memo[key] = found
-        return found
+    def ask(self, key: tuple[object, ...], answer: Callable[[], Iterable[Obj]]) -> Objs:
+        return self.answers.ask(key, answer)
 
     # -- what a call runs ----------------------------------------------------------------------
 
@@ -401,8 +390,9 @@ class Objects:
 
     def parameter(self, function: str, name: str) -> Objs:
         """What parameter NAME of FUNCTION holds: what its calls pass, and its default."""
-        self.parameters_asked.add(function)
-        return self.ask(("param", function, name), lambda: self.find_parameter(function, name))
+        return self.answers.ask(
+            ("param", function, name), lambda: self.find_parameter(function, name), function
+        )
 
     def find_parameter(self, function: str, name: str) -> Iterable[Obj]:
         path, definition = self.index.functions[function]
@@ -569,22 +559,10 @@ class Objects:
                 part = tuple(("held", box, e) for e in elements[key[1] : key[2]])
                 yield Obj("box", box.name, box.scope, ("list", part), box.line)
 
-    def stores(self, box: Obj) -> list[Store]:
+    def stores(self, box: Obj) -> frozenset[Store]:
         """The stores into BOX in its file: `c[k] = v`, `c.update({...})`, `c.append(v)`,
         where c may be BOX."""
-        found = self.store_memo.get(box)
-        if found is not None:
-            return found
-        key = ("stores", box)
-        if key in self.busy:
-            return []
-        self.busy.add(key)
-        try:
-            found = list(self.find_stores(box))
-        finally:
-            self.busy.discard(key)
-        self.store_memo[box] = found
-        return found
+        return self.answers.ask(("stores", box), lambda: self.find_stores(box), bounded=False)
 
     def find_stores(self, box: Obj) -> Iterable[Store]:
         path = box.name
@@ -598,11 +576,21 @@ class Objects:
                 for key in self.shape(path, assign.scope, item[2], assign.line):
                     constant = key.key if key.kind == "const" else ANY
                     yield Store(constant, held, assign.scope, assign.line)
-        for call in flows.calls:
+        for call in self.storing_calls(path):
             head, _, method = call.callee.rpartition(".")
-            stores = method in STORING and head and call.args
-            if stores and box in self.name(path, call.scope, head, call.line):
+            if box in self.name(path, call.scope, head, call.line):
                 yield from self.method_stores(path, call, method)
+
+    def storing_calls(self, path: str) -> list[Call]:
+        """The calls of PATH that may store into a dict or list (`c.update(...)`), in order."""
+        found = self.storing.get(path)
+        if found is None:
+            callees = self.facts.rows(path).callees
+            calls = self.facts.flows(path).calls
+            ids = sorted(i for method in STORING for i in callees.get(method, ()))
+            found = [calls[i] for i in ids if "." in calls[i].callee and calls[i].args]
+            self.storing[path] = found
+        return found
 
     def method_stores(self, path: str, call: Call, method: str) -> Iterable[Store]:
         """What `c.update({...})`, `c.append(v)`, `c.extend(vs)`... (CALL) store into c."""

@@ -127,18 +127,22 @@ class CallRules:
 
     def attributes(self, klass: str) -> set[str]:
         """Names KLASS and its ancestors bind on the class or on `self`."""
+        found: set[str] = set()
+        for owner in self.index.mro(klass):
+            found |= self.own_attributes(owner)
+        return found
+
+    def own_attributes(self, klass: str) -> set[str]:
+        """Names KLASS binds on the class (its fields) or on `self` in its methods."""
         found = self.attributes_of.get(klass)
         if found is None:
-            found = set()
-            for owner in self.index.mro(klass):
-                path, definition = self.index.classes[owner]
-                found.update(field.name for field in definition.fields)
-                prefix = definition.qualname + "."
-                for assign in self.facts.flows(path).assigns:
-                    if assign.scope.startswith(prefix):
-                        found.update(
-                            t.path[5:] for t in assign.targets if t.path.startswith("self.")
-                        )
+            path, definition = self.index.classes[klass]
+            found = {field.name for field in definition.fields}
+            prefix = definition.qualname + "."
+            for scope in self.facts.rows(path).assigns_by_scope:
+                if scope.startswith(prefix):
+                    targets = self.resolver.assigns(path, scope)
+                    found.update(t[5:] for t in targets if t.startswith("self."))
             self.attributes_of[klass] = found
         return found
 
@@ -286,10 +290,11 @@ class CallRules:
     def returned_functions(self, function: str) -> set[str]:
         """Functions and lambdas that FUNCTION returns by name."""
         path, definition = self.index.functions[function]
+        returns = self.facts.flows(path).returns
         found: set[str] = set()
-        for ret in self.facts.flows(path).returns:
-            if ret.scope == definition.qualname:
-                found |= self.functions_of(path, ret.scope, ret.value, (ret.line, ret.end_line))
+        for index in self.facts.rows(path).returns_by_scope.get(definition.qualname, ()):
+            ret = returns[index]
+            found |= self.functions_of(path, ret.scope, ret.value, (ret.line, ret.end_line))
         return found
 
     def functions_of(self, path: str, scope: str, value: Value, lines: tuple[int, int]) -> set[str]:
