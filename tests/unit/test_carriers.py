@@ -302,3 +302,57 @@ def test_without_a_sink_the_value_ends_where_it_is_kept_and_other_ends_are_route
         ["utilization", "budget = total * utilization", "self.budget = budget"],
         ["utilization", "budget = total * utilization", "self.blocks = budget // 16"],
     ]
+
+
+def test_a_factorys_result_runs_the_method_of_each_class_it_may_make(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/pools.py": """
+                class Base:
+                    def size(self, budget):
+                        raise NotImplementedError
+
+
+                class Halves(Base):
+                    def size(self, budget):
+                        return budget // 2
+
+
+                class Quarters(Base):
+                    def size(self, budget):
+                        return budget // 4
+
+
+                class Whole(Base):
+                    def size(self, budget):
+                        return budget
+
+
+                def make(kind) -> Base:
+                    if kind:
+                        return Halves()
+                    return Quarters()
+
+
+                def run(kind, budget):
+                    chooser = make(kind)
+                    tokens = chooser.size(budget)
+                    return tokens
+            """,
+        }
+    )
+    targets = session.graph.resolver.targets("pkg/pools.py", "run", "chooser.size")
+    # the class it makes when no condition holds (its default) first, then the others
+    assert [(t.function, t.confidence) for t in targets] == [
+        ("pkg.pools.Quarters.size", 1.0),
+        ("pkg.pools.Halves.size", 1.0),
+    ]
+    chain = trace(session.graph, "run.budget", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "budget",
+        "tokens = chooser.size(budget)",
+        "budget",
+        "return budget // 4",
+        "tokens = chooser.size(budget)",
+    ]

@@ -222,6 +222,57 @@ class Resolver:
             classes.update(t.klass for t in targets)
         return classes.pop() if len(classes) == 1 else None
 
+    def factory_classes(self, path: str, scope: str, name: str) -> list[str]:
+        """The classes a local NAME of SCOPE may hold when every assignment of it takes the
+        result of a function of the tree each of whose returns constructs a class (`return
+        DefaultPoolConfigurator(kvc)` or another): all of them, in the order written.
+        Empty when NAME is not such a local."""
+        if "." in name or call_of_ref(name) is not None:
+            return []
+        indices = self.assigns(path, scope).get(name, ())
+        if not indices:
+            return []
+        flows = self.facts.flows(path)
+        classes: dict[str, None] = {}
+        for index in indices:
+            assign = flows.assigns[index]
+            value = assign.value
+            if len(assign.targets) != 1 or len(value.calls) != 1 or value.refs:
+                return []
+            targets = self.resolve_call(path, flows.calls[value.calls[0]])
+            functions = [t.function for t in targets if t.confidence == 1.0 and t.klass is None]
+            if len(functions) != 1 or functions[0] is None:
+                return []
+            made = self.constructed(functions[0])
+            if len(made) < 2:
+                return []  # one class: the type says it already
+            classes.update(dict.fromkeys(made))
+        return list(classes)
+
+    def constructed(self, function_name: str) -> list[str]:
+        """The classes FUNCTION_NAME's returns construct, when each of them constructs one:
+        the one it returns when no condition holds (a return at the top of its body, the
+        factory's default) first, then the others in the order written."""
+        path, function = self.index.functions[function_name]
+        flows = self.facts.flows(path)
+        found: dict[str, None] = {}
+        indices = self.facts.rows(path).returns_by_scope.get(function.qualname, ())
+        straight = flows.straight
+        by_default = sorted(indices, key=lambda i: flows.returns[i].line not in straight)
+        for i in by_default:
+            ret = flows.returns[i]
+            if len(ret.value.calls) != 1 or ret.value.refs:
+                return []
+            targets = [
+                t
+                for t in self.resolve_call(path, flows.calls[ret.value.calls[0]])
+                if t.confidence == 1.0 and t.klass is not None
+            ]
+            if len(targets) != 1:
+                return []
+            found[targets[0].klass] = None  # type: ignore[index]
+        return list(found)
+
     def self_writes(self, path: str, attr: str) -> list[Assign]:
         """The assignments `self.ATTR = ...` of a file (facts made for ATTR's alone)."""
         assigns = self.facts.flows(path).assigns
@@ -294,6 +345,17 @@ class Resolver:
                     return [CallTarget(full, None, 1.0, True)]
             return self.constructor_of(self.index.mro(klass)[1:], method)
         if head:
+            made = self.factory_classes(path, scope, head)
+            if made:
+                # A factory's result: the method of each class it may make, surely.
+                found = {}
+                for klass in made:
+                    full = self.index.method(klass, method)
+                    if full is not None:
+                        function = self.index.functions[full][1]
+                        found[full] = CallTarget(full, None, 1.0, not function.is_static)
+                if found:
+                    return list(found.values())
             receiver = self.ref_type(path, scope, head)
             if receiver is not None:
                 full = self.index.method(receiver, method)
