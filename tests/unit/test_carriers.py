@@ -356,3 +356,42 @@ def test_a_factorys_result_runs_the_method_of_each_class_it_may_make(snippet_ses
         "return budget // 4",
         "tokens = chooser.size(budget)",
     ]
+
+
+def test_cls_called_in_a_classmethod_constructs_its_class(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": """
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Args:
+                    fraction: float = 0.9
+
+                    @classmethod
+                    def from_cli(cls, fraction):
+                        return cls(fraction=fraction)
+
+
+                def main(fraction, total):
+                    args = Args.from_cli(fraction)
+                    tokens = total * args.fraction
+                    return tokens
+            """,
+        }
+    )
+    targets = session.graph.resolver.targets("pkg/args.py", "Args.from_cli", "cls")
+    assert [(t.function, t.klass, t.confidence) for t in targets] == [(None, "pkg.args.Args", 1.0)]
+    chain = trace(session.graph, "main.fraction", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "fraction",
+        "args = Args.from_cli(fraction)",
+        "fraction",
+        "return cls(fraction=fraction)",
+        "fraction: float = 0.9",
+        "return cls(fraction=fraction)",
+        "args = Args.from_cli(fraction)",
+        "tokens = total * args.fraction",
+    ]

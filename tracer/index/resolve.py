@@ -222,6 +222,17 @@ class Resolver:
             classes.update(t.klass for t in targets)
         return classes.pop() if len(classes) == 1 else None
 
+    def class_parameter(self, path: str, scope: str, name: str) -> str | None:
+        """The class NAME stands for when it is the first parameter of a classmethod (`cls`)
+        of SCOPE, else None."""
+        found = self.function(path, scope)
+        if found is None or "." in name:
+            return None
+        function = found[1]
+        if not function.is_classmethod or not function.params or function.params[0].name != name:
+            return None
+        return self.self_class(path, scope)
+
     def factory_classes(self, path: str, scope: str, name: str) -> list[str]:
         """The classes a local NAME of SCOPE may hold when every assignment of it takes the
         result of a function of the tree each of whose returns constructs a class (`return
@@ -331,7 +342,12 @@ class Resolver:
         return found
 
     def call_targets_of(self, path: str, scope: str, callee: str) -> list[CallTarget]:
-        if not callee or callee.rpartition(".")[2] not in self.known_names:
+        if not callee:
+            return []
+        made = self.class_parameter(path, scope, callee)
+        if made is not None:  # `cls(...)` in a classmethod makes an object of its class
+            return self.constructor(made)
+        if callee.rpartition(".")[2] not in self.known_names:
             return []
         module = self.index.module_of[path]
         head, _, method = callee.rpartition(".")
