@@ -89,6 +89,18 @@ class Outline:
         found = self.outgoing(step_id) or self.incoming(step_id)
         return found[0] if found else None
 
+    def other_routes(self) -> list[tuple[int, int, tuple[str, ...]]]:
+        """The chain's routes after the spine, each as (its number, how many of its first
+        steps it shares with the spine, its steps after those), in the chain's order."""
+        found = []
+        spine = self.chain.spine
+        for number, route in enumerate(self.chain.routes[1:], 2):
+            shared = 0
+            while shared < min(len(route), len(spine)) and route[shared] == spine[shared]:
+                shared += 1
+            found.append((number, shared, tuple(s for s in route[shared:] if s in self.steps)))
+        return found
+
     def in_file(self, path: str) -> list[Step]:
         return [s for s in self.chain.steps if s.file == path]
 

@@ -20,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 
 from tests.tui.conftest import SIZE, SOURCE, settled
+from tests.unit.test_carriers import TWO_ROUTES
 from tracer.graph.steps import Step
 from tui.app import WalkApp
 from tui.outline import Outline
@@ -470,3 +471,24 @@ def test_a_tree_indexed_in_part_is_told_with_its_files(
         ]
 
     drive(app, told)
+
+
+def test_every_route_follows_the_spine_as_its_own_group(snippet_session) -> None:
+    """A value that reaches its sink two ways: the spine, then `route 2`, from the step where
+    it leaves the spine."""
+    session = snippet_session({"pkg/__init__.py": "", "pkg/run.py": TWO_ROUTES})
+    app = WalkApp(
+        "tree", "Runner.__init__.fraction", "both", session=session, sinks=("max_tokens",)
+    )
+
+    async def scenario(pilot: Pilot) -> None:
+        tree = app.query_one(ChainTree)
+        labels = [str(node.label) for node in tree.root.children]
+        assert [label.split()[0] for label in labels[:9]] == [str(n) for n in range(1, 10)]
+        group = next(node for node in tree.root.children if str(node.label).startswith("route"))
+        assert str(group.label) == "route 2 to run.py:22, leaving the spine after step 2"
+        steps = [str(child.label).split() for child in group.children]
+        assert [(words[0], words[-1]) for words in steps] == [("3", "run.py:22")]
+        assert "Runner.resize" in str(group.children[0].label)
+
+    drive(app, scenario)

@@ -44,6 +44,19 @@ class ChainTree(Tree[str]):
         self.nodes_by_step = {}
         for branch in view.spine:
             self.add_branch(self.root, branch, view)
+        for number, shared, steps in view.other_routes():
+            if not steps:
+                continue
+            end = view.step(steps[-1])
+            title = f"route {number} to {PurePosixPath(end.file).name}:{end.line}"
+            title += f", leaving the spine after step {shared}" if shared else ""
+            group = self.root.add(Text(title, style="italic"), data="", expand=False)
+            for position, step_id in enumerate(steps, shared + 1):
+                label = Text(f"{position:>2} ", style="bold") + step_label(
+                    view, Branch(step_id, None, ()), numbered=False
+                )
+                node = group.add_leaf(Text(LEAF_INDENT) + label, data=step_id)
+                self.nodes_by_step.setdefault(step_id, node)
         if view.loose:
             group = self.root.add(
                 Text(f"other places {view.param} is bound ({len(view.loose)})", style="italic"),
@@ -86,13 +99,13 @@ class ChainTree(Tree[str]):
             self.post_message(self.StepHighlighted(event.node.data))
 
 
-def step_label(view: Outline, branch: Branch) -> Text:
+def step_label(view: Outline, branch: Branch, numbered: bool = True) -> Text:
     """`3 → arg    TpModelWorker.__init__  tp_worker.py:77`, guessed steps marked."""
     step = view.step(branch.step_id)
     kind = view.kind_of(step.id)
     look = look_of(kind)
     label = Text(no_wrap=True, overflow="ellipsis")
-    number = view.spine_number(step.id)
+    number = view.spine_number(step.id) if numbered else None
     if number is not None:
         label.append(f"{number:>2} ", style="bold")
     elif branch.via is not None:
