@@ -39,6 +39,7 @@ class Resolver:
         self.attr_types: dict[tuple[str, str], str | None] = {}
         self.name_types: dict[tuple[str, str, str], str | None] = {}
         self.returned: dict[str, str | None] = {}
+        self.factories: dict[tuple[str, str, str], list[str]] = {}
         self.assigns_in_scope: dict[tuple[str, str], dict[str, list[int]]] = {}
         self.local_names: dict[tuple[str, str], frozenset[str]] = {}
         self.methods_by_name: dict[str, list[str]] = {}
@@ -237,9 +238,18 @@ class Resolver:
         """The classes a local NAME of SCOPE may hold when every assignment of it takes the
         result of a function of the tree each of whose returns constructs a class (`return
         DefaultPoolConfigurator(kvc)` or another): all of them, in the order written.
-        Empty when NAME is not such a local."""
+        Empty when NAME is not such a local (or is being asked about already: `x =
+        x.next()` types itself)."""
         if "." in name or call_of_ref(name) is not None:
             return []
+        key = (path, scope, name)
+        found = self.factories.get(key)
+        if found is None:
+            self.factories[key] = []  # while it is worked out, a cycle reads "none"
+            found = self.factories[key] = self.infer_factory(path, scope, name)
+        return found
+
+    def infer_factory(self, path: str, scope: str, name: str) -> list[str]:
         indices = self.assigns(path, scope).get(name, ())
         if not indices:
             return []

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from tracer.graph.objects import constructions, object_sources, self_class
 from tracer.graph.steps import Edge
@@ -64,7 +65,35 @@ def carrier_route(
 ) -> list[str]:
     """The steps the object took from where STORE put the value in it to where READ takes
     it out (both excluded; the two are joined by name), or [] when no route is found.
-    FILLED_BY is the constructor argument that filled STORE, a record's field, if one did."""
+    FILLED_BY is the constructor argument that filled STORE, a record's field, if one did.
+    The route's edges join EDGES."""
+    found = carrier_edges(graph, filled_by, store, read)
+    if not found:
+        return []
+    for edge in found:
+        edges[(edge.src, edge.dst, edge.kind)] = edge
+    return [edge.dst for edge in found[:-1]]
+
+
+# The routes found, by graph: a trace asks for one join many times (the spine's search, each
+# route, the checks of matched returns), and the answer never changes for a graph.
+FOUND: WeakKeyDictionary[FlowGraph, dict[tuple[str | None, str, str], list[Edge]]] = (
+    WeakKeyDictionary()
+)
+
+
+def carrier_edges(graph: FlowGraph, filled_by: str | None, store: str, read: str) -> list[Edge]:
+    """The edges of the object's route from STORE to READ, `store` edge first and `read`
+    edge last, or [] when there is none (see carrier_route)."""
+    cache = FOUND.setdefault(graph, {})
+    key = (filled_by, store, read)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = find_route(graph, filled_by, store, read)
+    return found
+
+
+def find_route(graph: FlowGraph, filled_by: str | None, store: str, read: str) -> list[Edge]:
     attr = graph.step(store).name
     holds = holder_test(graph, filled_by, store)
     if holds is None:
@@ -72,12 +101,15 @@ def carrier_route(
     sources = [e for e in object_sources(graph, read, attr) if e.confidence >= TRUSTED]
     if not sources:
         return []
-    route = search(graph, [e.src for e in sources], holds, edges)
-    if not route or (len(route) == 1 and self_class(graph, route[0]) is not None):
+    route = search(graph, [e.src for e in sources], holds)
+    if not route or (len(route) == 1 and self_class(graph, route[0].dst) is not None):
         return []  # `self.f` read in a method of the storing class: the same object
-    edges[(store, route[0], "store")] = Edge(store, route[0], "store", 1.0, attr)
-    edges[(route[-1], read, "read")] = Edge(route[-1], read, "read", 1.0, attr)
-    return route
+    first, last = route[0].dst, route[-1].dst
+    return [
+        Edge(store, first, "store", 1.0, attr),
+        *route[1:],
+        Edge(last, read, "read", 1.0, attr),
+    ]
 
 
 def holder_test(
@@ -118,21 +150,22 @@ def holder_test(
     return of_class
 
 
-def search(
-    graph: FlowGraph, starts: list[str], holds: Callable[[str], bool], edges: Edges
-) -> list[str]:
+def search(graph: FlowGraph, starts: list[str], holds: Callable[[str], bool]) -> list[Edge]:
     """Backward from STARTS (the reader's object) along carrying edges to the nearest step
-    that HOLDS the stored object: the route from it to a start, in forward order."""
-    parent: dict[str, str | None] = dict.fromkeys(starts)
+    that HOLDS the stored object: the route from it to a start, in forward order, as the
+    edges between its steps, after a first edge (its kind "start") into the holder."""
+    parent: dict[str, Edge | None] = dict.fromkeys(starts)
     depth = dict.fromkeys(starts, 0)
     queue = deque(starts)
     visits = 0
     while queue:
         current = queue.popleft()
         if holds(current):
-            route = [current]
-            while parent[route[-1]] is not None:
-                route.append(parent[route[-1]])  # type: ignore[arg-type]
+            route = [Edge(current, current, "start", 1.0)]
+            step = current
+            while (edge := parent[step]) is not None:
+                route.append(edge)
+                step = edge.dst
             return route
         visits += 1
         if visits > MAX_VISITS or depth[current] >= MAX_ROUTE:
@@ -142,8 +175,7 @@ def search(
                 continue
             if graph.step(edge.src).kind == "formula":
                 continue
-            edges[(edge.src, edge.dst, edge.kind)] = edge
-            parent[edge.src] = current
+            parent[edge.src] = edge
             depth[edge.src] = depth[current] + 1
             queue.append(edge.src)
     return []

@@ -11,8 +11,16 @@ from typing import TYPE_CHECKING
 
 from tracer.errors import NameNotFound
 from tracer.graph.steps import Edge, Step
-from tracer.trace.carriers import with_carriers
-from tracer.trace.contexts import Context, after, agree, before, unmatched_return
+from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
+from tracer.trace.contexts import (
+    Context,
+    after,
+    agree,
+    before,
+    contexts_along,
+    through,
+    unmatched_return,
+)
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
@@ -26,6 +34,9 @@ TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing e
 SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
 MAX_ROUTES = 3  # routes to distinct sink bindings shown, the spine first
 MAX_ROUTE_SEARCHES = 6  # searches for them (a path through another sink is no new route)
+ROUTE_SLACK = 8  # steps another route may be longer than the first found
+MIN_ROUTE_BUDGET = 50  # steps a search for another route may look at, at least
+ROUTE_BUDGET = 2  # ... and at most this many times as many as the spine's search did
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +98,8 @@ def chain_of(
     seed_set = set(seeds)
     anchors = seeds
     link: list[str] = []
-    links: list[list[str]] = []
+    goals: list[str] = []
+    budget = MIN_ROUTE_BUDGET
     if sinks and seed_names & set(sinks):
         # A sink's own name: from the binding the others are copied from (the model runner's
         # `self.max_total_num_tokens = ...`, not a metrics record that keeps a copy).
@@ -95,8 +107,10 @@ def chain_of(
     elif sinks:
         # Of all the places NAME is bound, start from the one nearest a sink (backward: the
         # path there is cut at NAME's last binding).
-        links = sink_links(graph, seeds, set(sinks), max_depth, edges)
-        link = links[0] if links else []
+        goals = sink_goals(graph, set(sinks))
+        looked = len(graph.expanded)
+        link = find_link(graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0))
+        budget = max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * (len(graph.expanded) - looked))
         anchors = link[:1] or seeds
         if direction == "backward":  # where the value comes from: up to its last binding
             bound = [i for i, step_id in enumerate(link) if step_id in seed_set]
@@ -112,18 +126,19 @@ def chain_of(
         forward_part = ends[0]
     else:
         forward_part = [backward_part[-1]]
-    spine = with_carriers(graph, backward_part + forward_part[1:], edges)
-    routes = [spine]
+    unwidened = [backward_part + forward_part[1:]]
     for other in ends[1:]:  # the other places the value may be said to end up
-        routes.append(with_carriers(graph, backward_part + other[1:], edges))
-    if direction != "backward":
-        for other in links[1:]:
-            start = backward_part
-            if other[0] != anchors[0] and direction != "forward":
-                start = origin_path(graph, other[:1], seed_names, max_depth, edges)
-            elif other[0] != anchors[0]:
-                start = other[:1]
-            routes.append(with_carriers(graph, start + other[1:], edges))
+        unwidened.append(backward_part + other[1:])
+    if link and direction != "backward":
+        # Other routes leave the spine where the traced name is first bound, or after.
+        anchor = next(
+            i for i, step in enumerate(unwidened[0]) if step in seed_set or step == link[0]
+        )
+        unwidened = every_route(
+            graph, unwidened[0], anchor, seeds, goals, set(sinks), max_depth, edges, budget
+        )
+    routes = [with_carriers(graph, route, edges) for route in unwidened]
+    spine = routes[0]
     reached = set(spine) | set(seeds)
     around = list(reached)
     if direction != "backward":
@@ -421,21 +436,10 @@ def source_bindings(
     return sorted(bindings, key=key.__getitem__)
 
 
-def sink_links(
-    graph: FlowGraph,
-    seeds: list[str],
-    sinks: set[str],
-    max_depth: int,
-    edges: dict[tuple[str, str, str], Edge],
-) -> list[list[str]]:
-    """A path from a seed to each sink binding the value reaches, the main one first.
-    Each is the shortest to its sink (trusted steps first, then any), searched from both
-    ends at once so that neither search has to cover the whole tree. A path that runs
-    through another sink binding (a copy of it kept elsewhere) is no route of its own.
-    The main route is the one to the sink binding the others are copied from
-    (`source_bindings`), unless that binding only adjusts the value already there."""
+def sink_goals(graph: FlowGraph, sinks: set[str]) -> list[str]:
+    """The steps that bind a name in SINKS on an object: the ends a spine may reach."""
     is_sink = sink_test(graph, sinks)
-    goals = [
+    return [
         s
         for name in sinks
         for s in (
@@ -444,47 +448,132 @@ def sink_links(
             else [s for s in graph.seeds(name) if is_sink(s)]
         )
     ]
-    found: list[list[str]] = []
-    remaining = list(goals)
-    banned: set[tuple[str, str]] = set()
+
+
+def find_link(
+    graph: FlowGraph,
+    starts: list[str],
+    goals: list[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+    banned: set[tuple[str, str]],
+    levels: tuple[float, ...],
+    before: Callable[[list[str]], list[str]] = lambda path: [],
+    start_states: dict[str, tuple[Context, str | None]] | None = None,
+    avoid: frozenset[str] = frozenset(),
+    budget: int | None = None,
+) -> list[str]:
+    """The shortest path from one of STARTS to one of GOALS, trusted steps first (LEVELS:
+    the least confidence tried in turn), searched from both ends at once so that neither
+    search has to cover the whole tree; one whose calls, once BEFORE it and the objects'
+    routes are added, return elsewhere than they came from is searched again without the
+    name join that led there (BANNED keeps them)."""
     for _ in range(MAX_ROUTE_SEARCHES):
-        if not remaining or len(found) == MAX_ROUTES:
-            break
         path: list[str] = []
-        # The main route may take guesses when nothing trusted leads on; the others may not.
-        for min_confidence in (TRUSTED, 0.0) if not found else (TRUSTED,):
-            path = meet(graph, seeds, remaining, max_depth, edges, min_confidence, banned)
+        for min_confidence in levels:
+            path = meet(
+                graph,
+                starts,
+                goals,
+                max_depth,
+                edges,
+                min_confidence,
+                banned,
+                start_states,
+                avoid,
+                budget,
+            )
             if path:
                 break
         if not path:
+            return []
+        if unmatched_return(graph, with_carriers(graph, before(path) + path, edges), edges) is None:
+            return path
+        jump = unrealizable_jump(graph, path, edges, before(path))
+        if jump is None or jump in banned:
+            return []  # the wrong return is not on this path: nothing to search without
+        banned.add(jump)
+    return []
+
+
+def every_route(
+    graph: FlowGraph,
+    spine: list[str],
+    anchor: int,
+    seeds: list[str],
+    goals: list[str],
+    sinks: set[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+    budget: int,
+) -> list[list[str]]:
+    """SPINE and the value's other routes to the sink, the main one first. Each other route
+    leaves SPINE at one of its steps from ANCHOR on (the traced name's binding: the steps
+    before it say where that value came from), or starts at another of the name's SEEDS
+    (from where that one comes from), for another binding of the sink on the same kind of
+    object (the bindings of other classes are copies kept elsewhere), and is a whole
+    route from the spine's origin. A path through another sink binding, or one whose last
+    step is fed by the same step as another route's (`self.n = x` and `self.m = x`), is no
+    route of its own. The main route ends on the binding the others are copied from
+    (`source_bindings`), unless that binding only adjusts the value already there
+    (`x = min(x, cap)`): it may be another than the spine found first. Each search for
+    another route looks at the edges of at most BUDGET steps not looked at before (twice
+    what the spine's own search cost): other routes never cost much more than the spine."""
+    family = owner_family(graph, spine[-1])
+    remaining = [g for g in goals if g != spine[-1] and family & owner_family(graph, g)]
+    found = [spine]
+    banned: set[tuple[str, str]] = set()
+    depth = min(max_depth, len(spine) + ROUTE_SLACK)
+    on_spine = set(spine)
+    starts = spine[anchor:-1] + [seed for seed in seeds if seed not in on_spine]
+    position = {step: i for i, step in enumerate(spine[:-1])}
+    names = {graph.step(seed).name for seed in seeds}
+    origins: dict[str, list[str]] = {}
+    other_sinks = frozenset(goals)  # a route ends on one, never passes through one
+    inside = {
+        step: (context, spine[i - 1] if i else None)
+        for i, (step, context) in enumerate(
+            zip(spine, contexts_along(graph, spine, edges), strict=True)
+        )
+    }
+
+    def before(path: list[str]) -> list[str]:
+        if path[0] in position:
+            return spine[: position[path[0]]]
+        if path[0] not in origins:  # another binding of the name: where its value comes from
+            origins[path[0]] = origin_path(graph, [path[0]], names, max_depth, edges)[:-1]
+        return origins[path[0]]
+
+    while remaining and len(found) < MAX_ROUTES:
+        # Guesses only for a second route, and where nothing trusted leads there.
+        levels = (TRUSTED, 0.0) if len(found) < 2 else (TRUSTED,)
+        path = find_link(
+            graph,
+            starts,
+            remaining,
+            depth,
+            edges,
+            banned,
+            levels,
+            before,
+            inside,
+            other_sinks,
+            budget,
+        )
+        if not path:
             break
-        jump = unrealizable_jump(graph, path, edges)
-        if jump is not None:
-            banned.add(jump)  # search again without it
+        remaining.remove(path[-1])
+        route = before(path) + path
+        if any(step in goals for step in path[:-1]) or any(r[-2:-1] == route[-2:-1] for r in found):
             continue
-        if not found:
-            # The other routes end on the same attribute of the same kind of object: the
-            # bindings of other classes are copies kept elsewhere, reached through this one.
-            family = owner_family(graph, path[-1])
-            remaining = [g for g in remaining if family & owner_family(graph, g)]
-        if path[-1] in remaining:
-            remaining.remove(path[-1])
-        # A copy of another sink (a path through it), or a second binding fed by the same
-        # step as another route's (`x = r.n` then `self.n = x` and `self.m.n = x`): no
-        # route of its own.
-        if not any(step in goals for step in path[:-1]) and not any(
-            p[-2:-1] == path[-2:-1] for p in found
-        ):
-            found.append(path)
+        found.append(route)
     if len(found) > 1:
-        # A sink that only adjusts the value already there (`x = min(x, cap)`) ends a
-        # later route; among the others, the binding the rest are copied from first.
-        ends = sorted((p[-1] for p in found), key=goals.index)
+        ends = sorted((r[-1] for r in found), key=goals.index)
         ranked = source_bindings(graph, ends, sinks, edges)
         found.sort(
-            key=lambda p: (
-                reads_itself(graph, p[-1]),
-                ranked.index(p[-1]) if p[-1] in ranked else len(ranked),
+            key=lambda r: (
+                reads_itself(graph, r[-1]),
+                ranked.index(r[-1]) if r[-1] in ranked else len(ranked),
             )
         )
     return found
@@ -506,22 +595,27 @@ def owner_family(graph: FlowGraph, step_id: str) -> set[str]:
 
 
 def unrealizable_jump(
-    graph: FlowGraph, path: list[str], edges: dict[tuple[str, str, str], Edge]
+    graph: FlowGraph,
+    path: list[str],
+    edges: dict[tuple[str, str, str], Edge],
+    prefix: list[str] | None = None,
 ) -> tuple[str, str] | None:
-    """When PATH, with its stores and reads widened into the objects' routes, returns a
-    value to another call than the one it entered by: the step joined by name (a store
-    and its read) that led it there, to search again without."""
-    widened = with_carriers(graph, path, edges)
+    """When PATH (after PREFIX, a route's steps before it), with its stores and reads
+    widened into the objects' routes, returns a value to another call than the one it
+    entered by: the pair of PATH's steps to search again without. That is the last step
+    joined by name (a store and its read) before the wrong return, which led it there; else
+    the pair whose step takes the wrong return. None when every return is right."""
+    whole = (prefix or []) + path
+    widened = with_carriers(graph, whole, edges)
     wrong = unmatched_return(graph, widened, edges)
     if wrong is None:
         return None
     links = links_of(edges)
-    jumps = [
-        (a, b)
-        for a, b in zip(path, path[1:], strict=False)
-        if widened.index(b) <= wrong and is_jump(links, a, b)
-    ]
-    return jumps[-1] if jumps else (widened[wrong - 1], widened[wrong])
+    pairs = list(zip(path, path[1:], strict=False))
+    jumps = [(a, b) for a, b in pairs if widened.index(b) <= wrong and is_jump(links, a, b)]
+    if jumps:
+        return jumps[-1]
+    return next(((a, b) for a, b in pairs if widened.index(b) >= wrong), None)
 
 
 def is_jump(links: dict[tuple[str, str], list[str]], src: str, dst: str) -> bool:
@@ -546,16 +640,24 @@ def meet(
     edges: dict[tuple[str, str, str], Edge],
     min_confidence: float,
     banned: set[tuple[str, str]] | None = None,
+    start_states: dict[str, tuple[Context, str | None]] | None = None,
+    avoid: frozenset[str] = frozenset(),
+    budget: int | None = None,
 ) -> list[str]:
     """Bidirectional breadth-first search: grow the smaller frontier one layer at a time
     (forward from STARTS, backward from GOALS) until they touch. Each side carries the call
     it is inside of (`contexts`), so that a value entering a function by one call leaves it
-    by the same call's result."""
+    by the same call's result. A start may be given the calls it is inside of and the step
+    before it (START_STATES); no path passes through a step of AVOID. With a BUDGET, the
+    search gives up (no path) once the edges of that many steps never looked at before have
+    been looked for (by it, or by the objects' routes it follows)."""
     State = tuple[str, Context]
-    ahead: dict[State, State | None] = {(s, None): None for s in starts}
-    behind: dict[State, State | None] = {(s, None): None for s in goals}
-    seen_ahead: dict[str, list[Context]] = {s: [None] for s in starts}
-    seen_behind: dict[str, list[Context]] = {s: [None] for s in goals}
+    known = start_states or {}
+    looked = len(graph.expanded)  # the budget counts the steps whose edges are looked for
+    ahead: dict[State, State | None] = {(s, known.get(s, ((), None))[0]): None for s in starts}
+    behind: dict[State, State | None] = {(s, ()): None for s in goals}
+    seen_ahead: dict[str, list[Context]] = {s: [known.get(s, ((), None))[0]] for s in starts}
+    seen_behind: dict[str, list[Context]] = {s: [()] for s in goals}
     front, back = list(ahead), list(behind)
 
     def states_path(parents: dict[State, State | None], end: State) -> list[str]:
@@ -564,11 +666,48 @@ def meet(
             path.append(parents[path[-1]])  # type: ignore[arg-type]
         return [step for step, _ in path]
 
+    pairs: dict[tuple[str, str], list[Edge]] = {}
+
+    def transition(
+        previous: str | None, edge: Edge, context: Context, forward: bool
+    ) -> tuple[bool, Context]:
+        """May the value go along EDGE from a step reached in CONTEXT (after PREVIOUS,
+        going FORWARD), and in which context does it arrive?"""
+        if context and edge.kind in JUMPS:
+            # A value read back from an object a constructor call filled with it: the
+            # object's own route says where the calls it entered return. (Any other join
+            # by name leaves what the value was inside of unknown.)
+            filled_by = previous if forward else None
+            if filled_by is None or (filled_by, edge.src, "arg_to_field") not in edges:
+                return True, ()
+            route = carrier_edges(graph, filled_by, edge.src, edge.dst)
+            return through(graph, route, context, forward, filled_by) if route else (True, ())
+        return (after if forward else before)(graph, edge, context)
+
+    def joins(front_state: State, back_state: State) -> bool:
+        """Do the two halves meeting at one step make a path whose calls return where they
+        came from? The half found backward is walked forward in the context of the other."""
+        context = front_state[1]
+        if not agree(context, back_state[1]):
+            return False
+        parent = ahead[front_state]
+        previous = parent[0] if parent else known.get(front_state[0], ((), None))[1]
+        rest = states_path(behind, back_state)
+        for a, b in zip(rest, rest[1:], strict=False):
+            joined = sorted(pairs.get((a, b), []), key=lambda e: e.kind in JUMPS)
+            if not joined:
+                return True
+            allowed, context = transition(previous, joined[0], context, True)
+            if not allowed:
+                return False
+            previous = a
+        return True
+
     def touching() -> tuple[State, State] | None:
-        for step, context in ahead:
-            for other in seen_behind.get(step, ()):
-                if agree(context, other):
-                    return (step, context), (step, other)
+        for state in ahead:
+            for other in seen_behind.get(state[0], ()):
+                if joins(state, (state[0], other)):
+                    return state, (state[0], other)
         return None
 
     for _ in range(max_depth):
@@ -589,21 +728,27 @@ def meet(
         met = False
         for current in front if forward else back:
             step, context = current
+            if budget is not None and len(graph.expanded) - looked > budget:
+                return []
             found = graph.edges(step, forward)
             found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
+            parent = parents[current]
+            previous = parent[0] if parent else known.get(step, ((), None))[1]
             for edge in found:
-                edges[(edge.src, edge.dst, edge.kind)] = edge
+                if (edge.src, edge.dst, edge.kind) not in edges:
+                    edges[(edge.src, edge.dst, edge.kind)] = edge
+                pairs.setdefault((edge.src, edge.dst), []).append(edge)
                 if edge.confidence < min_confidence or (banned and (edge.src, edge.dst) in banned):
                     continue
-                allowed, nxt_context = (after if forward else before)(graph, edge, context)
+                allowed, nxt_context = transition(previous, edge, context, forward)
                 nxt = (edge.dst if forward else edge.src, nxt_context)
-                if not allowed or nxt in parents:
+                if not allowed or nxt in parents or (nxt[0] in avoid and nxt[0] not in goals):
                     continue
                 parents[nxt] = current
                 seen.setdefault(nxt[0], []).append(nxt_context)
                 layer.append(nxt)
                 met = met or any(
-                    agree(nxt_context, c) if forward else agree(c, nxt_context)
+                    joins(nxt, (nxt[0], c)) if forward else joins((nxt[0], c), nxt)
                     for c in other_side.get(nxt[0], ())
                 )
             # Going forward, the first step reached that the other side holds is the one the

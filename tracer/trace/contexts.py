@@ -1,8 +1,8 @@
 """Calls and returns matched along a path: a value that enters a function through one call
 leaves it through that call's result, not through the result of another call of the same
-function elsewhere. The spine's search carries, with each step, the call it entered last and
-has not yet left (one level: what it entered before that is forgotten, and any caller may
-then take the result)."""
+function elsewhere. The spine's search carries, with each step, the calls it entered and has
+not yet left, innermost last (up to DEPTH of them: what it entered before those is forgotten,
+and any caller may then take the result)."""
 
 from __future__ import annotations
 
@@ -15,36 +15,45 @@ if TYPE_CHECKING:
     from tracer.graph.flow import FlowGraph
 
 CallSite = tuple[str, int]  # a call: its file and its id there
-Context = CallSite | None
-SAME_FUNCTION = frozenset({"local", "local_via_call"})  # edges that stay in one function
+Context = tuple[CallSite, ...]  # the calls entered and not yet left, innermost last
+DEPTH = 8
+# Edges that stay in one function: a local read, and an argument kept in the field of the
+# object its call makes (the object is made where the argument is).
+SAME_FUNCTION = frozenset({"local", "local_via_call", "arg_to_field"})
 
 
 def after(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context]:
     """Going forward along EDGE from a step reached in CONTEXT: may the value go, and in
     which context does it arrive?"""
     if edge.kind == "arg_to_param":
-        return True, (step_ids.file_of(edge.src), step_ids.call_of(edge.src))
+        site = (step_ids.file_of(edge.src), step_ids.call_of(edge.src))
+        return True, (*context, site)[-DEPTH:]
     if edge.kind == "return_to_result":
-        return context is None or takes_result(graph, edge.dst, context), None
-    return True, context if edge.kind in SAME_FUNCTION else None
+        if not context:
+            return True, ()
+        return takes_result(graph, edge.dst, context[-1]), context[:-1]
+    return True, context if edge.kind in SAME_FUNCTION else ()
 
 
 def before(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context]:
-    """Going backward along EDGE to its source from a step reached in CONTEXT (the call
-    whose result it will flow out by): may the value come from there, and in which
-    context?"""
+    """Going backward along EDGE to its source from a step reached in CONTEXT (the calls
+    whose results it will flow out by, innermost last): may the value come from there, and
+    in which context?"""
     if edge.kind == "return_to_result":
-        return True, result_call(graph, edge)
+        site = result_call(graph, edge)
+        return True, ((*context, site)[-DEPTH:] if site is not None else ())
     if edge.kind == "arg_to_param":
+        if not context:
+            return True, ()
         site = (step_ids.file_of(edge.src), step_ids.call_of(edge.src))
-        return context is None or context == site, None
-    return True, context if edge.kind in SAME_FUNCTION else None
+        return context[-1] == site, context[:-1]
+    return True, context if edge.kind in SAME_FUNCTION else ()
 
 
 def agree(ahead: Context, behind: Context) -> bool:
     """May a path reached forward in context AHEAD go on as one reached backward in
-    BEHIND? Yes unless both name a call and not the same one."""
-    return ahead is None or behind is None or ahead == behind
+    BEHIND? Yes when the calls both know of, from the innermost out, are the same."""
+    return all(a == b for a, b in zip(reversed(ahead), reversed(behind), strict=False))
 
 
 def takes_result(graph: FlowGraph, step_id: str, site: CallSite) -> bool:
@@ -55,7 +64,7 @@ def takes_result(graph: FlowGraph, step_id: str, site: CallSite) -> bool:
     return call_id in graph.file(path).results.get(step_id, ())
 
 
-def result_call(graph: FlowGraph, edge: Edge) -> Context:
+def result_call(graph: FlowGraph, edge: Edge) -> CallSite | None:
     """The call through which the value returned at EDGE's source reaches its destination."""
     tables = graph.file(step_ids.file_of(edge.dst))
     callee = graph.file(step_ids.file_of(edge.src))
@@ -72,18 +81,91 @@ def unmatched_return(
     graph: FlowGraph, route: list[str], edges: dict[tuple[str, str, str], Edge]
 ) -> int | None:
     """The position in ROUTE of the first step that takes a returned value as the result of
-    another call than the one the value entered the function by (calls matched to any depth
-    along the route), or None when every return goes back where it came from."""
-    entered: list[CallSite] = []
-    links: dict[tuple[str, str], list[str]] = {}
-    for src, dst, kind in edges:
-        links.setdefault((src, dst), []).append(kind)
-    for i, (src, dst) in enumerate(zip(route, route[1:], strict=False), 1):
-        kinds = links.get((src, dst), ())
-        if "arg_to_param" in kinds:
-            entered.append((step_ids.file_of(src), step_ids.call_of(src)))
-        elif (
-            "return_to_result" in kinds and entered and not takes_result(graph, dst, entered.pop())
-        ):
-            return i
-    return None
+    another call than the one the value entered the function by (calls matched as a search
+    going along the route matches them), or None when every return goes back where it came
+    from."""
+    return walk_contexts(graph, route, edges)[1]
+
+
+def through(
+    graph: FlowGraph,
+    route: list[Edge],
+    context: Context,
+    forward: bool,
+    made_in: str | None = None,
+) -> tuple[bool, Context]:
+    """Along an object's route (the edges from where a value is stored in it to where it is
+    read, in order), from a step reached in CONTEXT: may the value go, and in which context
+    does it arrive (FORWARD) or leave (backward)? The store stays in the function of MADE_IN,
+    the constructor argument that filled the field, when the object is made there; the read
+    stays in the function of the object's last step when it is read there."""
+    for edge in route if forward else reversed(route):
+        if edge.kind == "store" and not forward:
+            continue  # from the object's maker back to its field: in the same call
+        if edge.kind in ("store", "read"):
+            ends = (made_in, edge.dst) if edge.kind == "store" else (edge.src, edge.dst)
+            same = ends[0] is not None and scope_of(graph, ends[0]) == scope_of(graph, ends[1])
+            context = context if same else ()
+            continue
+        allowed, context = (after if forward else before)(graph, edge, context)
+        if not allowed:
+            return False, ()
+    return True, context
+
+
+def scope_of(graph: FlowGraph, step_id: str) -> tuple[str, str]:
+    """The file and function of a step."""
+    path = step_ids.file_of(step_id)
+    return path, graph.file(path).scope_of[step_id]
+
+
+def contexts_along(
+    graph: FlowGraph, route: list[str], edges: dict[tuple[str, str, str], Edge]
+) -> list[Context]:
+    """The calls each step of ROUTE is inside of, as a search going along it carries them
+    (the route's objects' own routes taken into account where a value is read back out)."""
+    return walk_contexts(graph, route, edges)[0]
+
+
+def walk_contexts(
+    graph: FlowGraph, route: list[str], edges: dict[tuple[str, str, str], Edge]
+) -> tuple[list[Context], int | None]:
+    """The contexts of ROUTE's steps, and the position of the first step the value may not
+    reach that way (a return to another call than the one it came by), or None. A route may
+    hold an object's steps already (`store` and `read` edges), or joins by name (`attr`)
+    that the object's route stands behind."""
+    from tracer.trace.carriers import JUMPS, carrier_edges  # carriers uses this module
+
+    by_pair: dict[tuple[str, str], list[Edge]] = {}
+    for edge in edges.values():
+        by_pair.setdefault((edge.src, edge.dst), []).append(edge)
+    found: list[Context] = [()]
+    for i, (src, dst) in enumerate(zip(route, route[1:], strict=False)):
+        joined = sorted(by_pair.get((src, dst), []), key=lambda e: e.kind in JUMPS)
+        context = found[-1]
+        previous = route[i - 1] if i > 0 else None
+        if not joined:
+            found.append(())
+            continue
+        edge = joined[0]
+        if edge.kind in ("store", "read"):
+            maker = previous if edge.kind == "store" else src
+            same = maker is not None and scope_of(graph, maker) == scope_of(graph, dst)
+            found.append(context if same else ())
+            continue
+        if edge.kind in JUMPS and context:
+            made_in = previous
+            if made_in is not None and not any(
+                e.kind == "arg_to_field" for e in by_pair.get((made_in, src), [])
+            ):
+                made_in = None
+            carried = carrier_edges(graph, made_in, src, dst)
+            allowed, context = (
+                through(graph, carried, context, True, made_in) if carried else (True, ())
+            )
+        else:
+            allowed, context = after(graph, edge, context)
+        if not allowed:
+            return found, i + 1
+        found.append(context)
+    return found, None
