@@ -544,10 +544,8 @@ def every_route(
             origins[path[0]] = origin_path(graph, [path[0]], names, max_depth, edges)[:-1]
         return origins[path[0]]
 
-    while remaining and len(found) < MAX_ROUTES:
-        # Guesses only for a second route, and where nothing trusted leads there.
-        levels = (TRUSTED, 0.0) if len(found) < 2 else (TRUSTED,)
-        path = find_link(
+    def search(starts: list[str], levels: tuple[float, ...]) -> list[str]:
+        return find_link(
             graph,
             starts,
             remaining,
@@ -560,6 +558,13 @@ def every_route(
             other_sinks,
             budget,
         )
+
+    while remaining and len(found) < MAX_ROUTES:
+        path = search(starts, (TRUSTED,))
+        if not path and len(found) < 2:
+            # Guesses only for a second route, where nothing trusted leads there, and only
+            # from the spine's own steps (not from another binding of the name).
+            path = search(starts[: len(spine) - 1 - anchor], (0.0,))
         if not path:
             break
         remaining.remove(path[-1])
