@@ -316,7 +316,7 @@ def test_a_name_bound_twice_holds_the_last_binding_before_the_call(snippet_sessi
     ) == {"app.choose": ["app.new"]}
 
 
-def test_answers_that_read_a_parameter_are_asked_again_when_its_sites_grow():
+def test_answers_that_read_a_parameter_before_its_sites_grew_are_asked_again():
     asked: list[str] = []
     sites = {"f": ["a"], "g": ["b"]}
     answers = Answers(bound=24)
@@ -339,7 +339,8 @@ def test_answers_that_read_a_parameter_are_asked_again_when_its_sites_grow():
     assert answers.ask(("both",), both) == {"a", "b"}
     assert answers.ask(("constant",), constant) == {"c"}
     sites["f"].append("a2")
-    answers.forget({"f"})
+    answers.grew("f")
+    answers.forget()
     asked.clear()
     assert answers.ask(("both",), both) == {"a", "a2", "b"}
     assert answers.ask(("constant",), constant) == {"c"}
@@ -359,5 +360,22 @@ def test_an_answer_that_met_a_question_being_answered_reads_what_that_one_reads(
         return answers.ask(("outer",), outer) | {"i"}
 
     assert answers.ask(("outer",), outer) == {"a", "i"}
-    answers.forget({"f"})
+    answers.grew("f")
+    answers.forget()
     assert ("inner",) not in answers.found  # it read outer, which read f
+
+
+def test_an_answer_found_after_the_sites_grew_is_kept_unless_it_took_an_older_one():
+    answers = Answers(bound=24)
+    sites = {"f": ["a"]}
+
+    def parameter():
+        return answers.ask(("param", "f"), lambda: list(sites["f"]), reads="f")
+
+    assert answers.ask(("early",), parameter) == {"a"}
+    sites["f"].append("b")
+    answers.grew("f")
+    assert answers.ask(("late",), parameter) == {"a"}  # took the answer found before
+    assert answers.ask(("fresh", "f"), lambda: list(sites["f"]), reads="f") == {"a", "b"}
+    answers.forget()
+    assert set(answers.found) == {("fresh", "f")}

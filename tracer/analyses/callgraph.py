@@ -12,13 +12,19 @@ is new.
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+from functools import cached_property, partial
 
-from tracer.analyses.calls.objects import Objects
+from tracer.analyses.calls.objects import UNKNOWN, Objects
 from tracer.analyses.calls.rules import CallRules, caller_name
 from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import Assign, Call, Raise
 from tracer.session import Session
+from tracer.store.rows import row_at
+
+# Where an assignment's row holds its operator (rows follow the fields of the dataclass).
+ASSIGN_OP = [field.name for field in fields(Assign)].index("op")
 
 
 def call_graph(session: Session) -> dict[str, list[str]]:
@@ -67,34 +73,32 @@ class CallGraph:
                     through_parameters.append((path, call, owner))
             for caller, callee, _ in self.rules.decorations(path):
                 edges.setdefault(caller, set()).add(callee)
-            for assign in self.facts.flows(path).assigns:
+            for assign in self.for_loops(path):
                 iterated = self.rules.iteration(path, assign)
                 for callee in iterated:
                     edges.setdefault(caller_name(module, assign.scope), set()).add(callee)
-                if not iterated and assign.op == "for" and self.iterables:
+                if not iterated and self.iterables:
                     loops.append((path, assign))
             raises += [(path, r) for r in self.facts.flows(path).raises if self.names_class(r)]
         # A function passed as an argument runs where the parameter is called; what a call
         # through a parameter runs may itself be called with functions; what a value holds
         # depends on the calls found: until nothing is new.
         seen: set[tuple[str, int, str]] = set()  # (path, call, callee) found by value
-        grown: set[str] = set()  # functions given new calls since the values were followed
         new = True
         while new:
             new = False
-            # What their parameters hold may have grown: the answers that read them are
-            # asked again, every other is kept (tracer/analyses/calls/answers.py).
-            self.objects.forget(grown)
-            grown = set()
-            for path, call, named in by_value:
+            # What the parameters of functions given new calls hold may have grown: the
+            # answers that read them before are asked again, every other is kept
+            # (tracer/analyses/calls/answers.py).
+            self.objects.answers.forget()
+            for i, (path, call, named) in enumerate(by_value):
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
-                by_name = named and not self.objects.certain(path, call)
-                for callee in named if by_name else self.objects.runs(path, call) or named:
+                runs = self.remembered(("call", i), partial(self.runs, path, call, named))
+                for callee in runs:
                     if (path, call.id, callee) not in seen:
                         seen.add((path, call.id, callee))
                         caller.add(callee)
-                        sites.setdefault(callee, []).append((path, call))
-                        grown.add(callee)
+                        self.add_site(callee, path, call)
                         new = True
             new = self.add_by_values(edges, outward, loops, raises) or new
             for path, call, owner in through_parameters:
@@ -104,11 +108,34 @@ class CallGraph:
                 )
                 for callee in passed - caller:
                     caller.add(callee)
-                    sites.setdefault(callee, []).append((path, call))
-                    grown.add(callee)
+                    self.add_site(callee, path, call)
                     new = True
         callees = set().union(*edges.values())
         return {name: sorted(edges.get(name, ())) for name in edges.keys() | callees}
+
+    def add_site(self, callee: str, path: str, call: Call) -> None:
+        """CALL (in PATH) runs CALLEE, found by value or through a parameter."""
+        self.sites.setdefault(callee, []).append((path, call))
+        self.objects.answers.grew(callee)
+
+    def remembered(self, key: tuple[str, int], answer: Callable[[], Iterable[str]]) -> frozenset:
+        """What ANSWER finds for one statement (KEY), kept between passes until what it read
+        changes (a question of its own: it does not count towards the depth bound)."""
+        return self.objects.answers.ask(key, answer, counted=False)
+
+    def runs(self, path: str, call: Call, named: set[str]) -> set[str]:
+        """What CALL runs by what its callee may hold; NAMED (what the rules name) when
+        that is nothing, or when the callee may hold a value nothing names."""
+        held = self.objects.callee_objects(path, call)
+        if named and UNKNOWN in held:
+            return named
+        return self.objects.run(held) or named
+
+    def for_loops(self, path: str) -> list[Assign]:
+        """The `for` statements of PATH, in order (found by their rows: the file's other
+        assignments, most of its facts, are not made)."""
+        assigns = self.facts.flows(path).assigns
+        return [assigns[i] for i in range(len(assigns)) if row_at(assigns, i)[ASSIGN_OP] == "for"]
 
     def assigned_name(self, path: str, call: Call) -> bool:
         """Is CALL's callee a plain name that assignments bind in its scope or around it?"""
@@ -125,13 +152,17 @@ class CallGraph:
     ) -> bool:
         """Add what follows from values: classes raised, objects iterated over, functions
         handed to code outside the tree. Is anything new?"""
+        objects = self.objects
         found: list[tuple[str, str, str]] = []  # (path, scope, callee)
-        for path, call in outward:
-            found += [(path, call.scope, f) for f in self.objects.handed_out(path, call)]
-        for path, raised in raises:
-            found += [(path, raised.scope, f) for f in self.objects.raised(path, raised)]
-        for path, assign in loops:
-            found += [(path, assign.scope, f) for f in self.objects.iterated(path, assign)]
+        for i, (path, call) in enumerate(outward):
+            runs = self.remembered(("handed", i), partial(objects.handed_out, path, call))
+            found += [(path, call.scope, f) for f in runs]
+        for i, (path, raised) in enumerate(raises):
+            runs = self.remembered(("raised", i), partial(objects.raised, path, raised))
+            found += [(path, raised.scope, f) for f in runs]
+        for i, (path, assign) in enumerate(loops):
+            runs = self.remembered(("loop", i), partial(objects.iterated, path, assign))
+            found += [(path, assign.scope, f) for f in runs]
         new = False
         for path, scope, callee in found:
             caller = edges.setdefault(caller_name(self.index.module_of[path], scope), set())

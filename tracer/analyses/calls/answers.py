@@ -5,8 +5,9 @@ The value follower (tracer/analyses/calls/objects.py) answers questions that ask
 turn. One input may change while the call graph is built: the calls found to run a function
 (its *sites*), which are what its parameters hold. An answer *reads* the functions whose
 parameters it or any question under it asked (a remembered answer met again counts as asked
-again). When the sites of some functions grow, the answers that read one of them are dropped
-and every other is kept: asked again, it would be found the same way from the same inputs.
+again), and when: the earliest time among them. When the sites of some functions grow
+(`grew`), the answers that read one of them before it grew are dropped (`forget`) and every
+other is kept: asked again, it would be found the same way from the same inputs.
 
 A question met again while it is being answered (recursion), or asked deeper than `bound`
 questions, is answered with nothing there; the answers under it that took that nothing are
@@ -23,15 +24,31 @@ NOTHING: frozenset = frozenset()
 
 
 class Question:
-    """A question being answered: what it read so far, and the questions met again under it
-    that are not answered yet."""
+    """A question being answered: the functions whose parameters it read so far, and the
+    questions met again under it that are not answered yet (each None while empty: most
+    questions read nothing and meet nothing)."""
 
-    __slots__ = ("key", "open", "reads")
+    __slots__ = ("key", "open", "reads", "since")
 
-    def __init__(self, key: Key, reads: set[str]) -> None:
+    def __init__(self, key: Key, reads: set[str] | None, now: int) -> None:
         self.key = key
         self.reads = reads
-        self.open: set[Key] = set()
+        self.since = now  # when what it read was found, the earliest
+        self.open: set[Key] | None = None
+
+    def read(self, functions: Iterable[str], since: int) -> None:
+        if self.reads is None:
+            self.reads = set(functions)
+        else:
+            self.reads.update(functions)
+        if since < self.since:
+            self.since = since
+
+    def met(self, keys: Iterable[Key]) -> None:
+        if self.open is None:
+            self.open = set(keys)
+        else:
+            self.open.update(keys)
 
 
 class Answers:
@@ -40,9 +57,14 @@ class Answers:
     def __init__(self, bound: int) -> None:
         self.bound = bound
         self.found: dict[Key, frozenset] = {}
-        self.reads: dict[Key, frozenset[str]] = {}  # only the answers that read something
+        # The answers that read something: what, and when they were found.
+        self.reads: dict[Key, tuple[frozenset[str], int]] = {}
+        self.clock = 0  # how many times the sites of a function grew
+        self.grown: dict[str, int] = {}  # function -> when its sites last grew
+        self.forgotten = 0  # when answers were last forgotten
         self.asking: list[Question] = []  # the questions being answered, outermost first
         self.busy: set[Key] = set()
+        self.uncounted = 0  # questions being answered that do not count towards the bound
         self.waiting: dict[Key, list[Key]] = {}  # open question -> the answers that met it
         self.shared: dict[frozenset, frozenset] = {NOTHING: NOTHING}  # one copy of each
 
@@ -52,62 +74,91 @@ class Answers:
         answer: Callable[[], Iterable[Hashable]],
         reads: str | None = None,
         bounded: bool = True,
+        counted: bool = True,
     ) -> frozenset:
         """What ANSWER gives for KEY, remembered; READS is a function whose parameters the
-        answer reads itself; an unBOUNDED question is answered past the depth bound."""
+        answer reads itself; an unBOUNDED question is answered past the depth bound; an
+        unCOUNTED one (a question about a whole statement, asked first) does not count
+        towards the depth of those under it."""
         found = self.found.get(key)
         asking = self.asking
         if found is not None:
             if asking:
                 read = self.reads.get(key)
                 if read is not None:
-                    asking[-1].reads |= read
+                    asking[-1].read(*read)
             return found
-        if key in self.busy or (bounded and len(asking) > self.bound):
-            if asking:
-                asking[-1].open.add(key if key in self.busy else asking[0].key)
+        busy = self.busy
+        if key in busy:
+            asking[-1].met((key,))
             return NOTHING
-        question = Question(key, {reads} if reads is not None else set())
+        if bounded and len(asking) - self.uncounted > self.bound:
+            asking[-1].met((asking[0].key,))
+            return NOTHING
+        question = Question(key, {reads} if reads is not None else None, self.clock)
         asking.append(question)
-        self.busy.add(key)
+        busy.add(key)
+        if not counted:
+            self.uncounted += 1
         try:
             found = frozenset(answer())
         finally:
             asking.pop()
-            self.busy.discard(key)
+            busy.discard(key)
+            if not counted:
+                self.uncounted -= 1
         self.keep(question, found)
         return found
 
     def keep(self, question: Question, found: frozenset) -> None:
         key, open_ = question.key, question.open
-        open_.discard(key)
+        if open_ is not None:
+            open_.discard(key)
         if len(found) <= 1:  # most answers are nothing or one value: kept once
             found = self.shared.setdefault(found, found)
         self.found[key] = found
-        read = frozenset(question.reads)
-        if read:
+        read = None
+        since = question.since
+        if question.reads:
+            read = frozenset(question.reads)
             read = self.shared.setdefault(read, read)
-            self.reads[key] = read
+            self.reads[key] = (read, since)
         # The answers that met this question while it was being answered took nothing for
         # it: they read what it read, and what it is still waiting for.
-        for met in self.waiting.pop(key, ()):
-            if read:
-                self.reads[met] = read
+        waiting = self.waiting.pop(key, None)
+        if waiting is not None:
+            for met in waiting:
+                if read is not None:
+                    self.reads[met] = (read, min(since, self.reads.get(met, (read, since))[1]))
+                for other in open_ or ():
+                    self.waiting.setdefault(other, []).append(met)
+        if open_:
             for other in open_:
-                self.waiting.setdefault(other, []).append(met)
-        for other in open_:
-            self.waiting.setdefault(other, []).append(key)
+                self.waiting.setdefault(other, []).append(key)
         if self.asking:
             outer = self.asking[-1]
-            if read:
-                outer.reads |= read
-            outer.open |= open_
+            if read is not None:
+                outer.read(read, since)
+            if open_:
+                outer.met(open_)
 
-    def forget(self, changed: set[str]) -> None:
-        """Drop the answers that read the parameters of a function in CHANGED."""
-        if not changed:
+    def grew(self, function: str) -> None:
+        """FUNCTION is given a new call: what its parameters hold may grow."""
+        self.clock += 1
+        self.grown[function] = self.clock
+
+    def forget(self) -> None:
+        """Drop the answers that read the parameters of a function before its sites grew."""
+        recent = {f for f, when in self.grown.items() if when > self.forgotten}
+        self.forgotten = self.clock
+        if not recent:
             return
-        stale = [key for key, read in self.reads.items() if not read.isdisjoint(changed)]
+        grown = self.grown
+        stale = [
+            key
+            for key, (read, when) in self.reads.items()
+            if not read.isdisjoint(recent) and any(grown.get(f, 0) > when for f in read)
+        ]
         for key in stale:
             del self.found[key]
             del self.reads[key]

@@ -24,8 +24,9 @@ adds nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from tracer.analyses.calls.answers import Answers
 from tracer.analyses.calls.rules import CallRules, binding_of
@@ -68,14 +69,6 @@ class Objects:
         self.sites = sites
         self.answers = Answers(MAX_DEPTH)
         self.storing: dict[str, list[Call]] = {}  # file -> its calls that may store
-
-    def forget(self, grown: set[str]) -> None:
-        """Drop what was found through the parameters of the functions in GROWN (their sites
-        grew)."""
-        self.answers.forget(grown)
-
-    def ask(self, key: tuple[object, ...], answer: Callable[[], Iterable[Obj]]) -> Objs:
-        return self.answers.ask(key, answer)
 
     # -- what a call runs ----------------------------------------------------------------------
 
@@ -148,7 +141,7 @@ class Objects:
     def result(self, path: str, call: Call) -> Objs:
         """What CALL returns: an instance of a class it makes, what a function it runs
         returns (a generator for one that yields)."""
-        return self.ask(("result", path, call.id), lambda: self.find_result(path, call))
+        return self.answers.ask(("result", path, call.id), lambda: self.find_result(path, call))
 
     def find_result(self, path: str, call: Call) -> Iterable[Obj]:
         callees = self.callee_objects(path, call)
@@ -163,7 +156,7 @@ class Objects:
 
     def returned(self, function: str) -> Objs:
         """What FUNCTION returns; for a generator, a container of what it yields."""
-        return self.ask(("returned", function), lambda: self.find_returned(function))
+        return self.answers.ask(("returned", function), lambda: self.find_returned(function))
 
     def find_returned(self, function: str) -> Iterable[Obj]:
         path, definition = self.index.functions[function]
@@ -230,21 +223,21 @@ class Objects:
     def name(self, path: str, scope: str, name: str, line: int) -> Objs:
         """What NAME (dotted) may hold in SCOPE at LINE."""
         line = line if self.straight(path, line) else 0  # else the line changes nothing
-        return self.ask(
+        return self.answers.ask(
             ("name", path, scope, name, line), lambda: self.find_name(path, scope, name, line)
         )
 
     def find_name(self, path: str, scope: str, name: str, line: int) -> Iterable[Obj]:
         head, _, rest = name.partition(".")
         module = self.index.module_of[path]
-        if head in ("self", "cls") and self.binding_scope(path, scope, head) is not None:
+        bound = self.binding_scope(path, scope, head)
+        if head in ("self", "cls") and bound is not None:
             klass = self.resolver.self_class(path, scope)
             if klass is not None and not rest:
                 return {Obj("instance" if head == "self" else "class", klass)}
             if klass is not None:
                 return self.attributes(frozenset({Obj("instance", klass)}), rest)
         # A local binding first: assignments or a parameter of the nearest scope binding it.
-        bound = self.binding_scope(path, scope, head)
         if bound is not None:
             found = self.bound(path, bound, scope, head, line)
             return self.attributes(found, rest) if rest else found
@@ -269,21 +262,27 @@ class Objects:
         assignment or as a parameter; None when none does (a function, class or import)."""
         module = self.index.module_of[path]
         while True:
-            function = self.resolver.function(path, scope)
-            if function is not None and any(p.name == name for p in function[1].params):
-                return scope
-            if self.binding(path, scope, name):
+            if self.parameter_of(path, scope, name) is not None or self.binding(path, scope, name):
                 return scope
             if scope == MODULE_SCOPE:
                 return None
             scope = self.rules.enclosing_scope(module, scope)
 
+    def parameter_of(self, path: str, scope: str, name: str) -> str | None:
+        """The function SCOPE is, if NAME is one of its parameters."""
+        function = self.resolver.function(path, scope)
+        if function is not None:
+            for param in function[1].params:
+                if param.name == name:
+                    return function[0]
+        return None
+
     def bound(self, path: str, scope: str, reader: str, name: str, line: int) -> Objs:
         """What NAME holds in SCOPE (which binds it), read from READER at LINE."""
-        function = self.resolver.function(path, scope)
+        function = self.parameter_of(path, scope, name)
         found: set[Obj] = set()
-        if function is not None and any(p.name == name for p in function[1].params):
-            found |= self.parameter(function[0], name)
+        if function is not None:
+            found |= self.parameter(function, name)
         flows = self.facts.flows(path)
         indices = self.binding(path, scope, name)
         for index in self.reaching(path, scope, reader, indices, line):
@@ -292,12 +291,11 @@ class Objects:
 
     def binding(self, path: str, scope: str, name: str) -> list[int]:
         """The assignments of SCOPE that bind NAME (`d["k"] = v` stores into d, binds none)."""
+        indices = self.resolver.assigns(path, scope).get(name)
+        if not indices:
+            return []
         patterns = self.facts.flows(path).patterns
-        return [
-            i
-            for i in self.resolver.assigns(path, scope).get(name, ())
-            if i not in patterns or contains(patterns[i], ("name", name))
-        ]
+        return [i for i in indices if i not in patterns or contains(patterns[i], ("name", name))]
 
     def reaching(
         self, path: str, scope: str, reader: str, indices: Iterable[int], line: int
@@ -432,7 +430,7 @@ class Objects:
         """What `x.ATTR` holds when x may be each of OBJS."""
         found: set[Obj] = set()
         for obj in objs:
-            found |= self.ask(("attr", obj, attr), lambda obj=obj: self.find_attribute(obj, attr))
+            found |= self.answers.ask(("attr", obj, attr), partial(self.find_attribute, obj, attr))
         return frozenset(found)
 
     def find_attribute(self, obj: Obj, attr: str) -> Iterable[Obj]:
@@ -485,7 +483,7 @@ class Objects:
     def content(self, box: Obj, key: object, any_key: bool, where: tuple[str, str, int]) -> Objs:
         """The entries of BOX at KEY (every entry when ANY_KEY), with the stores into it,
         as seen from WHERE (path, scope, line)."""
-        return self.ask(
+        return self.answers.ask(
             ("content", box, key, any_key, where),
             lambda: self.find_content(box, key, any_key, where),
         )

@@ -58,6 +58,10 @@ class CallRules:
         self.resolver = session.graph.resolver
         self.external_bases: dict[str, str | None] = {}
         self.attributes_of: dict[str, set[str]] = {}
+        self.last_assignments: tuple[tuple[str, str, str], list[Assign] | None] = (
+            ("", "", ""),
+            None,
+        )
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -253,6 +257,14 @@ class CallRules:
         """Plain `NAME = value` in the nearest scope that binds NAME (SCOPE, a function
         around it, the module); None when that binding is a parameter, whose value comes
         from the callers."""
+        # One call asks for its callee's name up to three times in a row (is it bound, to
+        # what, an instance of what class): the last answer is kept.
+        key = (path, scope, name)
+        if self.last_assignments[0] != key:
+            self.last_assignments = (key, self.find_assignments(path, scope, name))
+        return self.last_assignments[1]
+
+    def find_assignments(self, path: str, scope: str, name: str) -> list[Assign] | None:
         module = self.index.module_of[path]
         while True:
             function = self.resolver.function(path, scope)
