@@ -108,9 +108,9 @@ def chain_of(
         # Of all the places NAME is bound, start from the one nearest a sink (backward: the
         # path there is cut at NAME's last binding).
         goals = sink_goals(graph, set(sinks))
-        looked = len(graph.expanded)
-        link = find_link(graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0))
-        budget = max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * (len(graph.expanded) - looked))
+        spent = Budget()
+        link = find_link(graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0), budget=spent)
+        budget = max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * spent.used)
         anchors = link[:1] or seeds
         if direction == "backward":  # where the value comes from: up to its last binding
             bound = [i for i, step_id in enumerate(link) if step_id in seed_set]
@@ -450,6 +450,24 @@ def sink_goals(graph: FlowGraph, sinks: set[str]) -> list[str]:
     ]
 
 
+class Budget:
+    """How many steps a search may expand (None: as many as it likes), and how many the
+    searches given it have expanded. Counted in steps, not time, so that a search gives the
+    same answer on a graph that other queries have grown."""
+
+    def __init__(self, left: int | None = None) -> None:
+        self.left = left
+        self.used = 0
+
+    def spend(self) -> bool:
+        """Count one step expanded; False when none was left."""
+        self.used += 1
+        if self.left is None:
+            return True
+        self.left -= 1
+        return self.left >= 0
+
+
 def find_link(
     graph: FlowGraph,
     starts: list[str],
@@ -461,7 +479,7 @@ def find_link(
     before: Callable[[list[str]], list[str]] = lambda path: [],
     start_states: dict[str, tuple[Context, str | None]] | None = None,
     avoid: frozenset[str] = frozenset(),
-    budget: int | None = None,
+    budget: Budget | None = None,
 ) -> list[str]:
     """The shortest path from one of STARTS to one of GOALS, trusted steps first (LEVELS:
     the least confidence tried in turn), searched from both ends at once so that neither
@@ -517,8 +535,8 @@ def every_route(
     route of its own. The main route ends on the binding the others are copied from
     (`source_bindings`), unless that binding only adjusts the value already there
     (`x = min(x, cap)`): it may be another than the spine found first. Each search for
-    another route looks at the edges of at most BUDGET steps not looked at before (twice
-    what the spine's own search cost): other routes never cost much more than the spine."""
+    another route expands at most BUDGET steps (twice as many as the spine's own search):
+    other routes never cost much more than the spine."""
     family = owner_family(graph, spine[-1])
     remaining = [g for g in goals if g != spine[-1] and family & owner_family(graph, g)]
     found = [spine]
@@ -556,7 +574,7 @@ def every_route(
             before,
             inside,
             other_sinks,
-            budget,
+            Budget(budget),
         )
 
     while remaining and len(found) < MAX_ROUTES:
@@ -647,18 +665,16 @@ def meet(
     banned: set[tuple[str, str]] | None = None,
     start_states: dict[str, tuple[Context, str | None]] | None = None,
     avoid: frozenset[str] = frozenset(),
-    budget: int | None = None,
+    budget: Budget | None = None,
 ) -> list[str]:
     """Bidirectional breadth-first search: grow the smaller frontier one layer at a time
     (forward from STARTS, backward from GOALS) until they touch. Each side carries the call
     it is inside of (`contexts`), so that a value entering a function by one call leaves it
     by the same call's result. A start may be given the calls it is inside of and the step
     before it (START_STATES); no path passes through a step of AVOID. With a BUDGET, the
-    search gives up (no path) once the edges of that many steps never looked at before have
-    been looked for (by it, or by the objects' routes it follows)."""
+    search counts the steps it expands in it, and gives up (no path) when it has none left."""
     State = tuple[str, Context]
     known = start_states or {}
-    looked = len(graph.expanded)  # the budget counts the steps whose edges are looked for
     ahead: dict[State, State | None] = {(s, known.get(s, ((), None))[0]): None for s in starts}
     behind: dict[State, State | None] = {(s, ()): None for s in goals}
     seen_ahead: dict[str, list[Context]] = {s: [known.get(s, ((), None))[0]] for s in starts}
@@ -733,7 +749,7 @@ def meet(
         met = False
         for current in front if forward else back:
             step, context = current
-            if budget is not None and len(graph.expanded) - looked > budget:
+            if budget is not None and not budget.spend():
                 return []
             found = graph.edges(step, forward)
             found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
