@@ -395,3 +395,11 @@ def test_cls_called_in_a_classmethod_constructs_its_class(snippet_session):
         "args = Args.from_cli(fraction)",
         "tokens = total * args.fraction",
     ]
+
+
+def test_routes_do_not_depend_on_what_was_traced_before(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/run.py": TWO_ROUTES})
+    first = trace(session.graph, "Runner.__init__.fraction", sinks=["max_tokens"])
+    trace(session.graph, "plan.budget", sinks=["max_tokens"])
+    again = trace(session.graph, "Runner.__init__.fraction", sinks=["max_tokens"])
+    assert again.routes == first.routes and len(first.routes) == 2
