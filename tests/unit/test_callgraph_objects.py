@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tracer.analyses.callgraph import call_graph
 from tracer.analyses.calls.answers import Answers
+from tracer.analyses.calls.queries import CallQueries
 
 
 def graph_of(snippet_session, code: str) -> dict[str, list[str]]:
@@ -379,3 +380,77 @@ def test_an_answer_found_after_the_sites_grew_is_kept_unless_it_took_an_older_on
     assert answers.ask(("fresh", "f"), lambda: list(sites["f"]), reads="f") == {"a", "b"}
     answers.forget()
     assert set(answers.found) == {("fresh", "f")}
+
+
+VALUES_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/handlers.py": """
+        def on_start():
+            pass
+
+        def on_stop():
+            pass
+
+        def on_tick():
+            pass
+
+        def fallback():
+            pass
+
+        HANDLERS = {"start": on_start, "stop": on_stop}
+        PIPELINE = [on_tick, fallback]
+
+        class Hooks:
+            def __init__(self, hook):
+                self.hook = hook
+
+            def fire(self):
+                pass
+
+        def run(name):
+            HANDLERS[name]()
+            for step in PIPELINE:
+                step()
+            Hooks(on_stop).fire()
+
+        def apply(fn, xs):
+            return fn(xs)
+
+        def choose():
+            g = on_start
+            g = on_stop
+            g()
+        """,
+    "pkg/main.py": """
+        from pkg.handlers import apply, on_tick, run
+
+        def main():
+            run("start")
+            apply(on_tick, [1])
+            sorted([3], key=on_tick)
+        """,
+}
+
+
+def test_queries_follow_values_as_the_call_graph_and_find_a_subset_of_its_edges(
+    snippet_session,
+):
+    session = snippet_session(VALUES_TREE)
+    whole = call_graph(session)
+    queries = CallQueries(session)
+    names = [*session.index.functions, *session.index.module_of.values()]
+    asked = {name: queries.callees(name) + queries.callers(name) for name in names}
+    found = {(e.caller, e.callee) for edges in asked.values() for e in edges if e.kept}
+    assert {(caller, callee) for caller, callee in found if callee not in whole[caller]} == set()
+    handlers = "pkg.handlers."
+    # A key read from a dict with what the callers pass, a loop over a list, the last binding
+    # of a name: the query's callees are the whole graph's.
+    for name in ("run", "choose"):
+        callees = {e.callee for e in queries.callees(handlers + name) if e.kept}
+        assert sorted(callees) == whole[handlers + name]
+    assert whole[handlers + "choose"] == [handlers + "on_stop"]  # not on_start, rebound
+    # Callers are found by name, where on_tick is passed on, to the tree or outside it; not
+    # through the list that holds it.
+    callers = {e.caller for e in queries.callers(handlers + "on_tick") if e.kept}
+    assert callers == {handlers + "apply", "pkg.main.main"}
+    assert handlers + "on_tick" in whole[handlers + "run"]

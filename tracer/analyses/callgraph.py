@@ -2,22 +2,25 @@
 
 Keys are every module (its module-level code is the caller), every function and lambda of
 the tree, and every callee. The edges are the rules of tracer/analyses/calls/rules.py and
-values.py applied to every scope of the tree, keeping what they name at confidence 0.8 and
-above (`MIN_CONFIDENCE`): the same rules `sgtrace export --scope calls` asks one function at a
-time (tracer/analyses/calls/queries.py). Only the whole tree finds every function passed
-through a parameter: what a call of a parameter runs is what all the calls of its function
-pass, which may be found through other parameters in turn, so the passes go on until nothing
-is new.
+values.py, with the values followed where statements.py says (objects.py), applied to every
+scope of the tree, keeping what they name at confidence 0.8 and above (`MIN_CONFIDENCE`): the
+same rules `sgtrace export --scope calls` asks one function at a time (tracer/analyses/calls/
+queries.py). Only the whole tree finds every function passed through a parameter: what a call
+of a parameter runs is what all the calls of its function pass, which may be found by value
+or through other parameters in turn, so the passes go on until nothing is new. A pass asks
+again only the values that read the parameters of a function given new calls since they were
+found (tracer/analyses/calls/answers.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import fields
-from functools import cached_property, partial
+from functools import partial
 
-from tracer.analyses.calls.objects import UNKNOWN, Objects
+from tracer.analyses.calls.objects import Objects
 from tracer.analyses.calls.rules import CallRules, caller_name
+from tracer.analyses.calls.statements import ValueStatements
 from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import Assign, Call, Raise
 from tracer.session import Session
@@ -42,6 +45,7 @@ class CallGraph:
         self.values = FunctionValues(self.rules, whole=True)
         self.sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
         self.objects = Objects(self.rules, self.values, lambda f: self.sites.get(f, ()))
+        self.statements = ValueStatements(self.rules, self.values, self.objects)
 
     def build(self) -> dict[str, list[str]]:
         edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
@@ -58,15 +62,14 @@ class CallGraph:
         for path, module in sorted(self.index.module_of.items()):
             edges.setdefault(module, set())
             for call in self.facts.flows(path).calls:
-                runs = self.rules.runs(path, call)
-                found = {self.values.wrapper_of(c.name) for c in runs if c.kept}
-                if (not found and self.may_hold(call)) or self.assigned_name(path, call):
+                found = self.statements.named(path, call)
+                if self.statements.follows(path, call, found):
                     by_value.append((path, call, found))
                     found = set()
                 edges.setdefault(caller_name(module, call.scope), set()).update(found)
                 for callee in found:
                     sites.setdefault(callee, []).append((path, call))
-                if found and self.hands_out(call) and not (found & self.index.functions.keys()):
+                if self.statements.hands_out(call, found):
                     outward.append((path, call))
                 owner = self.values.parameter_owner(path, call)
                 if owner is not None:
@@ -77,13 +80,16 @@ class CallGraph:
                 iterated = self.rules.iteration(path, assign)
                 for callee in iterated:
                     edges.setdefault(caller_name(module, assign.scope), set()).add(callee)
-                if not iterated and self.iterables:
+                if self.statements.loops(assign, iterated):
                     loops.append((path, assign))
-            raises += [(path, r) for r in self.facts.flows(path).raises if self.names_class(r)]
+            raises += [
+                (path, r) for r in self.facts.flows(path).raises if self.statements.names_class(r)
+            ]
         # A function passed as an argument runs where the parameter is called; what a call
         # through a parameter runs may itself be called with functions; what a value holds
         # depends on the calls found: until nothing is new.
         seen: set[tuple[str, int, str]] = set()  # (path, call, callee) found by value
+        statements = self.statements
         new = True
         while new:
             new = False
@@ -93,7 +99,7 @@ class CallGraph:
             self.objects.answers.forget()
             for i, (path, call, named) in enumerate(by_value):
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
-                runs = self.remembered(("call", i), partial(self.runs, path, call, named))
+                runs = self.remembered(("call", i), partial(statements.runs, path, call, named))
                 for callee in runs:
                     if (path, call.id, callee) not in seen:
                         seen.add((path, call.id, callee))
@@ -123,25 +129,11 @@ class CallGraph:
         changes (a question of its own: it does not count towards the depth bound)."""
         return self.objects.answers.ask(key, answer, counted=False)
 
-    def runs(self, path: str, call: Call, named: set[str]) -> set[str]:
-        """What CALL runs by what its callee may hold; NAMED (what the rules name) when
-        that is nothing, or when the callee may hold a value nothing names."""
-        held = self.objects.callee_objects(path, call)
-        if named and UNKNOWN in held:
-            return named
-        return self.objects.run(held) or named
-
     def for_loops(self, path: str) -> list[Assign]:
         """The `for` statements of PATH, in order (found by their rows: the file's other
         assignments, most of its facts, are not made)."""
         assigns = self.facts.flows(path).assigns
         return [assigns[i] for i in range(len(assigns)) if row_at(assigns, i)[ASSIGN_OP] == "for"]
-
-    def assigned_name(self, path: str, call: Call) -> bool:
-        """Is CALL's callee a plain name that assignments bind in its scope or around it?"""
-        if not call.callee or "." in call.callee:
-            return False
-        return bool(self.rules.assignments(path, call.scope, call.callee))
 
     def add_by_values(
         self,
@@ -152,16 +144,16 @@ class CallGraph:
     ) -> bool:
         """Add what follows from values: classes raised, objects iterated over, functions
         handed to code outside the tree. Is anything new?"""
-        objects = self.objects
+        statements = self.statements
         found: list[tuple[str, str, str]] = []  # (path, scope, callee)
         for i, (path, call) in enumerate(outward):
-            runs = self.remembered(("handed", i), partial(objects.handed_out, path, call))
+            runs = self.remembered(("handed", i), partial(statements.handed_out, path, call))
             found += [(path, call.scope, f) for f in runs]
         for i, (path, raised) in enumerate(raises):
-            runs = self.remembered(("raised", i), partial(objects.raised, path, raised))
+            runs = self.remembered(("raised", i), partial(statements.raised, path, raised))
             found += [(path, raised.scope, f) for f in runs]
         for i, (path, assign) in enumerate(loops):
-            runs = self.remembered(("loop", i), partial(objects.iterated, path, assign))
+            runs = self.remembered(("loop", i), partial(statements.iterated, path, assign))
             found += [(path, assign.scope, f) for f in runs]
         new = False
         for path, scope, callee in found:
@@ -169,37 +161,3 @@ class CallGraph:
             new = new or callee not in caller
             caller.add(callee)
         return new
-
-    # What may hold a function worth following (cheap tests on names, before any value is
-    # followed: the tree's calls are many, and most call methods of objects from outside).
-
-    @cached_property
-    def member_names(self) -> frozenset[str]:
-        """The last names of the tree's functions and classes."""
-        return frozenset(
-            name.rpartition(".")[2] for name in (*self.index.functions, *self.index.classes)
-        )
-
-    @cached_property
-    def iterables(self) -> bool:
-        """Does a class of the tree define `__iter__` or `__next__`?"""
-        return any(name.endswith(("__iter__", "__next__")) for name in self.index.functions)
-
-    def may_hold(self, call: Call) -> bool:
-        """May what CALL's callee holds be found by value: a name, an expression, or an
-        attribute named like a function or class of the tree?"""
-        return "." not in call.callee or call.callee.rpartition(".")[2] in self.member_names
-
-    def hands_out(self, call: Call) -> bool:
-        """Does CALL pass a name that may be a function of the tree?"""
-        return any(
-            len(arg.value.refs) == 1
-            and not arg.value.calls
-            and arg.value.refs[0].rpartition(".")[2] in self.member_names
-            for arg in call.args
-        )
-
-    def names_class(self, raised: Raise) -> bool:
-        """May `raise E` (RAISED) raise a class of the tree by name?"""
-        refs = raised.value.refs
-        return not raised.value.calls and len(refs) == 1 and bool(self.member_names)

@@ -78,15 +78,6 @@ class Objects:
             return self.name(path, call.scope, call.callee, call.line)
         return self.shape(path, call.scope, call.receiver.shape, call.line)
 
-    def runs(self, path: str, call: Call) -> set[str]:
-        """The functions CALL runs by what its callee may hold: functions and methods, the
-        `__init__` of classes (along the MRO, or inherited from outside the tree)."""
-        return self.run(self.callee_objects(path, call))
-
-    def certain(self, path: str, call: Call) -> bool:
-        """Is each value CALL's callee may hold named (none unknown)?"""
-        return UNKNOWN not in self.callee_objects(path, call)
-
     def run(self, objs: Objs) -> set[str]:
         """What calling each of OBJS runs: a function or method, a class's `__init__`."""
         found: set[str] = set()

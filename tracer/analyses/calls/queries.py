@@ -1,25 +1,39 @@
 """The callees of one caller and the callers of one function, on demand, by the rules of the
-call graph (tracer/analyses/calls/rules.py and values.py), which `sgtrace callgraph` applies
-to every scope of the tree (tracer/analyses/callgraph.py). `export --scope calls` draws
-from here.
+call graph (tracer/analyses/calls/rules.py, values.py, and objects.py as statements.py applies
+it), which `sgtrace callgraph` applies to every scope of the tree (tracer/analyses/callgraph.py).
+`export --scope calls` draws from here.
 
 Each edge carries its call line and its confidence: at `MIN_CONFIDENCE` (0.8) or more it is
 an edge of the call graph; below, it is the same rule's name-only guess, which the call graph
 leaves out (the export draws it dashed and says so).
 
-A query reads only the files that may hold what it asks (grepped by name): the sixty-odd
-functions around a chain of SGLang 0.5.23 take about a second, the whole call graph twenty.
-It finds a subset of the whole graph's edges, never another edge:
-- the callees of a function or module are the whole graph's for that scope, except that a
-  call of a parameter runs only what the callers found by name (below) pass, where the whole
-  graph also follows callers found through other parameters, until nothing is new;
+A query reads only the files that may hold what it asks: those grepped by name, and those the
+values it follows come from (a function's returns, the calls of a function whose parameter it
+reads, the class that stores an attribute). The functions around a chain of SGLang 0.5.9, two
+levels each way, take about a third of a second; the whole call graph several seconds. Values
+are followed as the whole graph follows them (`ValueStatements`), through the calls found
+here: a parameter holds what the calls found by name pass. So a query finds a subset of the
+whole graph's edges, never another edge:
+- the callees of a function or module are the whole graph's for that scope, except that what
+  a parameter holds comes from the callers found by name (below) only, where the whole graph
+  also has the callers found by value and through other parameters, until nothing is new;
 - the callers of a function are the calls that name it (its name, an alias it is imported
-  as; for an `__init__`, the classes it constructs), the definitions it decorates, and the
-  calls of a parameter it is given for: by a decorator that wraps it, or as an argument
-  written by name (one step: not when passed on again). Left out: calls through other names
-  bound to it (`g = f; g()`, `self.hook = f`), the calls of a decorated function that run the
-  wrapper its decorator returns (they are the wrapper's callers, not found from its side),
-  and `for` loops calling `__iter__` and `__next__`.
+  as; for an `__init__`, the classes it constructs) and run it by the call graph's rules (a
+  call of a name bound by assignment runs what the name holds where it is called), the
+  definitions it decorates, the calls of a parameter it is given for (by a decorator that
+  wraps it, or as an argument written by name: one step, not when passed on again), and the
+  calls handing it to code outside the tree. Left out: calls through values that hold it
+  (`g = f; g()`, `self.hook = f`, `{"k": f}["k"]()`, `for g in [f]: g()`), the calls of a
+  decorated function that run the wrapper its decorator returns (they are the wrapper's
+  callers, not found from its side), `for` loops calling `__iter__` and `__next__`, and
+  `raise E` running `E.__init__`.
+
+One caveat, the value follower's: a question met again while it is being answered (a value
+that flows round a cycle: a function passing its parameter back to itself) adds nothing there,
+and questions deeper than 24 are not followed; so an answer may lack what a cycle adds, and
+the whole graph and a query may enter the cycle at different points. The subset is checked on
+snippets (tests/unit/test_callgraph_objects.py) and on the chain of SGLang 0.5.9 above, three
+levels each way.
 """
 
 from __future__ import annotations
@@ -28,7 +42,9 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from tracer.analyses.calls.objects import Objects
 from tracer.analyses.calls.rules import MIN_CONFIDENCE, Callee, CallRules, caller_name
+from tracer.analyses.calls.statements import ValueStatements
 from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FunctionDef
 from tracer.session import Session
@@ -75,6 +91,9 @@ class CallQueries:
         self.graph = session.graph
         self.rules = CallRules(session)
         self.values = FunctionValues(self.rules, whole=False)
+        # Values are followed as the call graph follows them, through the calls found here.
+        self.objects = Objects(self.rules, self.values, self.sites)
+        self.statements = ValueStatements(self.rules, self.values, self.objects)
         self.named: dict[str, list[tuple[str, Call, float]]] = {}
         self.decorations_in: dict[str, list[tuple[str, str, int]]] = {}
 
@@ -108,8 +127,9 @@ class CallQueries:
 
     def callees(self, name: str) -> list[CallEdge]:
         """What the code of NAME (a function, a lambda, a module's own code) runs, in call
-        order, then its decorators applied and its `for` loops. A class body calls nothing:
-        its calls are the function's or module's around it, as in the call graph."""
+        order, then its decorators applied, its `for` loops and its `raise`s. A class body
+        calls nothing: its calls are the function's or module's around it, as in the call
+        graph."""
         place = self.place(name)
         if place is None or name in self.index.classes:
             return []
@@ -127,22 +147,45 @@ class CallQueries:
                 found.append(CallEdge(name, decorator, line, 1.0))
         for index in rows.assigns_by_scope.get(scope, ()):
             assign = flows.assigns[index]
-            for method in self.rules.iteration(path, assign):
+            iterated = self.rules.iteration(path, assign)
+            if self.statements.loops(assign, iterated):
+                iterated = sorted(self.statements.iterated(path, assign))
+            for method in iterated:
                 found.append(CallEdge(name, method, assign.line, 1.0))
+        for raised in flows.raises:
+            if raised.scope == scope and self.statements.names_class(raised):
+                for init in sorted(self.statements.raised(path, raised)):
+                    found.append(CallEdge(name, init, raised.line, 1.0))
         return found
 
     def runs(self, path: str, call: Call) -> list[Callee]:
-        """What CALL runs: a decorated function's wrapper for the function; for a call of a
-        parameter, what the callers found by name pass for it."""
-        found: dict[str, float] = {}
-        for callee in self.rules.runs(path, call):
-            name = self.values.wrapper_of(callee.name)
-            found[name] = max(found.get(name, 0.0), callee.confidence)
+        """What CALL runs, as the call graph has it (`ValueStatements`): the rules' callees
+        (a decorated function's wrapper for the function), or what its callee may hold by
+        value; the functions it hands to code outside the tree; for a call of a parameter,
+        what the callers found by name pass for it. The rules' guesses stay beside, below
+        `MIN_CONFIDENCE`."""
+        found = self.named_by_rules(path, call)
+        named = {name for name, confidence in found.items() if confidence >= MIN_CONFIDENCE}
+        statements = self.statements
+        if statements.follows(path, call, named):
+            guesses = {name: c for name, c in found.items() if c < MIN_CONFIDENCE}
+            found = guesses | dict.fromkeys(statements.runs(path, call, named), 1.0)
+        elif statements.hands_out(call, named):
+            found.update(dict.fromkeys(statements.handed_out(path, call), 1.0))
         owner = self.values.parameter_owner(path, call)
         if owner is not None:
             for name in self.values.passed(owner, call.callee, self.sites, frozenset()):
                 found[name] = 1.0
         return [Callee(name, found[name]) for name in sorted(found)]
+
+    def named_by_rules(self, path: str, call: Call) -> dict[str, float]:
+        """What the rules name for CALL (a decorated function's wrapper for the function),
+        each with its confidence."""
+        found: dict[str, float] = {}
+        for callee in self.rules.runs(path, call):
+            name = self.values.wrapper_of(callee.name)
+            found[name] = max(found.get(name, 0.0), callee.confidence)
+        return found
 
     def decorations(self, path: str) -> list[tuple[str, str, int]]:
         found = self.decorations_in.get(path)
@@ -154,7 +197,8 @@ class CallQueries:
 
     def callers(self, function: str) -> list[CallEdge]:
         """The calls and definitions that run FUNCTION: the calls naming it, the definitions
-        it decorates, the calls of a parameter it is given for."""
+        it decorates, the calls of a parameter it is given for, the calls handing it to code
+        outside the tree."""
         if function not in self.index.functions:
             return []
         found = [
@@ -163,6 +207,7 @@ class CallQueries:
         ]
         found += self.decorating(function)
         found += self.parameter_calls(function)
+        found += self.handing(function)
         return found
 
     def sites(self, function: str) -> list[tuple[str, Call]]:
@@ -171,7 +216,8 @@ class CallQueries:
         return [(path, call) for path, call, c in self.named_calls(function) if c >= MIN_CONFIDENCE]
 
     def named_calls(self, function: str) -> list[tuple[str, Call, float]]:
-        """(path, call, confidence) for each call naming FUNCTION that runs it."""
+        """(path, call, confidence) for each call naming FUNCTION that runs it, as the call
+        graph decides (a call it follows by value runs FUNCTION if the value may hold it)."""
         found = self.named.get(function)
         if found is not None:
             return found
@@ -183,10 +229,21 @@ class CallQueries:
             calls = self.facts.flows(path).calls
             for call_id in sorted({i for word in names for i in rows.callees.get(word, ())}):
                 call = calls[call_id]
-                for callee in self.rules.runs(path, call):
-                    if self.values.wrapper_of(callee.name) == function:
-                        found.append((path, call, callee.confidence))
+                named = self.named_by_rules(path, call)
+                if function in named and self.runs_named(path, call, function, named):
+                    found.append((path, call, named[function]))
         return found
+
+    def runs_named(self, path: str, call: Call, function: str, by_rules: dict[str, float]) -> bool:
+        """Does CALL, for which the rules name FUNCTION (BY_RULES: what they name, with
+        confidences), run it as the call graph decides? A guess is kept as one (the export
+        draws it dashed)."""
+        if by_rules[function] < MIN_CONFIDENCE:
+            return True
+        named = {name for name, c in by_rules.items() if c >= MIN_CONFIDENCE}
+        if not self.statements.follows(path, call, named):
+            return True
+        return function in self.statements.runs(path, call, named)
 
     def calling_files(self, function: str) -> tuple[list[str], set[str]]:
         """The files that may call FUNCTION by name and the last names such calls have, as
@@ -237,15 +294,40 @@ class CallQueries:
                 found.add((decorator, params[0].name))
         if definition.is_lambda:
             return found | self.lambda_argument_holders(path, function, definition)
+        for site_path, call, arg in self.passing(function):
+            found |= self.filled(site_path, call, arg)
+        return found
+
+    def passing(self, function: str) -> list[tuple[str, Call, Arg]]:
+        """(path, call, argument) for each argument that names FUNCTION (not a lambda)."""
+        definition = self.index.functions[function][1]
         name = definition.name
         # The name then `,` or `)`: an argument (a method's, after its object: `a.step`).
         dot = b"." if definition.class_qualname else b""
         pattern = re.escape(dot + name.encode()) + rb"\s*[,)]"
-        for site_path in self.facts.matching(name, pattern):
-            for call in self.facts.flows(site_path).calls:
-                for arg in call.args:
-                    if names_function(arg, name):
-                        found |= self.filled(site_path, call, arg)
+        return [
+            (site_path, call, arg)
+            for site_path in self.facts.matching(name, pattern)
+            for call in self.facts.flows(site_path).calls
+            for arg in call.args
+            if names_function(arg, name)
+        ]
+
+    def handing(self, function: str) -> list[CallEdge]:
+        """FUNCTION handed to code outside the tree (`sorted(xs, key=f)`): called by the
+        caller, as the call graph has it."""
+        if self.index.functions[function][1].is_lambda:
+            return []
+        found = []
+        for path, call in dict.fromkeys((path, call) for path, call, _ in self.passing(function)):
+            named = self.named_by_rules(path, call)
+            kept = {name for name, c in named.items() if c >= MIN_CONFIDENCE}
+            statements = self.statements
+            if statements.follows(path, call, kept) or not statements.hands_out(call, kept):
+                continue
+            if function in statements.handed_out(path, call):
+                caller = caller_name(self.index.module_of[path], call.scope)
+                found.append(CallEdge(caller, function, call.line, 1.0))
         return found
 
     def lambda_argument_holders(
