@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import fields
 from functools import partial
 
+from tracer.analyses.calls.answers import Key
 from tracer.analyses.calls.objects import Objects
 from tracer.analyses.calls.rules import CallRules, caller_name
 from tracer.analyses.calls.statements import ValueStatements
@@ -91,13 +92,11 @@ class CallGraph:
         seen: set[tuple[str, int, str]] = set()  # (path, call, callee) found by value
         statements = self.statements
         new = True
+        dropped: set[Key] | None = None  # the first pass asks every statement
         while new:
             new = False
-            # What the parameters of functions given new calls hold may have grown: the
-            # answers that read them before are asked again, every other is kept
-            # (tracer/analyses/calls/answers.py).
-            self.objects.answers.forget()
-            for i, (path, call, named) in enumerate(by_value):
+            for i in due("call", len(by_value), dropped):
+                path, call, named = by_value[i]
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
                 runs = self.remembered(("call", i), partial(statements.runs, path, call, named))
                 for callee in runs:
@@ -106,7 +105,7 @@ class CallGraph:
                         caller.add(callee)
                         self.add_site(callee, path, call)
                         new = True
-            new = self.add_by_values(edges, outward, loops, raises) or new
+            new = self.add_by_values(edges, outward, loops, raises, dropped) or new
             for path, call, owner in through_parameters:
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
                 passed = self.values.passed(
@@ -116,6 +115,11 @@ class CallGraph:
                     caller.add(callee)
                     self.add_site(callee, path, call)
                     new = True
+            # What the parameters of functions given new calls hold may have grown: the
+            # answers that read them before are asked again, every other is kept
+            # (tracer/analyses/calls/answers.py); a statement whose answer is kept has its
+            # edges already.
+            dropped = self.objects.answers.forget()
         callees = set().union(*edges.values())
         return {name: sorted(edges.get(name, ())) for name in edges.keys() | callees}
 
@@ -141,18 +145,23 @@ class CallGraph:
         outward: list[tuple[str, Call]],
         loops: list[tuple[str, Assign]],
         raises: list[tuple[str, Raise]],
+        dropped: set[Key] | None,
     ) -> bool:
         """Add what follows from values: classes raised, objects iterated over, functions
-        handed to code outside the tree. Is anything new?"""
+        handed to code outside the tree (those whose answers were DROPPED, or all when
+        None). Is anything new?"""
         statements = self.statements
         found: list[tuple[str, str, str]] = []  # (path, scope, callee)
-        for i, (path, call) in enumerate(outward):
+        for i in due("handed", len(outward), dropped):
+            path, call = outward[i]
             runs = self.remembered(("handed", i), partial(statements.handed_out, path, call))
             found += [(path, call.scope, f) for f in runs]
-        for i, (path, raised) in enumerate(raises):
+        for i in due("raised", len(raises), dropped):
+            path, raised = raises[i]
             runs = self.remembered(("raised", i), partial(statements.raised, path, raised))
             found += [(path, raised.scope, f) for f in runs]
-        for i, (path, assign) in enumerate(loops):
+        for i in due("loop", len(loops), dropped):
+            path, assign = loops[i]
             runs = self.remembered(("loop", i), partial(statements.iterated, path, assign))
             found += [(path, assign.scope, f) for f in runs]
         new = False
@@ -161,3 +170,11 @@ class CallGraph:
             new = new or callee not in caller
             caller.add(callee)
         return new
+
+
+def due(kind: str, count: int, dropped: set[Key] | None) -> Iterable[int]:
+    """The statements of KIND (COUNT of them) a pass asks, in order: every one in the first
+    (DROPPED is None), else those whose remembered answers were DROPPED (keys `(KIND, i)`)."""
+    if dropped is None:
+        return range(count)
+    return sorted(key[1] for key in dropped if key[0] == kind)

@@ -147,12 +147,13 @@ class Answers:
         self.clock += 1
         self.grown[function] = self.clock
 
-    def forget(self) -> None:
-        """Drop the answers that read the parameters of a function before its sites grew."""
+    def forget(self) -> set[Key]:
+        """Drop the answers that read the parameters of a function before its sites grew;
+        their questions."""
         recent = {f for f, when in self.grown.items() if when > self.forgotten}
         self.forgotten = self.clock
         if not recent:
-            return
+            return set()
         grown = self.grown
         stale = [
             key
@@ -162,3 +163,4 @@ class Answers:
         for key in stale:
             del self.found[key]
             del self.reads[key]
+        return set(stale)
