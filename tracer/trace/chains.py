@@ -765,8 +765,6 @@ def meet(
                 nxt = (edge.dst if forward else edge.src, nxt_context)
                 if not allowed or nxt in parents or (nxt[0] in avoid and nxt[0] not in goals):
                     continue
-                if nxt_context and (nxt[0], ()) in parents:
-                    continue  # reached already knowing nothing it is inside of: that goes further
                 parents[nxt] = current
                 seen.setdefault(nxt[0], []).append(nxt_context)
                 layer.append(nxt)
