@@ -3,6 +3,7 @@ printed by the logging call whose literal text is given, its holes filled in ord
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -33,29 +34,53 @@ def real_logs() -> Path:
 
 
 REAL_LOGS = real_logs()
+# Where a message's literal text is cut: holes, and the spaces after punctuation.
+PIECE = re.compile(r"\{\}|(?<=[.,:=])\s")
 
 
 def template_for(session: Session, literal: str) -> Template:
-    """The logging call of the release that prints LITERAL (the first, in path order)."""
-    # Implicit concatenation splits a message in the source: grep its first sentence.
-    needle = re.split(r"(?<=[.,:=])\s|\{", literal)[0]
-    for path in session.snapshot.grep(needle):
-        for template in file_templates(path, session.snapshot.read(path)):
-            text = "".join(p for p in template.parts if isinstance(p, str))
-            if all(piece in text for piece in literal.split("{}")):
-                return template
+    """The logging call of the release that prints LITERAL (the first, in path order). `{}`
+    in LITERAL stands for a hole; a choice between literals (`'a' if x else 'b'`) is read as
+    the one LITERAL shows."""
+    # Implicit concatenation and choices split a message in the source: grep its longest piece
+    # that the source holds as it is, trying the longer ones first.
+    pieces = sorted(PIECE.split(literal), key=len, reverse=True)
+    for needle in [p.strip() for p in pieces if len(p.strip()) >= 3]:
+        for path in session.snapshot.grep(needle):
+            for template in file_templates(path, session.snapshot.read(path)):
+                if choices_for(template, literal) is not None:
+                    return template
     raise AssertionError(f"no logging call prints {literal!r}")
 
 
-def printed(template: Template, values: list[object]) -> str:
-    """The line TEMPLATE prints with its holes holding VALUES, in order."""
+def choices_for(template: Template, literal: str) -> list[str] | None:
+    """The literal alternative of each choice in TEMPLATE with which it prints LITERAL's
+    pieces in order, or None when it cannot print them."""
+    options = [p for p in template.parts if isinstance(p, tuple)]
+    for chosen in itertools.product(*options):
+        queue = list(chosen)
+        text = "".join(
+            "{}" if isinstance(p, Hole) else queue.pop(0) if isinstance(p, tuple) else p
+            for p in template.parts
+        )
+        if re.search(".*?".join(map(re.escape, literal.split("{}"))), text, re.S):
+            return list(chosen)
+    return None
+
+
+def printed(template: Template, values: list[object], literal: str = "") -> str:
+    """The line TEMPLATE prints with its holes holding VALUES, in order, and its choices those
+    LITERAL shows (their first when it shows none)."""
     queue = list(values)
+    choices = choices_for(template, literal) or [
+        p[0] for p in template.parts if isinstance(p, tuple)
+    ]
     out: list[str] = []
     for part in template.parts:
         if isinstance(part, Hole):
             out.append(format(queue.pop(0), part.spec))
         elif isinstance(part, tuple):
-            out.append(part[0])
+            out.append(choices.pop(0))
         else:
             out.append(part)
     assert not queue, f"{len(queue)} values left over for {template.literal!r}"
@@ -69,6 +94,6 @@ def build_log(
     out = []
     for rank, literal, values in lines:
         tags = f" {rank}" if rank else ""
-        message = printed(template_for(session, literal), values) if values else literal
+        message = printed(template_for(session, literal), values, literal) if values else literal
         out.append(f"[{time}{tags}] {message}")
     return "\n".join(out) + "\n"

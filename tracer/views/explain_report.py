@@ -108,10 +108,10 @@ def result_check(e: Explanation) -> str:
 
 
 def sizes_check(e: Explanation, observation: Observation) -> str:
-    """The sizes the line prints (K + V) against the formula's first value (what it keeps)."""
+    """The sizes the line prints (K + V) against the memory the formula gives the pool."""
     sizes = other_sizes(observation)
-    first = e.evaluations[0]
-    if not sizes or first.value is None:
+    first = e.budget
+    if not sizes or first is None or first.value is None:
         return ""
     check = Sizes(observation, tuple(sizes), first.target, first.value)
     verdict = "close" if check.close else "far apart: the logged sizes do not fit these values"

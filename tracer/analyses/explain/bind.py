@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tracer.analyses.explain.arith import first_statement, statement_value
+from tracer.analyses.explain.arith import first_statement, number, statement_value
 from tracer.analyses.explain.logread import LogLine
 from tracer.analyses.explain.match import Matched, Observation
+from tracer.analyses.explain.returns import logged_returns
 from tracer.analyses.explain.templates import calls_in
 from tracer.graph.steps import Step
 
@@ -147,7 +148,10 @@ class LogBindings:
 
     def from_step(self, name: str, step: Step) -> Binding | None:
         if step.kind in ("field", "cli_flag"):
-            return self.setting(name, step)
+            setting = self.setting(name, step)
+            if setting.how in ("logged-args", "flag") or not self.filled_by_calls(step):
+                return setting
+            return None  # a record the code fills: its value is what the constructor is given
         printed = self.printed(step.name, step.symbol)
         if printed is not None and step.name:
             return Binding(
@@ -164,7 +168,51 @@ class LogBindings:
             measured = self.measured(name, step, function)
             if measured is not None:
                 return measured
+        for function in sorted(calls):
+            returned = self.returned(name, step, function)
+            if returned is not None:
+                return returned
         return None
+
+    def returned(self, name: str, step: Step, function: str) -> Binding | None:
+        """NAME = FUNCTION(...) where FUNCTION logs what it returns: the logged value, or,
+        when this start holds no line of it, the constant its other returns give."""
+        path, body = self.function_at(function)
+        if not body:
+            return None
+        found = logged_returns(function, path, self.session.snapshot.read(path), body)
+        if found is None:
+            return None
+        lines = [
+            m for m in self.mine if m.template in found.logs and m.line.number < self.result_line
+        ]
+        values = [o for m in lines for o in m.observations if o.value is not None]
+        call = f"{name} = {function}(...) at {step.file}:{step.line} ({step.symbol})"
+        literal = found.logs[0].literal.strip()
+        if values:
+            return Binding(
+                name,
+                values[-1].value,
+                "printed",
+                f"{call}, which logs what it returns: {literal!r} ({values[-1].where})",
+                values[-1],
+            )
+        if len(found.constants) != 1:
+            return None
+        return Binding(
+            name,
+            found.constants[0],
+            "implied",
+            f"{call}: it logs {literal!r} when it returns a computed value, and this start "
+            f"has no such line, so it returned its constant {number(found.constants[0])}",
+        )
+
+    def filled_by_calls(self, step: Step) -> bool:
+        """STEP is a field of a record some call constructs with it (not a setting)."""
+        return step.kind == "field" and any(
+            e.kind == "arg_to_field" and e.confidence >= 1.0
+            for e in self.graph.edges(step.id, forward=False)
+        )
 
     def printed(self, name: str, symbol: str) -> Observation | None:
         """The last line before the result that prints NAME itself in the same function (a
@@ -268,13 +316,17 @@ class LogBindings:
         return False
 
     def function_source(self, function: str) -> str:
+        return self.function_at(function)[1]
+
+    def function_at(self, function: str) -> tuple[str, str]:
+        """The file defining FUNCTION (the first, in path order) and its source there."""
         for path in self.session.facts.mentioning(f"def {function}("):
             text = self.session.snapshot.read(path).decode("utf-8", "replace")
             start = text.find(f"def {function}(")
             body = text.find(":\n", start)  # past the signature, which may span lines
             end = re.compile(r"^\S", re.M).search(text, max(body, start) + 2)
-            return text[start : end.start() if end else len(text)]
-        return ""
+            return path, text[start : end.start() if end else len(text)]
+        return "", ""
 
     def setting(self, name: str, step: Step) -> Binding:
         """A setting's value: printed with its class (`ServerArgs(..., name=0.88, ...)`), then
@@ -285,22 +337,22 @@ class LogBindings:
         # (the value often reaches the field from another settings class).
         for own_class_only in (True, False):
             for line in reversed(self.lines):
-                if f"{field_name}=" not in line.message:
+                if field_name not in line.message:
                     continue
-                for found in re.finditer(rf"\b{field_name}=(?P<v>[^,)\s]+)", line.message):
-                    printed = owner(line.message, found.start())
-                    value = to_float(found["v"])
-                    if value is None or not printed or not printed[0].isupper():
+                for found in settings_printed(line.message, field_name):
+                    printed, value = owner(line.message, found.start()), to_float(found["v"])
+                    if value is None or not printed:
                         continue
+                    if found["key"] and not printed[0].isupper():
+                        continue  # `f(x=1)`: a call's keyword, not a settings object
                     if own_class_only and printed != klass:
                         continue
-                    return Binding(
-                        name,
-                        value,
-                        "logged-args",
-                        f"{printed}.{field_name} as the log prints {printed}(...) "
-                        f"(log line {line.number})",
+                    shown = (
+                        f"{printed}.{field_name} as the log prints {printed}(...)"
+                        if found["key"]
+                        else f"{printed}[{field_name!r}] as the log prints {printed}={{...}}"
                     )
+                    return Binding(name, value, "logged-args", f"{shown} (log line {line.number})")
         flags = (
             set(re.findall(r"[\"'](--[\w-]+)[\"']", step.code))
             if step.kind == "cli_flag"
@@ -403,9 +455,11 @@ class LogBindings:
 
     def carriers(self) -> set[tuple[str, str]]:
         """(function, name) of the places the result is copied to, a few steps onwards."""
-        start = self.steps[-1].id
-        seen = {start}
-        frontier = [start]
+        # From every step after the last formula: the value may leave the spine (into the
+        # pool that logs it) before the spine's end.
+        last = max((i for i, s in enumerate(self.steps) if s.kind == "formula"), default=0)
+        frontier = [s.id for s in self.steps[last:]]
+        seen = set(frontier)
         carried: set[tuple[str, str]] = set()
         for _ in range(FORWARD_DEPTH):
             following = []
@@ -442,21 +496,33 @@ class LogBindings:
         return sorted(out, key=position)
 
 
+def settings_printed(message: str, field_name: str) -> list[re.Match[str]]:
+    """Where MESSAGE gives FIELD_NAME a value: `name=0.88` in a printed object, or
+    `'name': 0.88` in a printed dict."""
+    return list(
+        re.finditer(
+            rf"(?:\b(?P<key>{field_name})=|['\"]{field_name}['\"]:\s*)(?P<v>[^,)}}\s]+)",
+            message,
+        )
+    )
+
+
 def words_of(name: str) -> set[str]:
     return {w for w in re.split(r"[^a-z0-9]+", name.rsplit(".", 1)[-1].lower()) if w}
 
 
 def owner(text: str, at: int) -> str:
-    """The name before the parenthesis that encloses position AT (`ServerArgs` in
-    `ServerArgs(a=1, b=2)`), or ""."""
+    """The name of what encloses position AT: `ServerArgs` in `ServerArgs(a=1, b=2)`, the
+    label `server_args` of a dict printed as `server_args={'a': 1}`; or ""."""
     depth = 0
     for index in range(at - 1, -1, -1):
         char = text[index]
-        if char == ")":
+        if char in ")}":
             depth += 1
-        elif char == "(":
+        elif char in "({":
             if depth == 0:
-                found = re.search(r"([A-Za-z_]\w*)$", text[:index])
+                pattern = r"([A-Za-z_]\w*)$" if char == "(" else r"([A-Za-z_]\w*)\s*[=:]\s*$"
+                found = re.search(pattern, text[:index])
                 return found[1] if found else ""
             depth -= 1
     return ""

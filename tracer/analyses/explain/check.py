@@ -115,8 +115,9 @@ def stopped(e: Explanation) -> str:
 
 
 def sizes_check(e: Explanation) -> Sizes | None:
-    """The first result line that prints sizes, against the formula's first value."""
-    first = e.evaluations[0] if e.evaluations else None
+    """The first result line that prints sizes, against the memory the formula gives the
+    pool."""
+    first = e.budget
     if first is None or first.value is None:
         return None
     for observation in e.observed:

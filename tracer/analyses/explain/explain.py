@@ -24,7 +24,7 @@ from tracer.analyses.explain.match import Matched, Observation, TemplateFinder, 
 from tracer.analyses.explain.starts import END, Start, find_starts
 from tracer.analyses.explain.templates import calls_in
 from tracer.errors import SgtraceError
-from tracer.graph.steps import Step
+from tracer.graph.steps import Edge, Step
 from tracer.session import Session
 from tracer.trace.chains import trace
 
@@ -82,6 +82,21 @@ class Explanation:
     def result(self) -> float | None:
         return self.evaluations[-1].value if self.evaluations else None
 
+    @property
+    def budget(self) -> Evaluation | None:
+        """The memory the pool is given, as the formula computes it: the value a later step
+        turns from GiB into bytes (`* (1 << 30)`), else the formula's first value."""
+        for index, ev in enumerate(self.evaluations):
+            if ev.value is None or not ev.target.isidentifier():
+                continue
+            reads = re.compile(rf"\b{re.escape(ev.target)}\b")
+            if any(
+                "<< 30" in later.expression and reads.search(later.expression)
+                for later in self.evaluations[index + 1 :]
+            ):
+                return ev
+        return self.evaluations[0] if self.evaluations else None
+
 
 def explain(
     session: Session,
@@ -116,7 +131,9 @@ def explain(
             f"{session.snapshot.label}",
             "give the log of a server running this source (the same release or checkout)",
         )
+    holding = objects_holding(chain.spine, chain.edges)
     binder = Binder(session, spine, first, lines, matched, sinks, rank, given or {}, start)
+    binder.holding = holding[first:]
     result = binder.run(param, tokens)
     result.log_lines = len(lines)
     result.matched_lines = len(matched)
@@ -130,6 +147,20 @@ def explain(
     result.notes.extend(unmatched_note(lines, matched))
     result.notes.extend(loose_notes(matched))
     return result
+
+
+def objects_holding(spine: tuple[str, ...], edges: Iterable[Edge]) -> list[str]:
+    """Per step of SPINE, the attribute of an object the step holds the value in (between a
+    `store` edge into the object and the `read` edge out of it), or ""."""
+    joins = {(e.src, e.dst): e for e in edges if e.kind in ("store", "read")}
+    out: list[str] = []
+    inside = ""
+    for before, step in zip(("", *spine), spine, strict=False):
+        join = joins.get((before, step))
+        if join is not None:
+            inside = join.label if join.kind == "store" else ""
+        out.append(inside)
+    return out
 
 
 def formula_alone(evaluations: list[Evaluation]) -> str:
@@ -206,6 +237,7 @@ class Binder(LogBindings):
         start: int | None = None,
     ) -> None:
         self.given = given
+        self.holding: list[str] = []  # per formula step: the attribute of an object it holds
         self.session = session
         self.graph = session.graph
         self.spine = spine
@@ -284,9 +316,20 @@ class Binder(LogBindings):
         out: list[Evaluation] = []
         # Names the steps compute: never bound from the log (their value is the step's).
         computed = {statement_target(s.code) or s.name for s in steps} | {s.name for s in steps}
-        for step in steps:
+        for index, step in enumerate(steps):
             target = statement_target(step.code) or step.name
-            if (
+            holding = self.holding if len(self.holding) == len(steps) else [""] * len(steps)
+            held = holding[index]
+            # Taken out of the object here: `x.LABEL` is the value the object held.
+            taken = holding[index - 1] if index and not held else ""
+            if held:
+                # The value rides in an object here: it is the object's .HELD, unchanged.
+                value = previous
+                node = statement_value(step.code)
+                code = expression_text(node) if node is not None else " ".join(step.code.split())
+                shown = f"holds .{held} = {number(value)}" if value is not None else ""
+                out.append(Evaluation(step, target, code, shown, value))
+            elif (
                 step.kind in PASS_THROUGH
                 or (previous_function and calls_only(step.code, previous_function))
                 or copies(step.code, previous_name)
@@ -308,9 +351,12 @@ class Binder(LogBindings):
                     step: Step = step,
                     previous: float | None = previous,
                     previous_function: str = previous_function,
+                    taken: str = taken,
                 ) -> float | None:
                     if name in overrides:
                         return overrides[name]
+                    if taken and name.endswith("." + taken):
+                        return previous
                     if name in env:
                         return env[name]
                     if name in computed:
@@ -418,10 +464,11 @@ class Binder(LogBindings):
                 )
             )
         idle = explanation.timeline[-1] if explanation.timeline else None
-        first_value = explanation.evaluations[0].value
-        if idle is not None and idle.value and first_value is not None:
-            goal = first_value + idle.value
-            value = solve(lambda v: result_with(v, 0), goal, 0.0, high)
+        budget = explanation.budget
+        at = explanation.evaluations.index(budget) if budget is not None else 0
+        if idle is not None and idle.value and budget is not None and budget.value is not None:
+            goal = budget.value + idle.value
+            value = solve(lambda v: result_with(v, at), goal, 0.0, high)
             if value is not None:
                 out.append(
                     WhatIf(
