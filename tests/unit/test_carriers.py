@@ -403,3 +403,61 @@ def test_routes_do_not_depend_on_what_was_traced_before(snippet_session):
     trace(session.graph, "plan.budget", sinks=["max_tokens"])
     again = trace(session.graph, "Runner.__init__.fraction", sinks=["max_tokens"])
     assert again.routes == first.routes and len(first.routes) == 2
+
+
+LAUNCHED = """
+    import multiprocessing as mp
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Args:
+        fraction: float = 0.9
+
+
+    class Worker:
+        def __init__(self, args: Args):
+            self.tokens = 1000 * args.fraction
+
+
+    def run_worker(args, port):
+        Worker(args)
+
+
+    def launch(args, run_func=run_worker):
+        proc = mp.Process(target=run_func, args=(args, 8000))
+        proc.start()
+
+
+    def main():
+        args = Args()
+        launch(args)
+"""
+
+
+def test_a_value_given_to_a_process_reaches_the_function_it_runs(snippet_session):
+    session = snippet_session({"pkg/__init__.py": "", "pkg/run.py": LAUNCHED})
+    graph = session.graph
+    # the target is a parameter whose default is the function: followed back to it
+    into_args = graph.edges("pkg/run.py#p:run_worker.args", False)
+    into_port = graph.edges("pkg/run.py#p:run_worker.port", False)
+    code = "proc = mp.Process(target=run_func, args=(args, 8000))"
+    assert [(e.kind, graph.step(e.src).code, e.confidence) for e in into_args] == [
+        ("arg_to_param", code, 1.0)
+    ]
+    assert [(e.kind, graph.step(e.src).code) for e in into_port] == [("arg_to_param", code)]
+    first, second = into_args[0].src, into_port[0].src
+    assert first != second  # each element of the tuple is its own step
+    assert [e.dst for e in graph.edges(first, True)] == ["pkg/run.py#p:run_worker.args"]
+    chain = trace(graph, "Args.fraction", sinks=["tokens"])
+    assert spine_code(chain) == [
+        "fraction: float = 0.9",
+        "args = Args()",
+        "launch(args)",
+        "args",
+        code,
+        "args",
+        "Worker(args)",
+        "args: Args",
+        "self.tokens = 1000 * args.fraction",
+    ]

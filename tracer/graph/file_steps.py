@@ -14,6 +14,7 @@ from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FileFlows, FileSummary
 from tracer.extract.parse import SourceLines
 from tracer.graph.demand import ALL, Demanded
 from tracer.graph.steps import Step
+from tracer.index.library import LAUNCHER_NAMES, Launcher
 from tracer.index.resolve import CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, FileNames, class_bodies, flag_dest
@@ -38,7 +39,8 @@ NO_REFS: frozenset[str] = frozenset()
 # The code of a step made from a row, until the step is first asked for (most never are):
 # then the lines of its span. A span is stripped: it never is a lone space.
 UNREAD = " "
-# Calls whose result is their argument's value, converted or combined: the value flows on.
+# Calls whose result is their argument's value, converted or combined, or holds it (a list,
+# a tuple, a dict: `dict(server_args=x)` holds x): the value flows on.
 VALUE_PRESERVING = frozenset(
     [
         "int",
@@ -52,6 +54,7 @@ VALUE_PRESERVING = frozenset(
         "str",
         "list",
         "tuple",
+        "dict",
         "sorted",
         "reversed",
         "math.floor",
@@ -134,6 +137,10 @@ class FileTables:
         self.call_args: Demanded[int, list[str]] = Demanded(by_call)  # the steps of its args
         self.targets: Demanded[int, list[CallTarget]] = Demanded(by_call)
         self.flags: Demanded[str, list[tuple[str, tuple[str, ...]]]] = Demanded(self.by_flag)
+        # Launchers (`Process(target=f, args=(a,))`): what each one's target reads, and the
+        # call and the position (or key) of each value it will pass.
+        self.launches: Demanded[int, tuple[str, ...]] = Demanded(by_call)
+        self.elements: Demanded[str, tuple[int, int | str]] = Demanded(by_step)
         self.flag_generators = set(names.flag_generators)  # scopes that build flags by name
         self.rank: dict[str, Rank] = {}
         self.added = 0  # steps added from outside (generated flags), ranked after the rest
@@ -378,6 +385,46 @@ class FileTables:
                 or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
             ):
                 self.add_call(row)
+            if row[CALLEE].rpartition(".")[2] in LAUNCHER_NAMES and not self.targets.held(call_id):
+                launcher = self.resolver.launcher(path, row[CALL_SCOPE], row[CALLEE])
+                if launcher is not None:
+                    self.add_launch(row, launcher)
+
+    def add_launch(self, row: Row, launcher: Launcher) -> None:
+        """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
+        a step for each value it will pass, an element of its ARGS tuple (by position) or of
+        its KWARGS dict (by key), and what its target reads, for the graph to bind them to
+        the parameters of the functions the target may hold."""
+        path = self.path
+        call_id, scope, _, _, args, _, _, _ = row
+        target: tuple[str, ...] = ()
+        for i, (keyword, position, star, value, line, end_line) in enumerate(args):
+            if star:
+                continue
+            if keyword == launcher.target or (
+                keyword is None and position == launcher.target_position
+            ):
+                target = tuple(value[VALUE_REFS])
+                continue
+            if keyword not in (launcher.args, launcher.kwargs):
+                continue
+            for j, (key, refs) in enumerate(
+                spread_values(value, self.flows, keyword == launcher.kwargs)
+            ):
+                step = Step(
+                    id=step_ids.element_id(path, call_id, i, j),
+                    kind="call_arg",
+                    file=path,
+                    line=line,
+                    end_line=end_line,
+                    symbol=scope,
+                    code=UNREAD,
+                    name=key if isinstance(key, str) else "",
+                )
+                self.add(step, scope, (5, call_id, 1000 + 100 * i + j))
+                self.elements.put(step.id, (call_id, key))
+                self.index_reads(step, scope, refs, NO_REFS, ())
+        self.launches.put(call_id, target)
 
     def add_assign(self, index: int, row: Row) -> None:
         """The steps of an assignment's targets (ROW, an Assign's)."""
@@ -571,3 +618,36 @@ CALLS = MEMBER_KINDS.index("calls")
 # The kinds of rows that steps made from rows are addressed in (see step_ids.Address).
 ROWS_OF_ADDRESS = {"a": "assigns", "r": "returns", "u": "uses", "c": "calls"}
 MEMBER_KIND_OF_ADDRESS = {kind: MEMBER_KINDS.index(rows) for kind, rows in ROWS_OF_ADDRESS.items()}
+
+
+def spread_values(
+    value: Row, flows: FileFlows, by_key: bool
+) -> list[tuple[int | str, tuple[str, ...]]]:
+    """The values a tuple (by position) or a dict (BY_KEY: by constant key) given to a
+    launcher holds, each as the names it reads: a display `(a, b)`, `{"k": v}`, or a call
+    `dict(k=v)`. Empty for anything else (its values cannot be told apart)."""
+    shape = value[VALUE_SHAPE]
+    found: list[tuple[int | str, tuple[str, ...]]] = []
+    if shape is not None and shape[0] in ("tuple", "list") and not by_key:
+        for position, element in enumerate(shape[1]):
+            found.append((position, names_of(element)))
+    elif shape is not None and shape[0] == "dict" and by_key:
+        for key, element in shape[1]:
+            if isinstance(key, tuple) and key[0] == "const" and isinstance(key[1], str):
+                found.append((key[1], names_of(element)))
+    elif by_key and len(value[VALUE_CALLS]) == 1 and not value[VALUE_REFS]:
+        call = row_at(flows.calls, value[VALUE_CALLS][0])
+        if call[CALLEE] == "dict":
+            for keyword, _, star, arg_value, _, _ in call[CALL_ARGS]:
+                if keyword and not star:
+                    found.append((keyword, tuple(arg_value[VALUE_REFS])))
+    return found
+
+
+def names_of(shape: Any) -> tuple[str, ...]:
+    """The dotted name a part of a shape is, if it is one."""
+    return (shape[1],) if isinstance(shape, tuple) and shape and shape[0] == "name" else ()
+
+
+VALUE_SHAPE = 4  # of a Value's row
+CALL_ARGS = 4  # of a Call's row

@@ -13,6 +13,7 @@ from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.file_steps import FileTables, Read
 from tracer.graph.flags import FlagEdges
+from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.objects import splat_keys
 from tracer.graph.steps import Edge, Step
 from tracer.index.index import Index
@@ -218,6 +219,8 @@ class FlowGraph:
         scope = tables.scope_of[step_id]
         if step.kind == "cli_flag":
             yield from self.flags.forward(tables, step)
+        elif step.kind == "call_arg" and tables.elements.get(step_id) is not None:
+            yield from launch_edges(self, tables, step_id)  # a value a launcher passes
         elif step.kind == "call_arg":
             yield from self.bind_forward(tables, step_id)
         elif step.kind == "return":
@@ -568,13 +571,17 @@ class FlowGraph:
         found = self.resolver.function(tables.path, scope)
         if found is None:
             return
+        called = False
         for caller, call_id, target in self.callers(found[0]):
+            called = True
             siblings = caller.calls[call_id].args
             for arg, arg_step in caller.arguments(call_id):
                 keys = self.splat_keys(caller, call_id, arg)
                 for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
                     if dst == step.id:
                         yield Edge(arg_step, step.id, kind, confidence * target.confidence)
+        if not called:  # called by no code of the tree: perhaps run by a launcher
+            yield from launch_sources(self, found[0], step.id)
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

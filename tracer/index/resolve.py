@@ -12,6 +12,7 @@ from typing import Any
 from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FunctionDef
 from tracer.extract.values import call_of_ref
 from tracer.index.index import Index
+from tracer.index.library import LAUNCHERS, Launcher
 from tracer.store.facts import Facts
 from tracer.store.rows import TARGETS, row_at
 
@@ -411,6 +412,16 @@ class Resolver:
         if head and method:
             return self.guess_method(method)
         return []
+
+    def launcher(self, path: str, scope: str, callee: str) -> Launcher | None:
+        """What CALLEE is, when it names a callable outside the tree that runs a function it
+        is given (`multiprocessing.Process`, `threading.Thread`): see `library.py`."""
+        if self.is_local(path, scope, callee.partition(".")[0]):
+            return None
+        symbol = self.index.resolve(self.index.module_of[path], callee)
+        if symbol is None or symbol.kind != "external":
+            return None
+        return LAUNCHERS.get(symbol.name)
 
     def names_class(self, path: str, scope: str, dotted: str) -> bool:
         """Does DOTTED name a class itself (`Config.load`), rather than an instance?"""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 MAX_ROUTE = 40  # steps of an object's route shown between a store and its read
 MAX_VISITS = 400  # steps a route search may expand, per store and read
 TRUSTED = 0.8
+FLAGGED = frozenset({"flag_to_field", "generated_flag"})
 JUMPS = frozenset({"attr", "attr_via_call"})  # a value joined to its read by name and type
 # Edges along which an object moves whole (a formula makes a new value; opaque calls too).
 CARRYING = frozenset(
@@ -51,9 +52,13 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
         if not joined or not all(e.kind in JUMPS for e in joined):
             widened.append(read)
             continue
-        filled = before is not None and any(
-            e.kind == "arg_to_field" for e in links.get((before, store), [])
-        )
+        into = links.get((before, store), []) if before is not None else []
+        if any(e.kind in FLAGGED for e in into):
+            # A flag's value is kept in the objects made from the parsed flags, which the
+            # graph does not tell from the others of their class: the join stays.
+            widened.append(read)
+            continue
+        filled = any(e.kind == "arg_to_field" for e in into)
         route = carrier_route(graph, before if filled else None, store, read, edges)
         widened.extend(route)
         widened.append(read)
