@@ -8,20 +8,37 @@ import json
 import math
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import Trees, add_common, add_source
+from tracer.cli.common import SOURCE_FORMS, Trees, add_common
 from tracer.cli.logs import read_log_text
 from tracer.errors import SgtraceError
 
+if TYPE_CHECKING:
+    from tracer.analyses.explain.fit import Fit
+
 MAX_GIVEN = 1e15
+CANDIDATES = 3  # releases tried: the last uploaded before the log
+POOR_FIT = 0.6  # a SOURCE printing fewer of the log's server lines fits it poorly
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "explain", help="bind a server's log to the traced formula and evaluate it"
     )
-    add_source(parser)
+    parser.add_argument(
+        "source",
+        metavar="SOURCE",
+        nargs="?",
+        help=SOURCE_FORMS,
+    )
+    parser.add_argument(
+        "--release",
+        choices=("auto",),
+        help="auto (also without SOURCE): the release on the index whose logging calls fit "
+        "the log best",
+    )
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--log", metavar="FILE", help="the server's log; - reads standard input")
     where.add_argument(
@@ -86,7 +103,8 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         )
     given = given_values(args.set)
     log_text = read_log_text(args, trees.ssh)
-    session = trees.session(args.source)
+    source, said = choose_source(args, trees, log_text)
+    session = trees.session(source)
     explanation = explain(
         session,
         log_text,
@@ -103,9 +121,67 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         else explanation_text(explanation)
     )
     try:
+        if said:
+            print("\n".join(said), flush=True)
         print(text, flush=True)
     except BrokenPipeError:  # `| head`: the reader has what it wanted
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stdout is closed at exit)
     # 0 when the explanation reproduces the logged number, 1 when not (its first line says
     # where it parts from the log); bad input is an SgtraceError, 2.
     return 0 if verdict(explanation).reproduced else 1
+
+
+def choose_source(args: argparse.Namespace, trees: Trees, log_text: str) -> tuple[str, list[str]]:
+    """The source to explain the log with, and what to say of the choice first: the given
+    SOURCE (and the best-fitting release when it fits poorly), or the best-fitting release."""
+    from tracer.analyses.explain.fit import fit
+    from tracer.analyses.explain.logread import read_log
+
+    lines = read_log(log_text)
+    if args.source is not None and args.release is None:
+        given = fit(trees.session(args.source), lines)
+        if given.score >= POOR_FIT:
+            return args.source, []
+        best, fits = best_release(trees, lines)
+        return args.source, [
+            f"{args.source} fits the log poorly ({given.shown}); "
+            f"{best.label} fits it best ({best.shown}); tried: {tried(fits)}"
+        ]
+    if args.source is not None:
+        raise SgtraceError(
+            "give SOURCE or --release auto, not both", "leave out SOURCE to pick the release"
+        )
+    best, fits = best_release(trees, lines)
+    return best.label, [f"Release: {best.label}, the best fit ({best.shown}); tried: {tried(fits)}"]
+
+
+def best_release(trees: Trees, lines: list) -> tuple[Fit, list[Fit]]:
+    """The release of the package whose logging calls fit LINES best, among those uploaded
+    last before the log's dates (ties: the newer)."""
+    from tracer.analyses.explain.fit import fit, log_dates
+    from tracer.sources.pypi_releases import releases
+
+    dates = log_dates(lines)
+    known = [r for r in releases(presets.PACKAGE) if r.uploaded and is_final(r.version)]
+    if dates is not None:
+        known = [r for r in known if r.uploaded <= dates[1]]
+    known.sort(key=lambda r: r.uploaded)
+    if not known:
+        raise SgtraceError(
+            f"no release of {presets.PACKAGE} on the index is older than the log",
+            "give SOURCE: pypi:NAME==VERSION, a folder or host:/path",
+        )
+    fits = [
+        fit(trees.session(f"pypi:{presets.PACKAGE}=={r.version}"), lines)
+        for r in known[-CANDIDATES:]
+    ]
+    best = max(reversed(fits), key=lambda f: f.score)
+    return best, fits
+
+
+def is_final(version: str) -> bool:
+    return not any(mark in version for mark in ("rc", "a", "b", "dev"))
+
+
+def tried(fits: list[Fit]) -> str:
+    return ", ".join(f"{f.label.rsplit('==', 1)[-1]} {f.score:.0%}" for f in fits)

@@ -1,0 +1,92 @@
+"""The releases of a project on the package indexes and when each was first uploaded (PEP 691
+JSON pages give `upload-time`), read with the index client and kept in the cache a day."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from tracer.errors import IndexUnreachable
+from tracer.sources.cache import cache_root, write_atomic
+from tracer.sources.pypi_config import index_settings
+from tracer.sources.pypi_http import IndexClient, Page
+from tracer.sources.pypi_index import (
+    ACCEPT,
+    canonical_name,
+    local_url,
+    release_of,
+    version_order,
+)
+
+KEEP_SECONDS = 24 * 3600  # a release list older than this is read again
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    version: str
+    uploaded: str  # ISO date (YYYY-MM-DD) of its first file, "" when the index gives none
+
+
+def releases(name: str) -> list[Release]:
+    """NAME's releases, oldest first, from the cache when read in the last day."""
+    project = canonical_name(name)
+    kept = cache_root() / "release-lists" / f"{project}.json"
+    try:
+        if time.time() - kept.stat().st_mtime < KEEP_SECONDS:
+            return [Release(**r) for r in json.loads(kept.read_bytes())]
+    except (OSError, ValueError, TypeError):
+        pass  # missing or damaged: read the index again
+    found = from_index(IndexClient(index_settings()), project)
+    write_atomic(kept, json.dumps([[r.version, r.uploaded] for r in found]).encode())
+    return found
+
+
+def from_index(client: IndexClient, project: str) -> list[Release]:
+    """The releases PROJECT's pages on every configured index list, with their first upload."""
+    first: dict[str, str] = {}
+    problems: list[IndexUnreachable] = []
+    for url in client.settings.index_urls:
+        place = (url if "://" in url else local_url(url)).rstrip("/") + f"/{project}/"
+        try:
+            page = client.page(place, ACCEPT)
+        except IndexUnreachable as problem:
+            problems.append(problem)
+            continue
+        for version, uploaded in page_releases(page, project) if page else []:
+            if version not in first or (
+                uploaded and (not first[version] or uploaded < first[version])
+            ):
+                first[version] = uploaded
+    if not first and problems:
+        raise problems[0]
+    return [Release(v, first[v]) for v in sorted(first, key=version_order)]
+
+
+def page_releases(page: Page, project: str) -> list[tuple[str, str]]:
+    """(version, upload date) of each file a PEP 691 page lists; an HTML page gives none."""
+    if page.content_type.split(";")[0].strip() != "application/vnd.pypi.simple.v1+json":
+        return []
+    try:
+        files = json.loads(page.body)["files"]
+    except (ValueError, KeyError, TypeError):
+        return []
+    out: list[tuple[str, str]] = []
+    for entry in files if isinstance(files, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
+            continue
+        found = release_of(entry["filename"], project)
+        if found is None:
+            continue
+        out.append((found[1], upload_date(entry.get("upload-time"))))
+    return out
+
+
+def upload_date(value: object) -> str:
+    if not isinstance(value, str):
+        return ""
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return ""
