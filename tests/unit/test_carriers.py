@@ -461,3 +461,55 @@ def test_a_value_given_to_a_process_reaches_the_function_it_runs(snippet_session
         "args: Args",
         "self.tokens = 1000 * args.fraction",
     ]
+
+
+def test_a_settings_bag_read_takes_the_field_a_flag_sets(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/args.py": """
+                import argparse
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class ServerArgs:
+                    fraction: float = 0.9
+
+                    @staticmethod
+                    def add_cli_args(parser):
+                        parser.add_argument("--fraction", type=float, default=ServerArgs.fraction)
+
+
+                @dataclass
+                class PoolConfig:
+                    fraction: float = 0.5
+
+
+                class _Bag:
+                    def _set(self, name, value):
+                        object.__setattr__(self, name, value)
+
+
+                _BAG = _Bag()
+
+
+                def get_settings() -> _Bag:
+                    return _BAG
+
+
+                def size(total):
+                    tokens = total * get_settings().fraction
+                    return tokens
+            """,
+        }
+    )
+    chain = trace(session.graph, "ServerArgs.fraction", sinks=["tokens"])
+    steps = {s.id: s for s in chain.steps}
+    assert [steps[s].code.splitlines()[0] for s in chain.spine][-2:] == [
+        "fraction: float = 0.9",
+        "tokens = total * get_settings().fraction",
+    ]
+    joined = [e for e in chain.edges if e.src == chain.spine[-2] and e.dst == chain.spine[-1]]
+    # not PoolConfig.fraction: no flag sets it
+    assert [(e.kind, e.confidence) for e in joined] == [("attr", 0.8)]

@@ -316,13 +316,27 @@ class FlowGraph:
         """The declared fields ATTR that a read of `BASE.ATTR` in PATH, through a bag filled
         by setattr, may come from, and how sure that is: the field of the one class the
         receiver names (`get_schedule().x`, `self.schedule.x`: Schedule.x) as a trusted step;
-        those of several it names, or of every class when it names none, as guesses."""
+        when it names none, the one a flag sets, if one alone does, trusted too; else those of
+        several it names, or of every class, as guesses."""
         named = self.receiver_classes(path, base, attr)
         fields = self.declared_fields(attr)
         if named:
             steps = {self.field_step(klass, attr) for klass in named}
             fields = [f for f in fields if f in steps]
-        return fields[:MAX_DYNAMIC], NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+            return fields[:MAX_DYNAMIC], NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+        # A bag of settings carries the command line's: of the fields of that name, the one
+        # a flag sets, when one alone does.
+        flagged = [f for f in fields[:MAX_DYNAMIC] if self.set_by_flag(f)]
+        if len(flagged) == 1:
+            return flagged, NAMED_DYNAMIC
+        return fields[:MAX_DYNAMIC], DYNAMIC
+
+    def set_by_flag(self, field_step: str) -> bool:
+        """Does a command-line flag set the field FIELD_STEP (surely)?"""
+        return any(
+            e.kind in ("flag_to_field", "generated_flag") and e.confidence >= NAMED_DYNAMIC
+            for e in self.edges(field_step, False)
+        )
 
     def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
         """The classes declaring ATTR that the receiver BASE (read in PATH) names: words of
