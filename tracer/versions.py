@@ -72,6 +72,10 @@ RELEASES = CachedKind(
     ("sources/pypi.py", "sources/pypi_index.py", "sources/pypi_unpack.py", "sources/snapshot.py"),
 )
 
+# A project's releases and their upload dates on the indexes (kept a day), to pick the one
+# that printed a log.
+RELEASE_LISTS = CachedKind("release-lists", ("sources/pypi_releases.py", "sources/pypi_index.py"))
+
 # -- the facts ---------------------------------------------------------------------------------
 
 EXTRACTION = ("extract/",)
@@ -92,4 +96,15 @@ TEMPLATES = CachedKind(
     "templates", ("analyses/explain/templates.py", "extract/parse.py", SEALED), ("python/views/",)
 )
 
-KINDS = (STAT, MANIFESTS, RELEASES, SUMMARIES, FLOWS, NAMES, GREPS, DERIVED, TEMPLATES)
+KINDS = (
+    STAT,
+    MANIFESTS,
+    RELEASES,
+    RELEASE_LISTS,
+    SUMMARIES,
+    FLOWS,
+    NAMES,
+    GREPS,
+    DERIVED,
+    TEMPLATES,
+)

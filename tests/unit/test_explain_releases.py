@@ -7,7 +7,8 @@ import json
 from tracer.analyses.explain.fit import log_dates
 from tracer.analyses.explain.logread import read_log
 from tracer.sources.pypi_http import Page
-from tracer.sources.pypi_releases import page_releases
+from tracer.sources.pypi_releases import Release, page_releases, releases
+from tracer.versions import RELEASE_LISTS
 
 
 def test_first_upload_of_each_release_file() -> None:
@@ -34,3 +35,12 @@ def test_log_dates() -> None:
     lines = read_log("[2025-05-01 10:00:00 TP0] a\nplain\n[2025-05-03 09:00:00] b\n")
     assert log_dates(lines) == ("2025-05-01", "2025-05-03")
     assert log_dates(read_log("[gpu=0] no date\n")) is None
+
+
+def test_a_release_list_read_in_the_last_day_comes_from_the_cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path))
+    kept = tmp_path / RELEASE_LISTS.name / f"sglang-{RELEASE_LISTS.version}.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text(json.dumps([["0.4.6", "2025-04-27"], ["0.4.7", ""]]))
+    # no index is asked: the list kept a minute ago is read back as it was written
+    assert releases("SGLang") == [Release("0.4.6", "2025-04-27"), Release("0.4.7", "")]

@@ -19,6 +19,7 @@ from tracer.sources.pypi_index import (
     release_of,
     version_order,
 )
+from tracer.versions import RELEASE_LISTS
 
 KEEP_SECONDS = 24 * 3600  # a release list older than this is read again
 
@@ -32,10 +33,10 @@ class Release:
 def releases(name: str) -> list[Release]:
     """NAME's releases, oldest first, from the cache when read in the last day."""
     project = canonical_name(name)
-    kept = cache_root() / "release-lists" / f"{project}.json"
+    kept = cache_root() / RELEASE_LISTS.name / f"{project}-{RELEASE_LISTS.version}.json"
     try:
         if time.time() - kept.stat().st_mtime < KEEP_SECONDS:
-            return [Release(**r) for r in json.loads(kept.read_bytes())]
+            return [Release(str(v), str(u)) for v, u in json.loads(kept.read_bytes())]
     except (OSError, ValueError, TypeError):
         pass  # missing or damaged: read the index again
     found = from_index(IndexClient(index_settings()), project)
