@@ -513,3 +513,33 @@ def test_a_settings_bag_read_takes_the_field_a_flag_sets(snippet_session):
     joined = [e for e in chain.edges if e.src == chain.spine[-2] and e.dst == chain.spine[-1]]
     # not PoolConfig.fraction: no flag sets it
     assert [(e.kind, e.confidence) for e in joined] == [("attr", 0.8)]
+
+
+def test_a_local_bound_to_a_class_constructs_each_class_it_may_be(snippet_session):
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/workers.py": """
+                class Worker:
+                    def __init__(self, fraction):
+                        self.tokens = 1000 * fraction
+
+
+                class OverlapWorker(Worker):
+                    pass
+
+
+                def start(fraction, overlap):
+                    if overlap:
+                        worker_class = OverlapWorker
+                    else:
+                        worker_class = Worker
+                    return worker_class(fraction)
+            """,
+        }
+    )
+    targets = session.graph.resolver.targets("pkg/workers.py", "start", "worker_class")
+    assert [(t.function, t.klass) for t in targets] == [
+        ("pkg.workers.Worker.__init__", "pkg.workers.OverlapWorker"),
+        ("pkg.workers.Worker.__init__", "pkg.workers.Worker"),
+    ]

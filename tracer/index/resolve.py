@@ -235,6 +235,27 @@ class Resolver:
             return None
         return self.self_class(path, scope)
 
+    def class_values(self, path: str, scope: str, name: str) -> list[str]:
+        """The classes the local NAME of SCOPE may be when every assignment of it names
+        classes only (`X = A`, `X = A if c else B`; no call): all of them, in order."""
+        module = self.index.module_of[path]
+        flows = self.facts.flows(path)
+        found: dict[str, None] = {}
+        for index in self.assigns(path, scope).get(name, ()):
+            value = flows.assigns[index].value
+            if value.calls:
+                return []
+            named = [
+                symbol.name
+                for ref in value.refs
+                if (symbol := self.index.resolve(module, ref)) is not None
+                and symbol.kind == "class"
+            ]
+            if not named:
+                return []
+            found.update(dict.fromkeys(named))
+        return list(found)
+
     def factory_classes(self, path: str, scope: str, name: str) -> list[str]:
         """The classes a local NAME of SCOPE may hold when every assignment of it takes the
         result of a function of the tree each of whose returns constructs a class (`return
@@ -358,6 +379,12 @@ class Resolver:
         made = self.class_parameter(path, scope, callee)
         if made is not None:  # `cls(...)` in a classmethod makes an object of its class
             return self.constructor(made)
+        if "." not in callee and self.is_local(path, scope, callee):
+            # A local bound to a class (`Worker = TpModelWorkerClient if overlap else
+            # TpModelWorker`), then called: each class it may be constructs.
+            classes = self.class_values(path, scope, callee)
+            if classes:
+                return [t for klass in classes for t in self.constructor(klass)]
         if callee.rpartition(".")[2] not in self.known_names:
             return []
         module = self.index.module_of[path]
