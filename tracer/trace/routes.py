@@ -1,0 +1,357 @@
+"""The routes of a value to its sink: the spine's own search (`meet`, a two-way breadth-first
+search that matches calls to their returns), and the search for the value's other routes to
+other bindings of the sink (`every_route`), each bounded by a `Budget` of steps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tracer.graph.steps import Edge
+from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
+from tracer.trace.contexts import (
+    Context,
+    after,
+    agree,
+    before,
+    contexts_along,
+    through,
+    unmatched_return,
+)
+
+if TYPE_CHECKING:
+    from tracer.graph.flow import FlowGraph
+
+TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
+MAX_ROUTES = 3  # routes to distinct sink bindings shown, the spine first
+MAX_ROUTE_SEARCHES = 6  # searches for them (a path through another sink is no new route)
+ROUTE_SLACK = 8  # steps another route may be longer than the first found
+MIN_ROUTE_BUDGET = 50  # steps a search for another route may look at, at least
+ROUTE_BUDGET = 2  # ... and at most this many times as many as the spine's search did
+
+
+class Budget:
+    """How many steps a search may expand (None: as many as it likes), and how many the
+    searches given it have expanded. Counted in steps, not time, so that a search gives the
+    same answer on a graph that other queries have grown."""
+
+    def __init__(self, left: int | None = None) -> None:
+        self.left = left
+        self.used = 0
+
+    def spend(self) -> bool:
+        """Count one step expanded; False when none was left."""
+        self.used += 1
+        if self.left is None:
+            return True
+        self.left -= 1
+        return self.left >= 0
+
+
+def find_link(
+    graph: FlowGraph,
+    starts: list[str],
+    goals: list[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+    banned: set[tuple[str, str]],
+    levels: tuple[float, ...],
+    before: Callable[[list[str]], list[str]] = lambda path: [],
+    start_states: dict[str, tuple[Context, str | None]] | None = None,
+    avoid: frozenset[str] = frozenset(),
+    budget: Budget | None = None,
+) -> list[str]:
+    """The shortest path from one of STARTS to one of GOALS, trusted steps first (LEVELS:
+    the least confidence tried in turn), searched from both ends at once so that neither
+    search has to cover the whole tree; one whose calls, once BEFORE it and the objects'
+    routes are added, return elsewhere than they came from is searched again without the
+    name join that led there (BANNED keeps them)."""
+    for _ in range(MAX_ROUTE_SEARCHES):
+        path: list[str] = []
+        for min_confidence in levels:
+            path = meet(
+                graph,
+                starts,
+                goals,
+                max_depth,
+                edges,
+                min_confidence,
+                banned,
+                start_states,
+                avoid,
+                budget,
+            )
+            if path:
+                break
+        if not path:
+            return []
+        if unmatched_return(graph, with_carriers(graph, before(path) + path, edges), edges) is None:
+            return path
+        jump = unrealizable_jump(graph, path, edges, before(path))
+        if jump is None or jump in banned:
+            return []  # the wrong return is not on this path: nothing to search without
+        banned.add(jump)
+    return []
+
+
+def every_route(
+    graph: FlowGraph,
+    spine: list[str],
+    anchor: int,
+    seeds: list[str],
+    goals: list[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+    budget: int,
+    rank: Callable[[list[str]], list[str]],
+    origin_of: Callable[[str], list[str]],
+) -> list[list[str]]:
+    """SPINE and the value's other routes to the sink, the main one first. Each other route
+    leaves SPINE at one of its steps from ANCHOR on (the traced name's binding: the steps
+    before it say where that value came from), or starts at another of the name's SEEDS
+    (from where that one comes from), for another binding of the sink on the same kind of
+    object (the bindings of other classes are copies kept elsewhere), and is a whole
+    route from the spine's origin. A path through another sink binding, or one whose last
+    step is fed by the same step as another route's (`self.n = x` and `self.m = x`), is no
+    route of its own. RANK orders the routes' ends, the main one first (it may be another
+    than the spine found first); ORIGIN_OF says where the value of another binding of the
+    name comes from. Each search for another route expands at most BUDGET steps (twice as
+    many as the spine's own search): other routes never cost much more than the spine."""
+    family = owner_family(graph, spine[-1])
+    remaining = [g for g in goals if g != spine[-1] and family & owner_family(graph, g)]
+    found = [spine]
+    banned: set[tuple[str, str]] = set()
+    depth = min(max_depth, len(spine) + ROUTE_SLACK)
+    on_spine = set(spine)
+    starts = spine[anchor:-1] + [seed for seed in seeds if seed not in on_spine]
+    position = {step: i for i, step in enumerate(spine[:-1])}
+    origins: dict[str, list[str]] = {}
+    other_sinks = frozenset(goals)  # a route ends on one, never passes through one
+    inside = {
+        step: (context, spine[i - 1] if i else None)
+        for i, (step, context) in enumerate(
+            zip(spine, contexts_along(graph, spine, edges), strict=True)
+        )
+    }
+
+    def before(path: list[str]) -> list[str]:
+        if path[0] in position:
+            return spine[: position[path[0]]]
+        if path[0] not in origins:  # another binding of the name: where its value comes from
+            origins[path[0]] = origin_of(path[0])[:-1]
+        return origins[path[0]]
+
+    def search(starts: list[str], levels: tuple[float, ...]) -> list[str]:
+        return find_link(
+            graph,
+            starts,
+            remaining,
+            depth,
+            edges,
+            banned,
+            levels,
+            before,
+            inside,
+            other_sinks,
+            Budget(budget),
+        )
+
+    while remaining and len(found) < MAX_ROUTES:
+        path = search(starts, (TRUSTED,))
+        if not path and len(found) < 2:
+            # Guesses only for a second route, where nothing trusted leads there, and only
+            # from the spine's own steps (not from another binding of the name).
+            path = search(starts[: len(spine) - 1 - anchor], (0.0,))
+        if not path:
+            break
+        remaining.remove(path[-1])
+        route = before(path) + path
+        if any(step in goals for step in path[:-1]) or any(r[-2:-1] == route[-2:-1] for r in found):
+            continue
+        found.append(route)
+    if len(found) > 1:
+        ranked = rank([route[-1] for route in found])
+        found.sort(key=lambda r: ranked.index(r[-1]) if r[-1] in ranked else len(ranked))
+    return found
+
+
+def owner_family(graph: FlowGraph, step_id: str) -> set[str]:
+    """The classes of the object a binding step keeps its value on (`self.x = ...` in a
+    method of C: C's family), or the step's id alone when no class is known."""
+    step = graph.step(step_id)
+    tables = graph.file(step.file)
+    if step.kind == "field":
+        klass: str | None = f"{graph.index.module_of[step.file]}.{step.symbol}"
+    else:
+        base = tables.bound.get(step_id, "").rpartition(".")[0]
+        klass = (
+            graph.resolver.ref_type(tables.path, tables.scope_of[step_id], base) if base else None
+        )
+    return set(graph.index.family(klass)) if klass else {step_id}
+
+
+def unrealizable_jump(
+    graph: FlowGraph,
+    path: list[str],
+    edges: dict[tuple[str, str, str], Edge],
+    prefix: list[str] | None = None,
+) -> tuple[str, str] | None:
+    """When PATH (after PREFIX, a route's steps before it), with its stores and reads
+    widened into the objects' routes, returns a value to another call than the one it
+    entered by: the pair of PATH's steps to search again without. That is the last step
+    joined by name (a store and its read) before the wrong return, which led it there; else
+    the pair whose step takes the wrong return. None when every return is right."""
+    whole = (prefix or []) + path
+    widened = with_carriers(graph, whole, edges)
+    wrong = unmatched_return(graph, widened, edges)
+    if wrong is None:
+        return None
+    links = links_of(edges)
+    pairs = list(zip(path, path[1:], strict=False))
+    jumps = [(a, b) for a, b in pairs if widened.index(b) <= wrong and is_jump(links, a, b)]
+    if jumps:
+        return jumps[-1]
+    return next(((a, b) for a, b in pairs if widened.index(b) >= wrong), None)
+
+
+def is_jump(links: dict[tuple[str, str], list[str]], src: str, dst: str) -> bool:
+    """Are SRC and DST joined only by name (an attribute written there, read here)?"""
+    kinds = links.get((src, dst), ())
+    return bool(kinds) and all(kind in ("attr", "attr_via_call") for kind in kinds)
+
+
+def links_of(edges: dict[tuple[str, str, str], Edge]) -> dict[tuple[str, str], list[str]]:
+    """The kinds of the edges between each two steps."""
+    links: dict[tuple[str, str], list[str]] = {}
+    for src, dst, kind in edges:
+        links.setdefault((src, dst), []).append(kind)
+    return links
+
+
+def meet(
+    graph: FlowGraph,
+    starts: list[str],
+    goals: list[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+    min_confidence: float,
+    banned: set[tuple[str, str]] | None = None,
+    start_states: dict[str, tuple[Context, str | None]] | None = None,
+    avoid: frozenset[str] = frozenset(),
+    budget: Budget | None = None,
+) -> list[str]:
+    """Bidirectional breadth-first search: grow the smaller frontier one layer at a time
+    (forward from STARTS, backward from GOALS) until they touch. Each side carries the call
+    it is inside of (`contexts`), so that a value entering a function by one call leaves it
+    by the same call's result. A start may be given the calls it is inside of and the step
+    before it (START_STATES); no path passes through a step of AVOID. With a BUDGET, the
+    search counts the steps it expands in it, and gives up (no path) when it has none left."""
+    State = tuple[str, Context]
+    known = start_states or {}
+    ahead: dict[State, State | None] = {(s, known.get(s, ((), None))[0]): None for s in starts}
+    behind: dict[State, State | None] = {(s, ()): None for s in goals}
+    seen_ahead: dict[str, list[Context]] = {s: [known.get(s, ((), None))[0]] for s in starts}
+    seen_behind: dict[str, list[Context]] = {s: [()] for s in goals}
+    front, back = list(ahead), list(behind)
+
+    def states_path(parents: dict[State, State | None], end: State) -> list[str]:
+        path = [end]
+        while parents[path[-1]] is not None:
+            path.append(parents[path[-1]])  # type: ignore[arg-type]
+        return [step for step, _ in path]
+
+    pairs: dict[tuple[str, str], list[Edge]] = {}
+
+    def transition(
+        previous: str | None, edge: Edge, context: Context, forward: bool
+    ) -> tuple[bool, Context]:
+        """May the value go along EDGE from a step reached in CONTEXT (after PREVIOUS,
+        going FORWARD), and in which context does it arrive?"""
+        if context and edge.kind in JUMPS:
+            # A value read back from an object a constructor call filled with it: the
+            # object's own route says where the calls it entered return. (Any other join
+            # by name leaves what the value was inside of unknown.)
+            filled_by = previous if forward else None
+            if filled_by is None or (filled_by, edge.src, "arg_to_field") not in edges:
+                return True, ()
+            route = carrier_edges(graph, filled_by, edge.src, edge.dst)
+            return through(graph, route, context, forward, filled_by) if route else (True, ())
+        return (after if forward else before)(graph, edge, context)
+
+    def joins(front_state: State, back_state: State) -> bool:
+        """Do the two halves meeting at one step make a path whose calls return where they
+        came from? The half found backward is walked forward in the context of the other."""
+        context = front_state[1]
+        if not agree(context, back_state[1]):
+            return False
+        parent = ahead[front_state]
+        previous = parent[0] if parent else known.get(front_state[0], ((), None))[1]
+        rest = states_path(behind, back_state)
+        for a, b in zip(rest, rest[1:], strict=False):
+            joined = sorted(pairs.get((a, b), []), key=lambda e: e.kind in JUMPS)
+            if not joined:
+                return True
+            allowed, context = transition(previous, joined[0], context, True)
+            if not allowed:
+                return False
+            previous = a
+        return True
+
+    def touching() -> tuple[State, State] | None:
+        for state in ahead:
+            for other in seen_behind.get(state[0], ()):
+                if joins(state, (state[0], other)):
+                    return state, (state[0], other)
+        return None
+
+    for _ in range(max_depth):
+        met_at = touching()
+        if met_at is not None:
+            forward_end, backward_end = met_at
+            return (
+                list(reversed(states_path(ahead, forward_end)))
+                + states_path(behind, backward_end)[1:]
+            )
+        if not front or not back:
+            return []
+        forward = len(front) <= len(back)
+        parents = ahead if forward else behind
+        seen = seen_ahead if forward else seen_behind
+        other_side = seen_behind if forward else seen_ahead
+        layer: list[State] = []
+        met = False
+        for current in front if forward else back:
+            step, context = current
+            if budget is not None and not budget.spend():
+                return []
+            found = graph.edges(step, forward)
+            found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
+            parent = parents[current]
+            previous = parent[0] if parent else known.get(step, ((), None))[1]
+            for edge in found:
+                if (edge.src, edge.dst, edge.kind) not in edges:
+                    edges[(edge.src, edge.dst, edge.kind)] = edge
+                pairs.setdefault((edge.src, edge.dst), []).append(edge)
+                if edge.confidence < min_confidence or (banned and (edge.src, edge.dst) in banned):
+                    continue
+                allowed, nxt_context = transition(previous, edge, context, forward)
+                nxt = (edge.dst if forward else edge.src, nxt_context)
+                if not allowed or nxt in parents or (nxt[0] in avoid and nxt[0] not in goals):
+                    continue
+                parents[nxt] = current
+                seen.setdefault(nxt[0], []).append(nxt_context)
+                layer.append(nxt)
+                met = met or any(
+                    joins(nxt, (nxt[0], c)) if forward else joins((nxt[0], c), nxt)
+                    for c in other_side.get(nxt[0], ())
+                )
+            # Going forward, the first step reached that the other side holds is the one the
+            # whole layer would give first: the rest of the layer is not needed. (Going
+            # backward, a later step of `ahead` may be met first: the layer is finished.)
+            if forward and met:
+                break
+        if forward:
+            front = layer
+        else:
+            back = layer
+    return []
