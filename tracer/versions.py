@@ -95,6 +95,19 @@ DERIVED = CachedKind("derived", ("index/index.py",), made_from=(SUMMARIES,))
 TEMPLATES = CachedKind(
     "templates", ("analyses/explain/templates.py", "extract/parse.py", SEALED), ("python/views/",)
 )
+# How well each release's logging calls fit a log, by the log's content hash, so the release
+# that printed a log is picked again without opening the releases tried.
+FITS = CachedKind(
+    "release-fits",
+    (
+        "analyses/explain/fit.py",
+        "analyses/explain/match.py",
+        "analyses/explain/loose.py",
+        "analyses/explain/logread.py",
+        "sources/pypi_releases.py",
+    ),
+    made_from=(RELEASES, TEMPLATES),
+)
 
 KINDS = (
     STAT,
@@ -107,4 +120,5 @@ KINDS = (
     GREPS,
     DERIVED,
     TEMPLATES,
+    FITS,
 )

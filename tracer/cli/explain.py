@@ -17,6 +17,7 @@ from tracer.errors import SgtraceError
 
 if TYPE_CHECKING:
     from tracer.analyses.explain.fit import Fit
+    from tracer.analyses.explain.logread import LogLine
 
 MAX_GIVEN = 1e15
 CANDIDATES = 3  # releases tried: the last uploaded before the log
@@ -138,50 +139,110 @@ def choose_source(args: argparse.Namespace, trees: Trees, log_text: str) -> tupl
     from tracer.analyses.explain.logread import read_log
 
     lines = read_log(log_text)
+    fits = ReleaseFits(trees, log_text, lines)
     if args.source is not None and args.release is None:
         given = fit(trees.session(args.source), lines)
         if given.score >= POOR_FIT:
             return args.source, []
-        best, fits = best_release(trees, lines)
+        best, tried = best_release(fits, lines)
         return args.source, [
             f"{args.source} fits the log poorly ({given.shown}); "
-            f"{best.label} fits it best ({best.shown}); tried: {tried(fits)}"
+            f"{best.label} fits it best ({best.shown}); {fits.told(tried)}"
         ]
     if args.source is not None:
         raise SgtraceError(
             "give SOURCE or --release auto, not both", "leave out SOURCE to pick the release"
         )
-    best, fits = best_release(trees, lines)
-    return best.label, [f"Release: {best.label}, the best fit ({best.shown}); tried: {tried(fits)}"]
+    best, tried = best_release(fits, lines)
+    return best.label, [f"Release: {best.label}, the best fit ({best.shown}); {fits.told(tried)}"]
 
 
-def best_release(trees: Trees, lines: list) -> tuple[Fit, list[Fit]]:
-    """The release of the package whose logging calls fit LINES best, among those uploaded
-    last before the log's dates (ties: the newer)."""
-    from tracer.analyses.explain.fit import fit, log_dates
+class ReleaseFits:
+    """How well each release of the package fits one log: kept from an earlier run (by the
+    log's content hash), else scored by opening the release (a download and an index when
+    the cache lacks it) and kept."""
+
+    def __init__(self, trees: Trees, log_text: str, lines: list[LogLine]) -> None:
+        from tracer.sources.pypi_releases import kept_fits
+
+        self.trees, self.log_text, self.lines = trees, log_text, lines
+        self.kept = kept_fits(log_text)
+        self.opened = 0  # releases opened by this run
+
+    def __call__(self, version: str) -> Fit:
+        from tracer.analyses.explain.fit import Fit, fit
+        from tracer.sources.pypi_releases import keep_fits
+
+        label = f"pypi:{presets.PACKAGE}=={version}"
+        if version in self.kept:
+            return Fit(label, *self.kept[version])
+        found = fit(self.trees.session(label), self.lines)
+        self.opened += 1
+        self.kept[version] = (found.exact, found.loose, found.lines)
+        keep_fits(self.log_text, {version: self.kept[version]})  # each at once: a stop keeps it
+        return found
+
+    def told(self, tried: list[Fit]) -> str:
+        """The releases tried, each with its score, and how many this run opened."""
+        scores = ", ".join(f"{f.label.rsplit('==', 1)[-1]} {f.score:.0%}" for f in tried)
+        return (
+            f"tried {len(tried)} ({self.opened} opened now, {len(tried) - self.opened} "
+            f"kept from an earlier run): {scores}"
+        )
+
+
+def best_release(fits: ReleaseFits, lines: list[LogLine]) -> tuple[Fit, list[Fit]]:
+    """The final release of the package whose logging calls fit LINES best (ties: the newer),
+    and the fits of those tried: the release the log names first, kept when it fits; then
+    those uploaded last before the log's dates, or, for a log without dates, samples of every
+    minor series refined within the best one."""
+    from tracer.analyses.explain.fit import log_dates, named_version, newest_best, search_undated
     from tracer.sources.pypi_releases import releases
 
-    dates = log_dates(lines)
-    known = [r for r in releases(presets.PACKAGE) if r.uploaded and is_final(r.version)]
-    if dates is not None:
-        known = [r for r in known if r.uploaded <= dates[1]]
-    known.sort(key=lambda r: r.uploaded)
-    if not known:
+    known = [r for r in releases(presets.PACKAGE) if is_final(r.version)]
+    versions = [r.version for r in known]
+    if not versions:
         raise SgtraceError(
-            f"no release of {presets.PACKAGE} on the index is older than the log",
+            f"no final release of {presets.PACKAGE} on the index",
             "give SOURCE: pypi:NAME==VERSION, a folder or host:/path",
         )
-    fits = [
-        fit(trees.session(f"pypi:{presets.PACKAGE}=={r.version}"), lines)
-        for r in known[-CANDIDATES:]
-    ]
-    best = max(reversed(fits), key=lambda f: f.score)
-    return best, fits
+    tried: dict[str, Fit] = {}
+    named = named_version(lines, presets.PACKAGE)
+    if named is not None:
+        version = nearest(named, versions)
+        tried[version] = fits(version)
+        if tried[version].score >= POOR_FIT:
+            return tried[version], list(tried.values())
+    dates = log_dates(lines)
+    if dates is None:
+        tried |= search_undated(versions, fits)
+    else:
+        before = sorted(
+            (r for r in known if r.uploaded and r.uploaded <= dates[1]), key=lambda r: r.uploaded
+        )
+        if not before and not tried:
+            raise SgtraceError(
+                f"no release of {presets.PACKAGE} on the index is older than the log",
+                "give SOURCE: pypi:NAME==VERSION, a folder or host:/path",
+            )
+        tried |= {r.version: fits(r.version) for r in before[-CANDIDATES:]}
+    return tried[newest_best(versions, tried)], list(tried.values())
+
+
+def nearest(named: str, versions: list[str]) -> str:
+    """The release of VERSIONS (in order) that NAMED is, or the newest before it (a build not
+    on the index: a nightly, a dev or rc build), or the oldest when all are newer."""
+    from tracer.sources.pypi_index import version_key, version_order
+
+    exact = [v for v in versions if version_key(v) == version_key(named)]
+    if exact:
+        return exact[0]
+    older = [v for v in versions if version_order(v) <= version_order(named)]
+    same = [v for v in versions if version_key(v)[0] == version_key(named)[0]]
+    if same and (not older or older[-1] not in same):  # 0.5.10.dev0: a build of 0.5.10
+        return same[0]
+    return older[-1] if older else versions[0]
 
 
 def is_final(version: str) -> bool:
     return not any(mark in version for mark in ("rc", "a", "b", "dev"))
-
-
-def tried(fits: list[Fit]) -> str:
-    return ", ".join(f"{f.label.rsplit('==', 1)[-1]} {f.score:.0%}" for f in fits)

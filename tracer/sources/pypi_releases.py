@@ -1,15 +1,18 @@
 """The releases of a project on the package indexes and when each was first uploaded (PEP 691
-JSON pages give `upload-time`), read with the index client and kept in the cache a day."""
+JSON pages give `upload-time`), read with the index client and kept in the cache a day; and how
+well each release fits a log, kept by the log's content hash."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
-from tracer.errors import IndexUnreachable
-from tracer.sources.cache import cache_root, write_atomic
+from tracer.errors import CacheNotWritable, IndexUnreachable
+from tracer.sources.cache import cache_root, content_hash, write_atomic
 from tracer.sources.pypi_config import index_settings
 from tracer.sources.pypi_http import IndexClient, Page
 from tracer.sources.pypi_index import (
@@ -19,7 +22,7 @@ from tracer.sources.pypi_index import (
     release_of,
     version_order,
 )
-from tracer.versions import RELEASE_LISTS
+from tracer.versions import FITS, RELEASE_LISTS
 
 KEEP_SECONDS = 24 * 3600  # a release list older than this is read again
 
@@ -91,3 +94,25 @@ def upload_date(value: object) -> str:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).date().isoformat()
     except ValueError:
         return ""
+
+
+def fits_file(log_text: str) -> Path:
+    return cache_root() / FITS.name / f"{content_hash(log_text.encode())}-{FITS.version}.json"
+
+
+def kept_fits(log_text: str) -> dict[str, tuple[int, int, int]]:
+    """The fits kept for LOG_TEXT: by release version, (exact, loose, lines); {} when none
+    are kept or the entry is damaged."""
+    try:
+        kept = json.loads(fits_file(log_text).read_bytes())
+        return {str(v): (int(e), int(lo), int(n)) for v, (e, lo, n) in kept.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def keep_fits(log_text: str, fits: dict[str, tuple[int, int, int]]) -> None:
+    """Keep FITS (by release version) for LOG_TEXT beside those kept already; a cache that
+    cannot be written keeps nothing, and the releases are tried again next time."""
+    merged = kept_fits(log_text) | fits
+    with contextlib.suppress(CacheNotWritable):
+        write_atomic(fits_file(log_text), json.dumps(merged, sort_keys=True).encode())

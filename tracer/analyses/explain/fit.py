@@ -1,11 +1,13 @@
 """How well a source's logging calls fit a log: the share of the log's server lines (those with
 a timestamp or a rank) that a call of the source prints, as it is or loosely (another build of
-the call). The release a log was printed by fits it best; a log's own dates narrow the
-releases worth trying to those uploaded before it."""
+the call). The release a log was printed by fits it best. Which releases are worth trying: the
+one the log names; those uploaded last before the log's own dates; for a log without dates,
+samples of every minor series, refined by bisection within the best one."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tracer.analyses.explain.logread import LogLine
@@ -46,3 +48,80 @@ def log_dates(lines: list[LogLine]) -> tuple[str, str] | None:
     """The first and last dates (YYYY-MM-DD) the log's lines print, or None."""
     dates = sorted(found[1] for line in lines if (found := DATE.match(line.time)))
     return (dates[0], dates[-1]) if dates else None
+
+
+# -- which releases to try -------------------------------------------------------------------
+
+RELEASE = r"v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev|a|b)\d+)*)\b"
+REFINE_STEPS = 8  # releases tried within the best series, beyond the samples of every series
+
+
+def named_version(lines: list[LogLine], package: str) -> str | None:
+    """The version of PACKAGE the log says it runs (`sglang==0.4.6`, `SGLang v0.4.6`,
+    `sglang version: 0.4.6`, `sglang-0.4.6` in a path, `version=0.4.6` on a line naming the
+    package), the last one said; None when it names none."""
+    name = re.escape(package)
+    forms = re.compile(rf"\b{name}(?:==|-| v| version[:=]? ?|_version ?[=:] ?){RELEASE}", re.I)
+    beside = re.compile(rf"\bversion ?[=:] ?['\"]?{RELEASE}", re.I)
+    named = None
+    for line in lines:
+        found = forms.search(line.message) or (
+            re.search(rf"\b{name}\b", line.message, re.I) and beside.search(line.message)
+        )
+        if found:
+            named = found[1]
+    return named
+
+
+def minor_series(version: str) -> str:
+    """`0.4` for 0.4.6.post1: the series a version belongs to."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return f"{found[1]}.{found[2]}" if found else version
+
+
+def samples(versions: list[str]) -> list[str]:
+    """The middle and the last release of each minor series of VERSIONS (oldest first): a
+    series changes its logging calls within itself too, so its last alone can miss the log."""
+    series: dict[str, list[str]] = {}
+    for version in versions:
+        series.setdefault(minor_series(version), []).append(version)
+    chosen: list[str] = []
+    for members in series.values():
+        for version in (members[(len(members) - 1) // 2], members[-1]):
+            if version not in chosen:
+                chosen.append(version)
+    return chosen
+
+
+def newest_best(versions: list[str], fits: dict[str, Fit]) -> str:
+    """The version of VERSIONS (oldest first) whose fit scores highest, the newer on a tie."""
+    scored = [(fits[v].score, i, v) for i, v in enumerate(versions) if v in fits]
+    return max(scored)[2]
+
+
+def search_undated(versions: list[str], score: Callable[[str], Fit]) -> dict[str, Fit]:
+    """The fits of the releases worth trying for a log without dates: samples of every minor
+    series, then, within the best-scoring series, bisections beside its best release: the
+    newer side first (a tie goes to the newer release), then before the releases tried next
+    to it that fit as well, while one there may fit better. VERSIONS oldest first; SCORE fits
+    one."""
+    fits = {version: score(version) for version in samples(versions)}
+    series = minor_series(newest_best(versions, fits))
+    members = [v for v in versions if minor_series(v) == series]
+    for _ in range(REFINE_STEPS):
+        best = members.index(newest_best(members, fits))
+        top = fits[members[best]].score
+        tried = [i for i, v in enumerate(members) if v in fits]
+        newer = min((i for i in tried if i > best), default=len(members))
+        start = best  # the first of the releases tried next to it that fit as well
+        while start > 0 and members[start - 1] in fits and fits[members[start - 1]].score == top:
+            start -= 1
+        older = max((i for i in tried if i < start), default=-1)
+        if newer - best > 1:
+            step = (best + newer) // 2
+        elif start - older > 1 and top < 1 and (older < 0 or fits[members[older]].score < top):
+            step = (older + start) // 2
+        else:
+            break
+        fits[members[step]] = score(members[step])
+    return fits
