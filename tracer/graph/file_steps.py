@@ -21,12 +21,14 @@ from tracer.store.names import FLAG_METHODS, FileNames, class_bodies, flag_dest
 from tracer.store.rows import (
     ARG_VALUE,
     ASSIGN_LINE,
+    CALL_ARGS,
     CALL_SCOPE,
     CALLEE,
     DISCARDED,
     VALUE_ARITHMETIC,
     VALUE_CALLS,
     VALUE_REFS,
+    VALUE_SHAPE,
     Row,
     file_rows,
     row_at,
@@ -647,7 +649,3 @@ def spread_values(
 def names_of(shape: Any) -> tuple[str, ...]:
     """The dotted name a part of a shape is, if it is one."""
     return (shape[1],) if isinstance(shape, tuple) and shape and shape[0] == "name" else ()
-
-
-VALUE_SHAPE = 4  # of a Value's row
-CALL_ARGS = 4  # of a Call's row

@@ -15,7 +15,7 @@ from tracer.graph.file_steps import FileTables, Read
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.objects import splat_keys
-from tracer.graph.steps import Edge, Step
+from tracer.graph.steps import FLAG_EDGES, Edge, Step
 from tracer.index.index import Index
 from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
@@ -334,7 +334,7 @@ class FlowGraph:
     def set_by_flag(self, field_step: str) -> bool:
         """Does a command-line flag set the field FIELD_STEP (surely)?"""
         return any(
-            e.kind in ("flag_to_field", "generated_flag") and e.confidence >= NAMED_DYNAMIC
+            e.kind in FLAG_EDGES and e.confidence >= NAMED_DYNAMIC
             for e in self.edges(field_step, False)
         )
 

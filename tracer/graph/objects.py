@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, Protocol
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
 from tracer.store import step_ids
-from tracer.store.rows import CALLEE, VALUE_CALLS, VALUE_REFS, Row, row_at, value_row
+from tracer.store.rows import (
+    ASSIGN_VALUE,
+    CALL_ARGS,
+    CALLEE,
+    VALUE_CALLS,
+    VALUE_REFS,
+    VALUE_SHAPE,
+    Row,
+    row_at,
+    value_row,
+)
 
 if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
@@ -30,11 +40,6 @@ class FlowGraph(Protocol):
     ) -> Iterator[Edge]: ...
 
     def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]: ...
-
-
-ASSIGN_VALUE = 2  # of an Assign's row
-CALL_ARGS = 4  # of a Call's row
-VALUE_SHAPE = 4  # of a Value's row
 
 
 def object_sources(graph: FlowGraph, step_id: str, attr: str) -> list[Edge]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tracer.store.step_ids import StepId
@@ -57,6 +58,18 @@ class Edge:
     kind: str
     confidence: float
     label: str = ""  # the attribute a store or read edge puts the value in or takes it from
+
+
+TRUSTED = 0.8  # an edge at least this sure is followed as certain; below, it is a guess
+FLAG_EDGES = frozenset({"flag_to_field", "generated_flag"})  # a flag sets the field
+
+
+def edge_pairs(edges: Iterable[Edge]) -> dict[tuple[str, str], list[Edge]]:
+    """EDGES by the two steps each joins (source, destination)."""
+    pairs: dict[tuple[str, str], list[Edge]] = {}
+    for edge in edges:
+        pairs.setdefault((edge.src, edge.dst), []).append(edge)
+    return pairs
 
 
 def edge_reason(edge: Edge) -> str:

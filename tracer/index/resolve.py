@@ -213,16 +213,8 @@ class Resolver:
         )
 
     def class_returned(self, path: str, function: FunctionDef) -> str | None:
-        classes = set()
-        returns = self.facts.flows(path).returns
-        for i in self.facts.rows(path).returns_by_scope.get(function.qualname, ()):
-            ret = returns[i]
-            if len(ret.value.calls) != 1 or ret.value.refs:
-                return None
-            call = self.facts.flows(path).calls[ret.value.calls[0]]
-            targets = [t for t in self.resolve_call(path, call) if t.confidence == 1.0]
-            classes.update(t.klass for t in targets)
-        return classes.pop() if len(classes) == 1 else None
+        made = self.constructed(f"{self.index.module_of[path]}.{function.qualname}")
+        return made[0] if len(made) == 1 else None
 
     def class_parameter(self, path: str, scope: str, name: str) -> str | None:
         """The class NAME stands for when it is the first parameter of a classmethod (`cls`)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from tracer.graph.objects import constructions, object_sources, self_class
-from tracer.graph.steps import Edge
+from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, edge_pairs
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 MAX_ROUTE = 40  # steps of an object's route shown between a store and its read
 MAX_VISITS = 400  # steps a route search may expand, per store and read
-TRUSTED = 0.8
-FLAGGED = frozenset({"flag_to_field", "generated_flag"})
 JUMPS = frozenset({"attr", "attr_via_call"})  # a value joined to its read by name and type
 # Edges along which an object moves whole (a formula makes a new value; opaque calls too).
 CARRYING = frozenset(
@@ -43,9 +41,7 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
     """SPINE with each name-joined store -> read step widened into the object's route."""
     if len(spine) < 2:
         return spine
-    links: dict[tuple[str, str], list[Edge]] = {}
-    for edge in edges.values():
-        links.setdefault((edge.src, edge.dst), []).append(edge)
+    links = edge_pairs(edges.values())
     widened = [spine[0]]
     for before, store, read in zip([None, *spine], spine, spine[1:], strict=False):
         joined = links.get((store, read), [])
@@ -53,7 +49,7 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
             widened.append(read)
             continue
         into = links.get((before, store), []) if before is not None else []
-        if any(e.kind in FLAGGED for e in into):
+        if any(e.kind in FLAG_EDGES for e in into):
             # A flag's value is kept in the objects made from the parsed flags, which the
             # graph does not tell from the others of their class: the join stays.
             widened.append(read)

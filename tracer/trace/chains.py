@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracer.errors import NameNotFound
-from tracer.graph.steps import Edge, Step
+from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, Step
 from tracer.trace.carriers import with_carriers
 from tracer.trace.contexts import unmatched_return
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
@@ -18,7 +18,6 @@ from tracer.trace.routes import (
     MAX_ROUTES,
     MIN_ROUTE_BUDGET,
     ROUTE_BUDGET,
-    TRUSTED,
     Budget,
     every_route,
     find_link,
@@ -29,7 +28,6 @@ if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not
 
 ORIGIN_RANK = {"cli_flag": 3, "field": 2}
 CHANGING_KINDS = frozenset({"formula", "return"})
-FLAG_KINDS = frozenset({"flag_to_field", "generated_flag"})
 OPAQUE_KINDS = frozenset({"local_via_call", "attr_via_call"})  # passed to a call, not returned
 SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
 
@@ -318,7 +316,7 @@ def carrier(graph: FlowGraph, step_id: str, reached: Mapping[str, object]) -> bo
     if graph.step(step_id).kind != "field":
         return False
     into = graph.edges(step_id, False)
-    flagged = any(e.kind in FLAG_KINDS and e.confidence >= TRUSTED for e in into)
+    flagged = any(e.kind in FLAG_EDGES and e.confidence >= TRUSTED for e in into)
     filled = [e.src for e in into if e.kind == "arg_to_field"]
     return not flagged and len(filled) == 1 and filled[0] in reached
 

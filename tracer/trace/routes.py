@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.steps import Edge
+from tracer.graph.steps import TRUSTED, Edge, edge_pairs
 from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
 from tracer.trace.contexts import (
     Context,
@@ -22,7 +22,6 @@ from tracer.trace.contexts import (
 if TYPE_CHECKING:
     from tracer.graph.flow import FlowGraph
 
-TRUSTED = 0.8  # the spine follows guessed (name-only) steps only when nothing else leads on
 MAX_ROUTES = 3  # routes to distinct sink bindings shown, the spine first
 MAX_ROUTE_SEARCHES = 6  # searches for them (a path through another sink is no new route)
 ROUTE_SLACK = 8  # steps another route may be longer than the first found
@@ -206,7 +205,7 @@ def unrealizable_jump(
     wrong = unmatched_return(graph, widened, edges)
     if wrong is None:
         return None
-    links = links_of(edges)
+    links = edge_pairs(edges.values())
     pairs = list(zip(path, path[1:], strict=False))
     jumps = [(a, b) for a, b in pairs if widened.index(b) <= wrong and is_jump(links, a, b)]
     if jumps:
@@ -214,18 +213,10 @@ def unrealizable_jump(
     return next(((a, b) for a, b in pairs if widened.index(b) >= wrong), None)
 
 
-def is_jump(links: dict[tuple[str, str], list[str]], src: str, dst: str) -> bool:
+def is_jump(links: dict[tuple[str, str], list[Edge]], src: str, dst: str) -> bool:
     """Are SRC and DST joined only by name (an attribute written there, read here)?"""
-    kinds = links.get((src, dst), ())
-    return bool(kinds) and all(kind in ("attr", "attr_via_call") for kind in kinds)
-
-
-def links_of(edges: dict[tuple[str, str, str], Edge]) -> dict[tuple[str, str], list[str]]:
-    """The kinds of the edges between each two steps."""
-    links: dict[tuple[str, str], list[str]] = {}
-    for src, dst, kind in edges:
-        links.setdefault((src, dst), []).append(kind)
-    return links
+    joined = links.get((src, dst), ())
+    return bool(joined) and all(e.kind in JUMPS for e in joined)
 
 
 def meet(
