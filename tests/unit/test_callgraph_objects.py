@@ -1,5 +1,6 @@
 """Functions, classes and containers followed as values by the call graph
-(tracer/analyses/calls/objects.py): a snippet in, the exact edges out."""
+(tracer/analyses/calls/objects.py, bindings.py, contents.py): a snippet in, the exact edges
+out."""
 
 from __future__ import annotations
 

@@ -3,17 +3,10 @@ hold, followed through names, parameters, returns, attributes and the contents o
 lists and tuples, as PyCG's assignment graph does (a call of what an expression holds runs
 each function it may hold).
 
-What a value may be (`Obj`): a function or lambda of the tree or outside it, a method bound
-to its receiver, a class, an instance of a class of the tree, a constant (a key), or a
-container: the display (`{"a": f}`, `[f, g]`, `(f, g)`) made where it is written, with the
-stores into it (`d["k"] = v`, `d.update({...})`, `xs.append(v)`) anywhere in its file. A read
-`d["k"]` takes the entries at k (of the same type: `1` is not `"1"`); a key that is not
-constant takes every entry; `xs[1:3]` is a container of the elements it slices.
-
-Order matters where it is certain: in one scope, a store that runs before a read, in the
-scope's own block (no branch or loop around it; `Flows.straight`), hides what the same key or
-name held before it, and at that level a read does not see what is bound after it
-(Jarvis's flow sensitivity, within one scope).
+What a value may be is an `Obj` (obj.py). This module answers what a call runs and returns,
+what an expression, a parameter and an attribute hold; what a name holds is bindings.py's
+(with the order of bindings within one scope), what a container holds contents.py's. Both ask
+this follower back through the `Follower` interface.
 
 A parameter holds what its calls pass (`Sites`, as tracer/analyses/calls/values.py reads
 them) and its default. Each question is answered once and remembered with the functions
@@ -25,36 +18,18 @@ adds nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import partial
 
 from tracer.analyses.calls.answers import Answers
+from tracer.analyses.calls.bindings import Bindings
+from tracer.analyses.calls.contents import Contents
+from tracer.analyses.calls.obj import UNKNOWN, Obj, Objs
 from tracer.analyses.calls.rules import CallRules, binding_of
 from tracer.analyses.calls.values import FunctionValues, Sites
-from tracer.extract.facts import MODULE_SCOPE, Assign, Call, Raise, Shape, Value
+from tracer.extract.facts import Assign, Call, Raise, Shape, Value
 
 # Bounds: containers nested deeper, or chains of questions longer, are not followed.
 MAX_DEPTH = 24
-
-
-@dataclass(frozen=True, slots=True)
-class Obj:
-    """A value: KIND is "function" (NAME a function or lambda, of the tree or outside it),
-    "method" (NAME a method, bound to its receiver), "class", "instance" (NAME its class),
-    "const" (KEY its value), "box" (a container: the display SHAPE written in SCOPE of the
-    file NAME, at LINE)."""
-
-    kind: str
-    name: str = ""
-    scope: str = ""
-    shape: Shape | None = None
-    line: int = 0
-    key: object = None
-
-
-UNKNOWN = Obj("unknown")  # a value nothing here can name (a key it stands for: any key)
-Objs = frozenset[Obj]
-NONE: Objs = frozenset()
 
 
 class Objects:
@@ -68,7 +43,8 @@ class Objects:
         self.resolver = rules.resolver
         self.sites = sites
         self.answers = Answers(MAX_DEPTH)
-        self.storing: dict[str, list[Call]] = {}  # file -> its calls that may store
+        self.contents = Contents(self, self.facts, self.answers)
+        self.bindings = Bindings(self, self.contents, rules, values, self.answers)
 
     # -- what a call runs ----------------------------------------------------------------------
 
@@ -195,9 +171,9 @@ class Objects:
             containers = self.shape(path, scope, shape[1], line)
             key = shape[2]
             if key is not None and key[0] == "slice":
-                return frozenset(self.sliced(containers, key))
+                return frozenset(self.contents.sliced(containers, key))
             keys = self.shape(path, scope, key, line)
-            return self.items(containers, keys, (path, scope, line))
+            return self.contents.items(containers, keys, (path, scope, line))
         if form == "attr":
             return self.attribute(self.shape(path, scope, shape[1], line), shape[2])
         return frozenset({UNKNOWN})
@@ -209,171 +185,15 @@ class Objects:
                 return frozenset({Obj("function", f"{module}.{function.qualname}")})
         return frozenset({UNKNOWN})
 
-    # -- names -----------------------------------------------------------------------------------
+    # -- names and containers: bindings.py, contents.py ------------------------------------------
 
     def name(self, path: str, scope: str, name: str, line: int) -> Objs:
         """What NAME (dotted) may hold in SCOPE at LINE."""
-        line = line if self.straight(path, line) else 0  # else the line changes nothing
-        return self.answers.ask(
-            ("name", path, scope, name, line), lambda: self.find_name(path, scope, name, line)
-        )
-
-    def find_name(self, path: str, scope: str, name: str, line: int) -> Iterable[Obj]:
-        head, _, rest = name.partition(".")
-        module = self.index.module_of[path]
-        bound = self.binding_scope(path, scope, head)
-        if head in ("self", "cls") and bound is not None:
-            klass = self.resolver.self_class(path, scope)
-            if klass is not None and not rest:
-                return {Obj("instance" if head == "self" else "class", klass)}
-            if klass is not None:
-                return self.attributes(frozenset({Obj("instance", klass)}), rest)
-        # A local binding first: assignments or a parameter of the nearest scope binding it.
-        if bound is not None:
-            found = self.bound(path, bound, scope, head, line)
-            return self.attributes(found, rest) if rest else found
-        # Then what the index names: a function, a class, a module, an outside name.
-        symbol = self.index.resolve(module, name)
-        if symbol is not None:
-            if symbol.kind == "function":  # a decorated function's name holds the wrapper
-                return {Obj("function", self.values.wrapper_of(symbol.name))}
-            if symbol.kind == "class":
-                return {Obj("class", symbol.name)}
-            if symbol.kind == "external":
-                return {Obj("function", symbol.name)}
-        function = self.rules.function_named(path, scope, name)
-        if function is not None:
-            return {Obj("function", self.values.wrapper_of(function))}
-        if rest:
-            return self.attributes(self.name(path, scope, head, line), rest)
-        return {UNKNOWN}
-
-    def binding_scope(self, path: str, scope: str, name: str) -> str | None:
-        """The nearest scope (SCOPE, a function around it, the module) that binds NAME by
-        assignment or as a parameter; None when none does (a function, class or import)."""
-        module = self.index.module_of[path]
-        while True:
-            if self.parameter_of(path, scope, name) is not None or self.binding(path, scope, name):
-                return scope
-            if scope == MODULE_SCOPE:
-                return None
-            scope = self.rules.enclosing_scope(module, scope)
-
-    def parameter_of(self, path: str, scope: str, name: str) -> str | None:
-        """The function SCOPE is, if NAME is one of its parameters."""
-        function = self.resolver.function(path, scope)
-        if function is not None:
-            for param in function[1].params:
-                if param.name == name:
-                    return function[0]
-        return None
-
-    def bound(self, path: str, scope: str, reader: str, name: str, line: int) -> Objs:
-        """What NAME holds in SCOPE (which binds it), read from READER at LINE."""
-        function = self.parameter_of(path, scope, name)
-        found: set[Obj] = set()
-        if function is not None:
-            found |= self.parameter(function, name)
-        flows = self.facts.flows(path)
-        indices = self.binding(path, scope, name)
-        for index in self.reaching(path, scope, reader, indices, line):
-            found |= self.assigned(path, index, flows.assigns[index], name)
-        return frozenset(found)
-
-    def binding(self, path: str, scope: str, name: str) -> list[int]:
-        """The assignments of SCOPE that bind NAME (`d["k"] = v` stores into d, binds none)."""
-        indices = self.resolver.assigns(path, scope).get(name)
-        if not indices:
-            return []
-        patterns = self.facts.flows(path).patterns
-        return [i for i in indices if i not in patterns or contains(patterns[i], ("name", name))]
-
-    def reaching(
-        self, path: str, scope: str, reader: str, indices: Iterable[int], line: int
-    ) -> list[int]:
-        """The assignments (INDICES, to one name in SCOPE) that may reach a read at LINE in
-        READER: in the reader's own scope, read at its top level, none made after the read,
-        and none before the last one made at the top level before it."""
-        indices = list(indices)
-        flows = self.facts.flows(path)
-        if reader != scope or not self.straight(path, line):
-            return indices
-        before = [i for i in indices if flows.assigns[i].end_line < line]
-        last = [i for i in before if self.straight(path, flows.assigns[i].line)]
-        if last:
-            start = flows.assigns[max(last, key=lambda i: flows.assigns[i].line)].line
-            before = [i for i in before if flows.assigns[i].line >= start]
-        return before
+        return self.bindings.name(path, scope, name, line)
 
     def straight(self, path: str, line: int) -> bool:
         """Is the statement at LINE at the top level of its scope (no branch or loop)?"""
-        return line in self.facts.flows(path).straight
-
-    def assigned(self, path: str, index: int, assign: Assign, name: str) -> Objs:
-        """What assignment INDEX gives NAME."""
-        if assign.op == "for":
-            elements = self.value(path, assign.scope, assign.value, assign.line)
-            if len(assign.targets) != 1:
-                return NONE
-            return self.items(elements, frozenset({UNKNOWN}), (path, assign.scope, assign.line))
-        if assign.op not in ("=", ":="):
-            return NONE
-        pattern = self.facts.flows(path).patterns.get(index)
-        if pattern is None:
-            one = binding_of(assign, name)
-            if one is None:
-                return self.unpacked_flat(path, assign, name)
-            return self.value(path, assign.scope, one.value, assign.line)
-        value = self.value(path, assign.scope, assign.value, assign.line)
-        return frozenset(
-            self.unpack(value, pattern, ("name", name), (path, assign.scope, assign.line))
-        )
-
-    def unpacked_flat(self, path: str, assign: Assign, name: str) -> Objs:
-        """NAME of `a, b = value` where the value is no tuple written out."""
-        positions = [t.index for t in assign.targets if t.path == name]
-        if len(positions) != 1 or positions[0] is None:
-            return NONE
-        value = self.value(path, assign.scope, assign.value, assign.line)
-        keys = frozenset({Obj("const", key=positions[0])})
-        return self.items(value, keys, (path, assign.scope, assign.line))
-
-    def unpack(
-        self, value: Objs, pattern: Shape, want: Shape, where: tuple[str, str, int]
-    ) -> set[Obj]:
-        """What the part WANT of PATTERN takes when VALUE is stored into PATTERN."""
-        if pattern == want:
-            return set(value)
-        if pattern is None or pattern[0] != "tuple":
-            return set()
-        parts = pattern[1]
-        star = next((i for i, p in enumerate(parts) if p is not None and p[0] == "star"), None)
-        found: set[Obj] = set()
-        for i, part in enumerate(parts):
-            if not contains(part, want):
-                continue
-            if i == star:
-                after = len(parts) - i - 1
-                elements = self.positions(value, i, -after if after else None, where)
-                found.add(Obj("box", where[0], where[1], ("list", tuple(elements)), where[2]))
-                continue
-            key = i if star is None or i < star else i - len(parts)
-            item = self.items(value, frozenset({Obj("const", key=key)}), where)
-            found |= self.unpack(item, part, want, where)
-        return found
-
-    def positions(
-        self, value: Objs, start: int, end: int | None, where: tuple[str, str, int]
-    ) -> list[Shape]:
-        """The elements START:END of the tuples and lists VALUE may be, as a display."""
-        found: list[Shape] = []
-        for obj in value:
-            if obj.kind == "box" and obj.shape[0] in ("list", "tuple"):
-                elements = obj.shape[1]
-                if any(e is not None and e[0] == "star" for e in elements):
-                    continue
-                found += [("held", obj, e) for e in elements[start:end]]
-        return found
+        return self.bindings.straight(path, line)
 
     # -- parameters ----------------------------------------------------------------------------
 
@@ -456,188 +276,3 @@ class Objects:
                         yield from self.value(member_path, assign.scope, one.value, assign.line)
         if not found:
             yield UNKNOWN
-
-    # -- contents ------------------------------------------------------------------------------
-
-    def items(self, containers: Objs, keys: Objs, where: tuple[str, str, int]) -> Objs:
-        """What `c[k]` holds when c may be each of CONTAINERS and k each of KEYS (any key
-        when one is not constant)."""
-        found: set[Obj] = set()
-        consts = {k.key for k in keys if k.kind == "const"}
-        any_key = not keys or any(k.kind != "const" for k in keys)
-        for box in containers:
-            if box.kind == "box":
-                for key in (None,) if any_key else sorted(consts, key=repr):
-                    found |= self.content(box, key, any_key, where)
-        return frozenset(found)
-
-    def content(self, box: Obj, key: object, any_key: bool, where: tuple[str, str, int]) -> Objs:
-        """The entries of BOX at KEY (every entry when ANY_KEY), with the stores into it,
-        as seen from WHERE (path, scope, line)."""
-        return self.answers.ask(
-            ("content", box, key, any_key, where),
-            lambda: self.find_content(box, key, any_key, where),
-        )
-
-    def find_content(
-        self, box: Obj, key: object, any_key: bool, where: tuple[str, str, int]
-    ) -> Iterable[Obj]:
-        path = box.name
-        stores = self.stores(box)
-        # A store at this key in the reader's scope, at its top level, before the read and
-        # after the display, hides what was there before it.
-        read_path, read_scope, read_line = where
-        hidden_before = 0
-        if not any_key and read_path == path and self.straight(path, read_line):
-            for store in stores:
-                if (
-                    store.key == key
-                    and store.scope == read_scope
-                    and box.line <= store.line < read_line
-                    and self.straight(path, store.line)
-                ):
-                    hidden_before = max(hidden_before, store.line)
-        if not hidden_before:
-            yield from self.displayed(box, key, any_key)
-        for store in stores:
-            if store.line < hidden_before and store.scope == read_scope:
-                continue
-            if any_key or store.key is ANY or store.key == key:
-                yield from store.value
-
-    def displayed(self, box: Obj, key: object, any_key: bool) -> Iterable[Obj]:
-        """The entries of BOX's display at KEY."""
-        path, scope, line = box.name, box.scope, box.line
-        form, entries = box.shape
-        if form == "dict":
-            for entry_key, entry in entries:
-                if entry_key is None:  # `**other`
-                    inner = self.element(path, scope, entry[1], line)
-                    keys = {UNKNOWN} if any_key else {Obj("const", key=key)}
-                    yield from self.items(inner, frozenset(keys), (path, scope, line))
-                elif any_key or entry_key == ("const", key) or entry_key[0] != "const":
-                    yield from self.element(path, scope, entry, line)
-            return
-        shifted = False
-        for i, entry in enumerate(entries):
-            if entry is not None and entry[0] == "star":
-                shifted = True
-                inner = self.element(path, scope, entry[1], line)
-                yield from self.items(inner, frozenset({UNKNOWN}), (path, scope, line))
-            elif any_key or shifted or (isinstance(key, int) and key in (i, i - len(entries))):
-                yield from self.element(path, scope, entry, line)
-
-    def element(self, path: str, scope: str, entry: Shape | None, line: int) -> Objs:
-        """What one entry of a display holds."""
-        if entry is not None and entry[0] == "held":  # an element taken from another display
-            held = entry[1]
-            return self.element(held.name, held.scope, entry[2], held.line)
-        if entry is not None and entry[0] == "yielded":
-            ret = self.facts.flows(path).returns[entry[1]]
-            return self.value(path, scope, ret.value, ret.line)
-        return self.shape(path, scope, entry, line)
-
-    def sliced(self, containers: Objs, key: Shape) -> Iterable[Obj]:
-        """`xs[lo:hi]`: a list of the elements sliced."""
-        for box in containers:
-            if box.kind == "box" and box.shape[0] in ("list", "tuple"):
-                elements = box.shape[1]
-                if any(e is not None and e[0] == "star" for e in elements):
-                    yield UNKNOWN
-                    continue
-                part = tuple(("held", box, e) for e in elements[key[1] : key[2]])
-                yield Obj("box", box.name, box.scope, ("list", part), box.line)
-
-    def stores(self, box: Obj) -> frozenset[Store]:
-        """The stores into BOX in its file: `c[k] = v`, `c.update({...})`, `c.append(v)`,
-        where c may be BOX."""
-        return self.answers.ask(("stores", box), lambda: self.find_stores(box), bounded=False)
-
-    def find_stores(self, box: Obj) -> Iterable[Store]:
-        path = box.name
-        flows = self.facts.flows(path)
-        for index, pattern in flows.patterns.items():
-            assign = flows.assigns[index]
-            for item, value in stored_items(pattern, assign.value):
-                if box not in self.shape(path, assign.scope, item[1], assign.line):
-                    continue
-                held = self.value_of_part(path, assign, value)
-                for key in self.shape(path, assign.scope, item[2], assign.line):
-                    constant = key.key if key.kind == "const" else ANY
-                    yield Store(constant, held, assign.scope, assign.line)
-        for call in self.storing_calls(path):
-            head, _, method = call.callee.rpartition(".")
-            if box in self.name(path, call.scope, head, call.line):
-                yield from self.method_stores(path, call, method)
-
-    def storing_calls(self, path: str) -> list[Call]:
-        """The calls of PATH that may store into a dict or list (`c.update(...)`), in order."""
-        found = self.storing.get(path)
-        if found is None:
-            callees = self.facts.rows(path).callees
-            calls = self.facts.flows(path).calls
-            ids = sorted(i for method in STORING for i in callees.get(method, ()))
-            found = [calls[i] for i in ids if "." in calls[i].callee and calls[i].args]
-            self.storing[path] = found
-        return found
-
-    def method_stores(self, path: str, call: Call, method: str) -> Iterable[Store]:
-        """What `c.update({...})`, `c.append(v)`, `c.extend(vs)`... (CALL) store into c."""
-        where = (path, call.scope, call.line)
-        arg = call.args[-1 if method in ("insert", "setdefault") else 0]
-        value = self.value(path, call.scope, arg.value, call.line)
-        if method == "update":
-            for inner in value:
-                if inner.kind == "box" and inner.shape[0] == "dict":
-                    for entry_key, entry in inner.shape[1]:
-                        held = self.element(inner.name, inner.scope, entry, inner.line)
-                        constant = entry_key[1] if entry_key and entry_key[0] == "const" else ANY
-                        yield Store(constant, held, call.scope, call.line)
-        elif method == "extend":
-            yield Store(ANY, self.items(value, frozenset({UNKNOWN}), where), *where[1:])
-        else:
-            yield Store(ANY, value, *where[1:])
-
-    def value_of_part(self, path: str, assign: Assign, value: Shape | Value | None) -> Objs:
-        if isinstance(value, Value):
-            return self.value(path, assign.scope, value, assign.line)
-        return self.shape(path, assign.scope, value, assign.line)
-
-
-ANY = object()  # a store at a key that is not constant
-# Methods of dicts and lists that store into them.
-STORING = frozenset({"update", "append", "insert", "extend", "setdefault"})
-
-
-@dataclass(frozen=True, slots=True)
-class Store:
-    """VALUE stored at KEY (ANY when not constant) by the statement at LINE of SCOPE."""
-
-    key: object
-    value: Objs
-    scope: str
-    line: int
-
-
-def contains(pattern: Shape | None, want: Shape) -> bool:
-    if pattern == want:
-        return True
-    if pattern is None:
-        return False
-    if pattern[0] == "tuple":
-        return any(contains(p, want) for p in pattern[1])
-    if pattern[0] == "star":
-        return contains(pattern[1], want)
-    return False
-
-
-def stored_items(pattern: Shape, value: Value) -> Iterable[tuple[Shape, Shape | Value | None]]:
-    """(`c[k]` pattern, what it is given) for each item store in PATTERN given VALUE."""
-    if pattern[0] == "item":
-        yield pattern, value
-    elif pattern[0] == "tuple" and value.shape is not None and value.shape[0] == "tuple":
-        parts, given = pattern[1], value.shape[1]
-        if len(parts) == len(given):
-            for part, element in zip(parts, given, strict=True):
-                if part is not None and part[0] == "item":
-                    yield part, element

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from tracer.analyses.calls.objects import UNKNOWN, Objects
+from tracer.analyses.calls.obj import UNKNOWN
+from tracer.analyses.calls.objects import Objects
 from tracer.analyses.calls.rules import CallRules
 from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import Assign, Call, Raise
