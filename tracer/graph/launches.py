@@ -76,6 +76,8 @@ def launch_sources(graph: FlowGraph, function: str, param: str) -> Iterator[Edge
     only from the launchers in the files that name it (where the function is handed on, or
     launched: the target is followed back from there)."""
     path, definition = graph.index.functions[function]
+    if definition.name.startswith("__") and definition.name.endswith("__"):
+        return  # run by the language itself (`__init__`, `__post_init__`), not handed on
     name = re.escape(definition.name.encode())
     naming = graph.facts.matching(definition.name, rb"\b" + name + rb"\b(?!\s*\()")
     if not naming:
