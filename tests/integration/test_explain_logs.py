@@ -30,34 +30,62 @@ class Case:
     tokens: int | None = None  # the token count the log reports, reproduced
     kv_gib: float | None = None  # the KV size the log reports (K + V), against the formula's
     unknown: dict[str, str] = field(default_factory=dict)  # name -> why it is not known
+    computed: dict[str, str] = field(default_factory=dict)  # name -> how the code computes it
     ranks: int = 1  # the ranks of its one start
     parts: str = ""  # where the explanation parts from the log (its first line); "": it does not
 
 
-# What explain says of mem_fraction_static when the code computes it at start (no ServerArgs
-# line, no flag): the release's own places that set it, named.
+# What explain says of mem_fraction_static when the log shows neither a ServerArgs(...) line nor
+# the flag: the release's own default computation, read from its code and evaluated with what
+# the log shows (its command line, the card's capacity or a lower bound of it).
 AUTO_0_3_3 = (
-    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the "
-    "command line (log line 1) does not set --mem-fraction-static; so the code sets "
-    "it when the server starts, in ServerArgs.__post_init__ (server_args.py:127) and "
-    "4 more places, from values explain does not evaluate: give --set "
-    "mem_fraction_static=VALUE"
+    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the command "
+    "line (log line 1) does not set --mem-fraction-static; the code's own default computation "
+    "gives 0.88: self.mem_fraction_static = 0.88 in ServerArgs.__post_init__ "
+    "(server_args.py:135), on the branch self.mem_fraction_static is None true "
+    "(server_args.py:125), self.tp_size >= 2 false (server_args.py:132); from the code's "
+    "defaults tp_size = 1"
 )
 
+LOWER_BOUND = (
+    "(MiB, as the code compares it): at least the first free memory the log reports, {} GB "
+    "before anything was loaded ({}); the log does not print the capacity)"
+)
 AUTO_0_5_6_POST2 = (
-    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the "
-    "command line (log line 1) does not set --mem-fraction-static; so the code sets "
-    "it when the server starts, in ServerArgs._handle_gpu_memory_settings "
-    "(server_args.py:886) and 2 more places, from values explain does not evaluate: "
-    "give --set mem_fraction_static=VALUE"
+    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the command "
+    "line (log line 1) does not set --mem-fraction-static; the code's own default computation "
+    "gives 0.763: self.mem_fraction_static = round((gpu_mem - reserved_mem) / gpu_mem, 3) if "
+    "gpu_mem is not None else 0.88 in ServerArgs._handle_gpu_memory_settings "
+    "(server_args.py:886), on the branch gpu_mem is not None true (server_args.py:752), "
+    "gpu_mem < 20 * 1024 true (server_args.py:753), self.chunked_prefill_size is None true "
+    "(server_args.py:756), self.cuda_graph_max_bs is None true (server_args.py:758), "
+    "self.mem_fraction_static is None true (server_args.py:848); from gpu_mem = 15697.92 "
+    "(gpu_mem = get_device_memory_capacity() at server_args.py:633, the card's memory capacity "
+    + LOWER_BOUND.format("15.33", "'Load weight begin. avail mem=', log line 11 (TP0)")
+    + "; the code's defaults pp_size = 1, tp_size = 1; model_config.is_multimodal "
+    "(server_args.py:895) taken as false: model_config.is_multimodal is not in the log"
 )
 
 AUTO_0_5_6 = (
-    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the "
-    "command line (log line 5) does not set --mem-fraction-static; so the code sets "
-    "it when the server starts, in ServerArgs._handle_gpu_memory_settings "
-    "(server_args.py:859) and 2 more places, from values explain does not evaluate: "
-    "give --set mem_fraction_static=VALUE"
+    "ServerArgs.mem_fraction_static is not in the log: no ServerArgs(...) line, the command "
+    "line (log line 5) does not set --mem-fraction-static; the code's own default computation "
+    "gives 0.848: self.mem_fraction_static = round((gpu_mem - reserved_mem) / gpu_mem, 3) if "
+    "gpu_mem is not None else 0.88 in ServerArgs._handle_gpu_memory_settings "
+    "(server_args.py:859), on the branch gpu_mem is not None true (server_args.py:725), "
+    "gpu_mem < 160 * 1024 true (server_args.py:786), self.chunked_prefill_size is None true "
+    "(server_args.py:789), self.cuda_graph_max_bs is None true (server_args.py:791), "
+    "self.tp_size < 4 true (server_args.py:792), self.mem_fraction_static is None true "
+    "(server_args.py:821); from enable_piecewise_cuda_graph = True "
+    "(--enable-piecewise-cuda-graph on the command line (log line 5)); gpu_mem = 95938.56 "
+    "(gpu_mem = get_device_memory_capacity() at server_args.py:610, the card's memory capacity "
+    + LOWER_BOUND.format(
+        "93.69",
+        "'Load weight end. type=', log line 7 (TP0), derived as after_avail_memory + "
+        "self.weight_load_mem_usage = 79.09 + 14.6",
+    )
+    + "; tp_size = 2 (--tp 2 on the command line (log line 5)); the code's defaults "
+    "piecewise_cuda_graph_max_tokens = 4096, pp_size = 1; model_config.is_multimodal "
+    "(server_args.py:868) taken as false: model_config.is_multimodal is not in the log"
 )
 
 
@@ -127,12 +155,10 @@ CASES = [
         {
             "available_gpu_memory": (176.33, "measured"),
             "total_gpu_memory": (191.33, "measured"),
+            "self.mem_fraction_static": (0.88, "computed"),
         },
-        unknown={"self.mem_fraction_static": AUTO_0_3_3},
-        parts=(
-            "Does not reproduce the log: the formula stops at rest_memory "
-            "(model_runner.py:365): " + AUTO_0_3_3
-        ),
+        tokens=1256440,  # by construction: the cell size is solved from it (no size logged)
+        computed={"self.mem_fraction_static": AUTO_0_3_3},
     ),
     Case(
         # A hybrid model (a Mamba state pool beside the KV pool) in bench_one_batch: no settings.
@@ -141,26 +167,31 @@ CASES = [
         {
             "available_gpu_memory": (13.81, "measured"),
             "total_gpu_memory": (15.33, "measured"),
+            "self.mem_fraction_static": (0.763, "computed"),
         },
-        unknown={"self.mem_fraction_static": AUTO_0_5_6_POST2},
+        tokens=473854,
+        computed={"self.mem_fraction_static": AUTO_0_5_6_POST2},
         parts=(
-            "Does not reproduce the log: the formula stops at rest_memory "
-            "(model_runner.py:1438): " + AUTO_0_5_6_POST2
+            "Does not reproduce the log: its sizes, 2.71 + 2.71 = 5.42 (log line 19 (TP0)), are "
+            "47% off rest_memory = 10.1768, what the formula gives from the logged values "
+            "(cell_size solved from the logged 473854 (log line 19 (TP0)), so the count agrees "
+            "by construction)"
         ),
     ),
     Case(
         # A main-branch build of November 2025 started without --mem-fraction-static.
         "sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log",
         "0.5.6",
+        # The card's capacity is bounded below by the first free memory; the KV size it logs,
+        # 66.06, is 1.9% above what 0.5.6's computation gives from that bound.
         {
             "available_gpu_memory": (79.09, "measured"),
             "total_gpu_memory": (93.69, "derived"),
+            "self.mem_fraction_static": (0.848, "computed"),
         },
-        unknown={"self.mem_fraction_static": AUTO_0_5_6},
-        parts=(
-            "Does not reproduce the log: the formula stops at rest_memory "
-            "(model_runner.py:1442): " + AUTO_0_5_6
-        ),
+        tokens=1443316,
+        kv_gib=33.03 + 33.03,
+        computed={"self.mem_fraction_static": AUTO_0_5_6},
         ranks=2,
     ),
     Case(
@@ -242,7 +273,7 @@ def test_a_real_log(case: Case, release: Callable[[str], Session]) -> None:
     assert (e.starts, len(e.ranks)) == (1, case.ranks)
     inputs = {n: (b.value, b.how) for n, b in e.bindings.items() if b.how not in ("solved",)}
     assert inputs == {**case.inputs, **{n: (None, "unbound") for n in case.unknown}}
-    for name, why in case.unknown.items():
+    for name, why in {**case.unknown, **case.computed}.items():
         assert e.bindings[name].why == why
     assert (verdict(e).reproduced, verdict(e).line if case.parts else "") == (
         not case.parts,
@@ -284,7 +315,8 @@ def test_a_line_from_another_build_is_read_by_its_labels(
     [
         ("sglang-0.4.6-qwen3-8b-tp1.log", "0.4.6", 0),
         ("sglang-0.5.8.post1-rocm-glm5-fp8-8xMI355X-tp8-kvfp8.log", "0.5.8.post1", 1),
-        ("sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log", "0.5.6", 1),
+        ("sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log", "0.5.6", 0),
+        ("sglang-0.5.6.post2-lfm2-700m-hybrid-1x16GB-bench_one_batch.log", "0.5.6.post2", 1),
     ],
 )
 def test_the_exit_status_says_whether_the_log_is_reproduced(

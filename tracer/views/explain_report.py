@@ -6,6 +6,7 @@ import math
 
 from tracer.analyses.explain.arith import Unbound, evaluate, number, statement_value
 from tracer.analyses.explain.check import Sizes, other_sizes, verdict
+from tracer.analyses.explain.defaults import Computed
 from tracer.analyses.explain.explain import Binding, Evaluation, Explanation, expression_text
 from tracer.analyses.explain.match import Observation
 
@@ -208,6 +209,7 @@ def explanation_json(e: Explanation) -> dict[str, object]:
                 "log_line": b.observation.line.number if b.observation else None,
                 "loose": bool(b.observation and b.observation.loose),
                 "per_rank": dict(b.per_rank),
+                "computed": computed_json(b.computed) if b.computed else None,
             }
             for b in e.bindings.values()
         ],
@@ -219,6 +221,31 @@ def explanation_json(e: Explanation) -> dict[str, object]:
         ],
         "notes": notes(e),
     }
+
+
+def computed_json(c: Computed) -> dict[str, object]:
+    """A default the code computes when the server starts: where, on which branches, from what."""
+    return {
+        "file": c.path,
+        "line": c.write.line if c.write else None,
+        "function": c.write.function if c.write else "",
+        "code": c.write.code if c.write else "",
+        "branch": [
+            {"line": d.line, "condition": d.condition, "taken": d.taken} for d in c.decisions
+        ],
+        "inputs": [
+            {"name": i.name, "value": json_value(i.value), "how": i.how, "why": i.why}
+            for i in c.inputs
+        ],
+        "assumed_false": [
+            {"line": a.line, "condition": a.condition, "unknown": a.unknown} for a in c.assumed
+        ],
+        "missing": c.missing,
+    }
+
+
+def json_value(value: object) -> object:
+    return value if value is None or isinstance(value, bool | int | float | str) else repr(value)
 
 
 def plain(value: float | None) -> float | int | None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracer.analyses.explain.arith import first_statement, number, statement_value
+from tracer.analyses.explain.cmdline import COMMAND
+from tracer.analyses.explain.defaults import Computed, compute_default
 from tracer.analyses.explain.logread import LogLine
 from tracer.analyses.explain.match import Matched, Observation
 from tracer.analyses.explain.returns import logged_returns
@@ -26,8 +28,6 @@ FORWARD_DEPTH = 6  # steps walked on from the result to the lines that print it
 FORWARD_STEPS = 400
 TRUSTED = 0.8  # the confidence of an edge a value is followed back along
 WRITES = frozenset({"attr_write", "formula"})  # the steps of `self.x = ...`, `self.x += ...`
-# A command line in a log: python running a module or a script.
-COMMAND = re.compile(r"(?:^|[\s/$#>])python[\d.]*\s+(?:\S+\s+)*?(?:-m\s+\w|\S+\.py\b)")
 # A number given to a setting: `name=8192` in a settings print, `--name 8192` on a command line.
 SETTING_VALUE = re.compile(
     r"(?:(?<![\w-])(?P<flag>--[a-z][\w-]*)(?:=|\s+)|\b(?P<field>[a-z_]\w*)=)"
@@ -46,6 +46,7 @@ class Binding:
     per_rank: tuple[tuple[str, float], ...] = ()
     function: str = ""  # for a measured value: the function that measured it
     at: Step | None = None  # ... and the step that called it
+    computed: Computed | None = None  # a default the code computes when it starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,12 +378,34 @@ class LogBindings:
                 "default",
                 f"not in the log: the default of {klass}.{field_name} in the code",
             )
-        return Binding(name, None, "unbound", self.unknown_setting(step, sorted(flags)))
+        why = self.unknown_setting(step, sorted(flags))
+        computed = self.computed_default(step)
+        if computed is None:
+            why += self.set_elsewhere(step)
+            return Binding(name, None, "unbound", f"{why}: give --set {field_name}=VALUE")
+        how = "computed" if computed.value is not None else "unbound"
+        return Binding(
+            name, computed.value, how, f"{why}; {computed_why(computed)}", computed=computed
+        )
+
+    def computed_default(self, step: Step) -> Computed | None:
+        """The setting of STEP as the construction of its class computes it when the server
+        starts, with what this start's lines show."""
+        if step.kind != "field":
+            return None
+        measured = [
+            o
+            for m in self.mine
+            for o in m.observations
+            if o.value is not None and o.hole.simple and o.hole.measured_by
+        ]
+        first = min(measured, key=position, default=None)
+        source = self.session.snapshot.read(step.file)
+        klass = step.symbol.split(".")[0]
+        return compute_default(source, step.file, klass, step.name, self.lines, first, self.given)
 
     def unknown_setting(self, step: Step, flags: list[str]) -> str:
-        """Why a setting is not known, in one line: what the log shows of the launch, and where
-        the code gives the value when neither it nor the command line does."""
-        field_name = step.name
+        """Why a setting is not known, in one line: what the log shows of the launch."""
         klass = step.symbol.split(".")[0]
         command = next((line for line in self.lines if COMMAND.search(line.message)), None)
         launch = (
@@ -390,19 +413,23 @@ class LogBindings:
             if command is not None
             else f"no command line setting {' or '.join(flags)}"
         )
-        why = f"{klass}.{field_name} is not in the log: no {klass}(...) line, {launch}"
-        writes = [self.graph.step(w) for w in self.graph.attribute_writes(field_name)]
+        return f"{klass}.{step.name} is not in the log: no {klass}(...) line, {launch}"
+
+    def set_elsewhere(self, step: Step) -> str:
+        """Where the code sets the field when the server starts, from values not evaluated."""
+        klass = step.symbol.split(".")[0]
+        writes = [self.graph.step(w) for w in self.graph.attribute_writes(step.name)]
         writes = [w for w in writes if w.symbol.split(".")[0] == klass and w.kind in WRITES]
-        if step.kind == "field" and writes:
-            first = writes[0]
-            where = f"{first.symbol} ({first.file.rsplit('/', 1)[-1]}:{first.line})"
-            more = f" and {len(writes) - 1} more place" if len(writes) > 1 else ""
-            more += "s" if len(writes) > 2 else ""
-            why += (
-                f"; so the code sets it when the server starts, in {where}{more}, from values "
-                "explain does not evaluate"
-            )
-        return why + f": give --set {field_name}=VALUE"
+        if step.kind != "field" or not writes:
+            return ""
+        first = writes[0]
+        where = f"{first.symbol} ({first.file.rsplit('/', 1)[-1]}:{first.line})"
+        more = f" and {len(writes) - 1} more place" if len(writes) > 1 else ""
+        more += "s" if len(writes) > 2 else ""
+        return (
+            f"; so the code sets it when the server starts, in {where}{more}, from values "
+            "explain does not evaluate"
+        )
 
     def logged_cap(self, observed: Observation) -> Cap | None:
         """A setting of this start named like the result (its words all in the result's
@@ -548,3 +575,50 @@ def to_float(text: str) -> float | None:
         return float(text.strip().strip("'\""))
     except ValueError:
         return None
+
+
+def computed_why(computed: Computed) -> str:
+    """How the code computes a default when the server starts, in one line: where, on which
+    branches, from which inputs; or what it lacks."""
+    write = computed.write
+    assert write is not None
+    file = computed.path.rsplit("/", 1)[-1]
+    where = f"{write.function} ({file}:{write.line})"
+    if computed.value is None:
+        return (
+            f"the code computes it when the server starts, in {where}, from "
+            f"{computed.missing}, which the log does not show: give --set "
+            f"{computed.missing_name}=VALUE"
+        )
+    branches = ", ".join(
+        f"{d.condition} {'true' if d.taken else 'false'} ({file}:{d.line})"
+        for d in computed.decisions
+    )
+    known = [
+        f"{i.name} = {shown_value(i.value)} ({i.why})"
+        for i in computed.inputs
+        if i.how != "default"
+    ]
+    defaults = [f"{i.name} = {shown_value(i.value)}" for i in computed.inputs if i.how == "default"]
+    if defaults:
+        known.append("the code's defaults " + ", ".join(defaults))
+    out = (
+        f"the code's own default computation gives {number(computed.value)}: "
+        f"self.{computed.field} = {write.code} in {where}"
+        + (f", on the branch {branches}" if branches else "")
+        + (f"; from {'; '.join(known)}" if known else "")
+    )
+    for assumed in computed.assumed:
+        out += (
+            f"; {assumed.condition} ({file}:{assumed.line}) taken as false: {assumed.unknown} "
+            "is not in the log"
+        )
+    return out
+
+
+def shown_value(value: object) -> str:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return repr(value)
+    if isinstance(value, int | float):
+        return number(float(value))
+    return repr(value)

@@ -204,6 +204,9 @@ def loose_notes(matched: list[Matched]) -> list[str]:
 
 def unused_given(given: dict[str, float], result: Explanation) -> set[str]:
     names = {n for b in result.bindings.values() for n in (b.name, b.name.rsplit(".", 1)[-1])}
+    for b in result.bindings.values():
+        if b.computed is not None:  # what the code's default computation reads
+            names |= {i.name for i in b.computed.inputs} | {b.computed.missing_name}
     return set(given) - names
 
 

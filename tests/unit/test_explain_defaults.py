@@ -1,0 +1,169 @@
+"""A setting's default as the code computes it when the server starts: the construction of a
+settings class read statement by statement (never run), with what the log's command line and
+sizes show."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from tracer.analyses.explain.cmdline import command_line, declared_flags, given_fields
+from tracer.analyses.explain.defaults import compute_default
+from tracer.analyses.explain.interpret import Unknown, Val, construct, literal, program
+from tracer.analyses.explain.logread import read_log
+
+SETTINGS = dedent(
+    """
+    import dataclasses
+
+    LIMIT = 60
+
+    @dataclasses.dataclass
+    class Args:
+        model_path: str
+        tp_size: int = 1
+        chunk: int = None
+        fraction: float = None
+        backend: str = "auto"
+
+        def __post_init__(self):
+            if self.model_path.lower() in ["dummy"]:
+                return
+            capacity = get_capacity(self.device)
+            self._memory(capacity)
+            for name in names():
+                self.backend = name
+
+        def _memory(self, capacity):
+            if capacity < 20 * 1024:
+                if self.chunk is None:
+                    self.chunk = 2048
+            elif on_npu() and capacity < 32 * 1024:
+                self.chunk = 32768
+            else:
+                self.chunk = 8192
+            if self.fraction is None:
+                reserved = 512 + self.chunk * 1.5 + self.tp_size / 8 * 1024
+                if capacity > LIMIT * 1024:
+                    reserved = max(reserved, 10 * 1024)
+                self.fraction = round((capacity - reserved) / capacity, 3)
+                if self.config().is_multimodal:
+                    self.fraction *= 0.9
+
+        def config(self):
+            return load_config(self.model_path)
+
+        @staticmethod
+        def add_cli_args(parser):
+            parser.add_argument("--model-path", "--model", type=str)
+            parser.add_argument("--tensor-parallel-size", "--tp-size", type=int)
+            parser.add_argument("--fraction", type=float)
+            parser.add_argument("--enable-thing", action="store_true")
+
+        @classmethod
+        def from_cli_args(cls, args):
+            args.tp_size = args.tensor_parallel_size
+    """
+).encode()
+
+
+def starting(**values: object) -> dict[str, Val]:
+    prog = program(SETTINGS, "Args")
+    assert prog is not None
+    fields = {name: literal(node) for name, node in prog.fields.items()}
+    fields.update(values)
+    return {name: Val(value, frozenset({name})) for name, value in fields.items()}
+
+
+def capacity_of(mib: float) -> object:
+    return lambda name, call, line: Val(mib, frozenset({name})) if call == "get_capacity" else None
+
+
+def test_the_branch_the_values_select_is_taken() -> None:
+    prog = program(SETTINGS, "Args")
+    assert prog is not None
+    run = construct(prog, starting(model_path="org/model"), capacity_of(16 * 1024))
+    assert run.fields["chunk"].value == 2048
+    # 512 + 2048 * 1.5 + 1 / 8 * 1024 = 3712 of 16384
+    assert run.fields["fraction"].value == round((16384 - 3712) / 16384, 3)
+    write = run.writes["fraction"]
+    assert (write.line, write.function) == (34, "Args._memory")
+    assert [(d.line, d.condition, d.taken) for d in write.branch] == [
+        (30, "self.fraction is None", True)
+    ]
+    assert run.fields["fraction"].deps >= {"capacity", "tp_size", "chunk", "fraction"}
+
+
+def test_an_unknown_call_and_a_false_comparison_is_false() -> None:
+    # on_npu() is not known; `capacity < 32 * 1024` is false, so the `and` is false.
+    prog = program(SETTINGS, "Args")
+    assert prog is not None
+    run = construct(prog, starting(model_path="org/model"), capacity_of(80 * 1024))
+    assert run.fields["chunk"].value == 8192
+    # 512 + 8192 * 1.5 + 1 / 8 * 1024 = 12928, above the 10 GiB floor of a large card
+    assert run.fields["fraction"].value == round((81920 - 12928) / 81920, 3)
+
+
+def test_an_unknown_condition_is_taken_as_false_and_can_be_flipped() -> None:
+    prog = program(SETTINGS, "Args")
+    assert prog is not None
+    run = construct(prog, starting(model_path="org/model"), capacity_of(16 * 1024))
+    assumed = {a.condition: a for a in run.assumed.values()}
+    multimodal = assumed["self.config().is_multimodal"]
+    assert multimodal.line == 35
+    flipped = construct(
+        prog, starting(model_path="org/model"), capacity_of(16 * 1024), frozenset({multimodal.key})
+    )
+    assert flipped.fields["fraction"].value == run.fields["fraction"].value * 0.9
+
+
+def test_what_a_loop_assigns_is_unknown_and_an_unknown_capacity_stays_unknown() -> None:
+    prog = program(SETTINGS, "Args")
+    assert prog is not None
+    run = construct(prog, starting(model_path="org/model"), lambda name, call, line: None)
+    assert isinstance(run.fields["backend"].value, Unknown)
+    fraction = run.fields["fraction"].value
+    assert isinstance(fraction, Unknown)
+    assert fraction.what == "capacity = get_capacity(self.device) (line 17)"
+
+
+def test_flags_land_in_fields_by_their_declarations() -> None:
+    lines = read_log(
+        "$ python -m pkg.serve --model org/m --tp 2 --enable-thing --unknown 3 -\n"
+        "-fraction=0.5\n"
+        "[2025-01-01 10:00:00] started\n"
+    )
+    found = command_line(lines)
+    assert found is not None
+    line, words = found
+    assert words[-1] == "--fraction=0.5"  # the terminal cut the flag in two, not the log
+    flags = declared_flags(SETTINGS, frozenset({"model_path", "tp_size", "fraction"}))
+    given = given_fields(words, flags, line.number)
+    assert {name: g.value for name, g in given.items()} == {
+        "model_path": "org/m",
+        "tp_size": 2,  # --tp is a prefix of --tp-size; its dest is copied into tp_size
+        "enable_thing": True,
+        "fraction": 0.5,
+    }
+    assert given["tp_size"].flag == "--tp 2"
+
+
+def test_a_default_computed_with_the_logs_lower_bound_or_a_given_capacity() -> None:
+    log = "python -m pkg.serve --model-path org/m --tp-size 2\n"
+    computed = compute_default(SETTINGS, "pkg/args.py", "Args", "fraction", read_log(log), None, {})
+    assert computed is not None
+    assert (computed.value, computed.missing, computed.missing_name) == (
+        None,
+        "capacity = get_capacity(self.device) (line 17)",
+        "capacity",
+    )
+    given = compute_default(
+        SETTINGS, "pkg/args.py", "Args", "fraction", read_log(log), None, {"capacity": 16384}
+    )
+    assert given is not None
+    # 512 + 2048 * 1.5 + 2 / 8 * 1024 = 3840 of 16384
+    assert given.value == round((16384 - 3840) / 16384, 3)
+    assert [(i.name, i.value, i.how) for i in given.inputs] == [
+        ("capacity", 16384, "given"),
+        ("tp_size", 2, "flag"),
+    ]
+    assert [a.condition for a in given.assumed] == ["self.config().is_multimodal"]
