@@ -31,6 +31,7 @@ class Case:
     kv_gib: float | None = None  # the KV size the log reports (K + V), against the formula's
     unknown: dict[str, str] = field(default_factory=dict)  # name -> why it is not known
     computed: dict[str, str] = field(default_factory=dict)  # name -> how the code computes it
+    notes: tuple[str, ...] = ()  # notes the explanation gives, among others
     ranks: int = 1  # the ranks of its one start
     parts: str = ""  # where the explanation parts from the log (its first line); "": it does not
 
@@ -170,12 +171,15 @@ CASES = [
             "self.mem_fraction_static": (0.763, "computed"),
         },
         tokens=473854,
+        kv_gib=2.71 + 2.71,  # against what is left once the Mamba state pool took its share
         computed={"self.mem_fraction_static": AUTO_0_5_6_POST2},
-        parts=(
-            "Does not reproduce the log: its sizes, 2.71 + 2.71 = 5.42 (log line 19 (TP0)), are "
-            "47% off rest_memory = 10.1768, what the formula gives from the logged values "
-            "(cell_size solved from the logged 473854 (log line 19 (TP0)), so the count agrees "
-            "by construction)"
+        notes=(
+            "model_runner.py:1442 taken: `self.mambaish_config is not None` is not known from "
+            "the log; taken, as the log prints what the call sets; read from the code with "
+            "max_mamba_cache_size = 85292 as the log prints it, "
+            "config.mamba2_cache_params.mamba_cache_per_req ≈ 60685.6787 solved from it, "
+            "disable_radix_cache = False, mamba_full_memory_ratio = 0.9, "
+            "speculative_num_draft_tokens = None",
         ),
     ),
     Case(
@@ -285,7 +289,10 @@ def test_a_real_log(case: Case, release: Callable[[str], Session]) -> None:
     assert e.observed[0].value == case.tokens
     assert e.result == pytest.approx(case.tokens, rel=CLOSE)
     if case.kv_gib is not None and not case.parts:
-        assert e.evaluations[0].value == pytest.approx(case.kv_gib, rel=CLOSE)
+        assert e.budget is not None
+        assert e.budget.value == pytest.approx(case.kv_gib, rel=CLOSE)
+    for note in case.notes:
+        assert note in e.notes
 
 
 def test_a_line_from_another_build_is_read_by_its_labels(
@@ -316,7 +323,7 @@ def test_a_line_from_another_build_is_read_by_its_labels(
         ("sglang-0.4.6-qwen3-8b-tp1.log", "0.4.6", 0),
         ("sglang-0.5.8.post1-rocm-glm5-fp8-8xMI355X-tp8-kvfp8.log", "0.5.8.post1", 1),
         ("sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log", "0.5.6", 0),
-        ("sglang-0.5.6.post2-lfm2-700m-hybrid-1x16GB-bench_one_batch.log", "0.5.6.post2", 1),
+        ("sglang-0.5.6.post2-lfm2-700m-hybrid-1x16GB-bench_one_batch.log", "0.5.6.post2", 0),
     ],
 )
 def test_the_exit_status_says_whether_the_log_is_reproduced(

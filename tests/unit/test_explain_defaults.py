@@ -6,10 +6,22 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+import pytest
+
 from tracer.analyses.explain.cmdline import command_line, declared_flags, given_fields
 from tracer.analyses.explain.defaults import compute_default
-from tracer.analyses.explain.interpret import Unknown, Val, construct, literal, program
+from tracer.analyses.explain.interpret import (
+    Surroundings,
+    Unknown,
+    Val,
+    construct,
+    literal,
+    program,
+)
 from tracer.analyses.explain.logread import read_log
+from tracer.analyses.explain.split import reassigned
+from tracer.graph.steps import Step
+from tracer.store.step_ids import StepId
 
 SETTINGS = dedent(
     """
@@ -167,3 +179,61 @@ def test_a_default_computed_with_the_logs_lower_bound_or_a_given_capacity() -> N
         ("tp_size", 2, "flag"),
     ]
     assert [a.condition for a in given.assumed] == ["self.config().is_multimodal"]
+
+
+RUNNER = dedent(
+    """
+    class Runner:
+        def size(self, total):
+            rest = total * 0.5
+            if self.hybrid_config is not None:
+                rest = self.split(rest)
+            return rest
+
+        def split(self, total):
+            args = self.server_args
+            share = total * args.state_ratio / (1 + args.state_ratio)
+            args.max_states = int(share * (1 << 30) // self.config.per_state)
+            return total - args.max_states * self.config.per_state / (1 << 30)
+    """
+).encode()
+
+
+def reassignment_step() -> Step:
+    code = "rest = self.split(rest)"
+    return Step(
+        StepId("pkg/runner.py#a1.0"),
+        "local_assign",
+        "pkg/runner.py",
+        6,
+        6,
+        "Runner.size",
+        code,
+        "rest",
+    )
+
+
+def test_a_split_the_log_shows_is_taken_and_its_unknown_solved() -> None:
+    # The log prints `max_states: 1000`: the split ran, and its per-state size is solved from
+    # it; the state pool then holds ratio / (1 + ratio) of the memory.
+    prog = program(RUNNER, "Runner")
+    assert prog is not None
+    logged = {"max_states": Val(1000, frozenset({"max_states"}))}
+    settings = {"state_ratio": Val(0.5), "max_states": Val(None)}
+    around = Surroundings("server_args", settings, logged.get)
+    found = reassigned(prog, reassignment_step(), 6.0, around)
+    assert found.taken
+    assert found.value == pytest.approx(4.0, rel=1e-3)  # up to one state, from the floor
+    assert found.why == (
+        "runner.py:6 taken: `self.hybrid_config is not None` is not known from the log; taken, "
+        "as the log prints what the call sets; read from the code with max_states = 1000 as the "
+        "log prints it, self.config.per_state ≈ 2146407.4962 solved from it, state_ratio = 0.5"
+    )
+
+
+def test_a_split_the_log_does_not_show_is_passed_by() -> None:
+    prog = program(RUNNER, "Runner")
+    assert prog is not None
+    around = Surroundings("server_args", {"state_ratio": Val(0.5)})
+    found = reassigned(prog, reassignment_step(), 6.0, around)
+    assert (found.taken, found.value) == (False, 6.0)

@@ -393,16 +393,20 @@ class LogBindings:
         starts, with what this start's lines show."""
         if step.kind != "field":
             return None
+        first = self.first_free()
+        source = self.session.snapshot.read(step.file)
+        klass = step.symbol.split(".")[0]
+        return compute_default(source, step.file, klass, step.name, self.lines, first, self.given)
+
+    def first_free(self) -> Observation | None:
+        """The first free memory the log reports (before anything was loaded)."""
         measured = [
             o
             for m in self.mine
             for o in m.observations
             if o.value is not None and o.hole.simple and o.hole.measured_by
         ]
-        first = min(measured, key=position, default=None)
-        source = self.session.snapshot.read(step.file)
-        klass = step.symbol.split(".")[0]
-        return compute_default(source, step.file, klass, step.name, self.lines, first, self.given)
+        return min(measured, key=position, default=None)
 
     def unknown_setting(self, step: Step, flags: list[str]) -> str:
         """Why a setting is not known, in one line: what the log shows of the launch."""

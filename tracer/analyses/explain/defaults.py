@@ -132,6 +132,72 @@ def compute_default(
     )
 
 
+def settings_state(
+    source: bytes,
+    klass: str,
+    lines: list[LogLine],
+    first_free: Observation | None,
+    given: dict[str, float],
+) -> dict[str, Val]:
+    """Every field of KLASS once the server has started: as the log prints it (`KLASS(a=1,
+    ...)`, `name={'a': 1, ...}`), else as the construction computes it from the command line
+    and the code's defaults."""
+    prog = program(source, klass)
+    if prog is None:
+        return {}
+    starting, _ = starting_fields(prog, source, lines, given)
+    capacity = printed_capacity(lines) or lower_bound(first_free)
+    text = source.decode("utf-8", "replace")
+
+    def external(name: str, call: str, line: int) -> Val | None:
+        if name in given:
+            return Val(given[name], frozenset({name}))
+        if call and CAPACITY_CALL.search(call) and capacity is not None:
+            in_mib = re.search(rf"\b{re.escape(name)}\s*[<>]=?\s*\d+\s*\*\s*1024\b", text)
+            return Val(capacity[0] * 1024 if in_mib else capacity[0], frozenset({name}))
+        return None
+
+    fields = dict(construct(prog, starting, external).fields)
+    for name, value in printed_settings(lines, klass, frozenset(prog.fields)).items():
+        fields[name] = Val(value, frozenset({name}))
+    return fields
+
+
+PRINTED_FIELD = re.compile(
+    r"""['"]?(?P<key>[a-z_]\w*)['"]?\s*[=:]\s*(?P<v>'[^']*'|"[^"]*"|[-+\w.]+)"""
+)
+
+
+def printed_settings(lines: list[LogLine], klass: str, fields: frozenset[str]) -> dict[str, object]:
+    """The fields of the last line printing the settings (`KLASS(...)` or a dict of them)."""
+    label = re.sub(r"(?<!^)(?=[A-Z])", "_", klass).lower()
+    for line in reversed(lines):
+        message = line.message
+        if f"{klass}(" not in message and not re.search(rf"\b{label}\s*=\s*{{", message):
+            continue
+        found = {
+            m["key"]: printed_value(m["v"])
+            for m in PRINTED_FIELD.finditer(message)
+            if m["key"] in fields
+        }
+        if len(found) > 2:
+            return found
+    return {}
+
+
+def printed_value(raw: str) -> object:
+    if raw[:1] in "'\"":
+        return raw[1:-1]
+    if raw in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[raw]
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return raw
+
+
 def number_like(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 

@@ -19,8 +19,11 @@ from tracer.analyses.explain.arith import (
     statement_value,
 )
 from tracer.analyses.explain.bind import PASS_THROUGH, Binding, Cap, LogBindings
+from tracer.analyses.explain.defaults import settings_state
+from tracer.analyses.explain.interpret import Val
 from tracer.analyses.explain.logread import LogLine, read_log
 from tracer.analyses.explain.match import Matched, Observation, TemplateFinder, match_lines
+from tracer.analyses.explain.split import PassedBy
 from tracer.analyses.explain.starts import END, Start, find_starts
 from tracer.analyses.explain.templates import calls_in
 from tracer.errors import SgtraceError
@@ -90,11 +93,11 @@ class Explanation:
             if ev.value is None or not ev.target.isidentifier():
                 continue
             reads = re.compile(rf"\b{re.escape(ev.target)}\b")
-            if any(
-                "<< 30" in later.expression and reads.search(later.expression)
-                for later in self.evaluations[index + 1 :]
-            ):
-                return ev
+            for later in self.evaluations[index + 1 :]:
+                if "<< 30" in later.expression and reads.search(later.expression):
+                    return ev
+                if later.target == ev.target and later.value is not None:
+                    break  # bound again before it is used: the later value is the budget
         return self.evaluations[0] if self.evaluations else None
 
 
@@ -279,6 +282,9 @@ class Binder(LogBindings):
     # -- the run ---------------------------------------------------------------------------
 
     def run(self, param: str, tokens: int | None) -> Explanation:
+        self.passed = PassedBy(self.session.snapshot, self.settings_now(), self.mine_lines())
+        holding = self.holding if len(self.holding) == len(self.steps) else [""] * len(self.steps)
+        self.steps, self.holding = self.passed.insert(self.graph, self.steps, holding)
         evaluations = self.evaluate_all(self.steps, {})
         unknown = [e for e in evaluations if e.value is None]
         cap = self.logged_cap(self.observed[0]) if self.observed else None
@@ -292,6 +298,9 @@ class Binder(LogBindings):
             )
         elif unknown and self.observed:
             evaluations = self.solve_missing(evaluations) or evaluations
+        for ev in evaluations:
+            if ev.step.id in self.passed.ids:
+                self.notes.append(self.passed.evaluate(ev.step, self.before(evaluations, ev)).why)
         explanation = Explanation(
             source=self.session.snapshot.label,
             param=param,
@@ -332,6 +341,11 @@ class Binder(LogBindings):
                 code = expression_text(node) if node is not None else " ".join(step.code.split())
                 shown = f"holds .{held} = {number(value)}" if value is not None else ""
                 out.append(Evaluation(step, target, code, shown, value))
+            elif step.id in self.passed.ids:
+                # A reassignment the spine passes by: read from the code of what it calls.
+                found = self.passed.evaluate(step, previous)
+                value = found.value
+                out.append(Evaluation(step, target, found.expression, found.shown, value))
             elif (
                 step.kind in PASS_THROUGH
                 or (previous_function and calls_only(step.code, previous_function))
@@ -400,6 +414,23 @@ class Binder(LogBindings):
                         env[name] = value
                         last[name.rsplit(".", 1)[-1]] = value
         return out
+
+    def settings_now(self) -> tuple[str, dict[str, Val]]:
+        """The settings class of the spine's field, and its fields once the server started."""
+        field_step = next((s for s in self.spine if s.kind == "field"), None)
+        if field_step is None:
+            return "", {}
+        klass = field_step.symbol.split(".")[0]
+        source = self.session.snapshot.read(field_step.file)
+        return klass, settings_state(source, klass, self.lines, self.first_free(), self.given)
+
+    def mine_lines(self) -> list[LogLine]:
+        return [line for line in self.lines if line.rank in (self.rank, "")]
+
+    @staticmethod
+    def before(evaluations: list[Evaluation], ev: Evaluation) -> float | None:
+        index = evaluations.index(ev)
+        return evaluations[index - 1].value if index else None
 
     # -- solving for what the log does not print ---------------------------------------------
 

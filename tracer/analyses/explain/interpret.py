@@ -191,16 +191,55 @@ def string_value(node: Node) -> object:
     return "".join(out)
 
 
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """A value the log prints by name (`max_cache_size: 85292`), taken where the code's
+    expression for it reads an unknown (UNKNOWN, which the value lets one solve)."""
+
+    name: str
+    line: int
+    expression: Node
+    local: dict[str, Val]
+    value: Val
+    unknown: str
+
+
+SETTINGS = Val(Unknown("the settings object"))  # what `self.server_args` holds, in a method
+
+
+def nothing_logged(name: str) -> Val | None:
+    return None
+
+
+@dataclass
+class Surroundings:
+    """What a method sees beyond its own class: the settings object by the name the code
+    gives it (`server_args` for ServerArgs), with its fields' values; the values the log
+    prints by name; values given for unknown expressions (by their text)."""
+
+    bag_name: str = ""
+    bag: dict[str, Val] = field(default_factory=dict)
+    logged: Callable[[str], Val | None] = nothing_logged
+    overrides: dict[str, object] = field(default_factory=dict)
+    fits: list[Fit] = field(default_factory=list)
+
+
 class Construction:
-    """One run of a class's construction (see `construct`)."""
+    """One run of a class's construction (see `construct`), or of one of its methods."""
 
     def __init__(
-        self, prog: Program, fields: dict[str, Val], external: External, flips: frozenset[int]
+        self,
+        prog: Program,
+        fields: dict[str, Val],
+        external: External,
+        flips: frozenset[int],
+        around: Surroundings | None = None,
     ) -> None:
         self.prog = prog
         self.run = Run(dict(fields))
         self.external = external
         self.flips = flips
+        self.around = around or Surroundings()
         self.control: list[tuple[Decision, frozenset[str]]] = []
         self.stack: list[str] = []
 
@@ -292,6 +331,8 @@ class Construction:
                 local[text(left)] = given
                 return
         value = self.value(right, local)
+        if not value.known and left.type in ("identifier", "attribute"):
+            value = self.fitted(left, right, local, value)
         if left.type == "identifier" and right.type == "call" and not value.known:
             assert isinstance(value.value, Unknown)
             value = Val(Unknown(f"{text(left)} = {value.value.what}"), value.deps)
@@ -308,11 +349,25 @@ class Construction:
             return
         self.store(left, value, local, node)
 
+    def fitted(self, left: Node, right: Node, local: dict[str, Val], value: Val) -> Val:
+        """An unknown value the log prints by its name: the logged value, kept as a Fit."""
+        name = text(left.child_by_field_name("attribute") if left.type == "attribute" else left)
+        logged = self.around.logged(name)
+        if logged is None:
+            return value
+        assert isinstance(value.value, Unknown)
+        self.around.fits.append(
+            Fit(name, line_of(left), right, dict(local), logged, value.value.what)
+        )
+        return Val(logged.value, logged.deps | value.deps)
+
     def store(self, target: Node, value: Val, local: dict[str, Val], at: Node) -> None:
         deps = value.deps.union(*(d for _, d in self.control))
         value = Val(value.value, deps)
         if target.type == "identifier":
             local[text(target)] = value
+        elif target.type == "attribute" and self.in_bag(target, local):
+            self.around.bag[text(target.child_by_field_name("attribute"))] = value
         elif target.type == "attribute" and text(target.child_by_field_name("object")) == "self":
             name = text(target.child_by_field_name("attribute"))
             self.run.fields[name] = value
@@ -413,8 +468,23 @@ class Construction:
         found = literal(node)
         return Val(found)
 
+    def in_bag(self, node: Node, local: dict[str, Val]) -> bool:
+        """NODE reads or writes a field of the settings object: `server_args.x`, or `args.x`
+        after `args = self.server_args`."""
+        receiver = node.child_by_field_name("object")
+        named = text(receiver).rsplit(".", 1)[-1] == self.around.bag_name
+        held = (
+            receiver.type == "identifier"
+            and text(receiver) in local
+            and (local[text(receiver)].value is SETTINGS.value)
+        )
+        name = text(node.child_by_field_name("attribute"))
+        return bool(self.around.bag_name) and (named or held) and name in self.around.bag
+
     def e_identifier(self, node: Node, local: dict[str, Val]) -> Val:
         name = text(node)
+        if name in self.around.overrides:
+            return Val(self.around.overrides[name], frozenset({name}))
         if name in local:
             return local[name]
         constant = self.prog.constants.get(name)
@@ -425,6 +495,16 @@ class Construction:
     def e_attribute(self, node: Node, local: dict[str, Val]) -> Val:
         receiver = node.child_by_field_name("object")
         name = text(node.child_by_field_name("attribute"))
+        whole = " ".join(text(node).split())
+        if whole in self.around.overrides:
+            return Val(self.around.overrides[whole], frozenset({whole}))
+        if self.in_bag(node, local):
+            found = self.around.bag[name]
+            return Val(found.value, found.deps | {name})
+        if self.around.bag_name and " ".join(text(node).split()) in (
+            f"self.{self.around.bag_name}",
+        ):
+            return SETTINGS
         if text(receiver) == "self":
             if name in self.run.writes:  # computed here: its name marks the way it came
                 found = self.run.fields[name]
