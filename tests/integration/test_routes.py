@@ -9,11 +9,13 @@ local or an attribute, passed) up to where the value is read back out. 0.5.16 an
 CUDA graphs are captured (`post_capture_resize_kv_pool`, the second). 0.5.12 has one: its other
 binding of the name (the decode prealloc queue's cap) is on another class, a copy kept elsewhere.
 
-What a route cannot show yet, and the tests do not ask: in 0.5.23 the flag (ServerArgs is
-assembled at import time by `msgspec.defstruct` from namespace classes, so its spine starts at the
-`Schedule` field); the `ServerArgs` object's own way from `from_cli_args` to the worker (it crosses
-a process through `mp.Process(target=..., args=(...))`), joined by the field's name instead; the
-factory `create_memory_pool_configurator`, whose classes are reached as overrides of the base.
+A flag's value rides in the object made from the parsed flags: the route shows that object's
+way from where the package's own entry parses (`prepare_server_args`) through the server's
+launch (`mp.Process(target=..., args=(...))` into the scheduler process) to the worker that reads
+the field. What a route cannot show yet, and the tests do not ask: in 0.5.23 the flag (ServerArgs
+is assembled at import time by `msgspec.defstruct` from namespace classes, so its spine starts at
+the `Schedule` field); the factory `create_memory_pool_configurator`, whose classes are reached
+as overrides of the base.
 
 Each line below is `FILE | the first line of the step's code`; FILE is short for a path."""
 
@@ -39,6 +41,11 @@ FILES = {
     "pools": "sglang/srt/model_executor/pool_configurator.py",
     "server_args": "sglang/srt/server_args.py",
     "common": "sglang/srt/utils/common.py",
+    "serve": "sglang/cli/serve.py",
+    "launch": "sglang/launch_server.py",
+    "http": "sglang/srt/entrypoints/http_server.py",
+    "engine": "sglang/srt/entrypoints/engine.py",
+    "scheduler": "sglang/srt/managers/scheduler.py",
     "cache": "vllm/config/cache.py",
     "vllm": "vllm/config/vllm.py",
     "arg_utils": "vllm/engine/arg_utils.py",
@@ -52,6 +59,25 @@ ROUTES = {
         """
         server_args  | parser.add_argument(
         server_args  | mem_fraction_static: Optional[float] = None
+        server_args  | return ServerArgs.from_cli_args(raw_args)
+        serve        | server_args = prepare_server_args(dispatch_argv)
+        serve        | run_server(server_args)
+        launch       | server_args
+        launch       | launch_server(server_args)
+        http         | server_args: ServerArgs
+        http         | server_args=server_args,
+        engine       | server_args: ServerArgs
+        engine       | server_args, port_args, run_scheduler_process_func
+        engine       | server_args: ServerArgs
+        engine       | args=(
+        scheduler    | server_args: ServerArgs
+        scheduler    | server_args,
+        scheduler    | server_args: ServerArgs
+        scheduler    | self.server_args = server_args
+        scheduler    | worker_kwargs = dict(
+        scheduler    | self.tp_worker = TpModelWorker(**worker_kwargs)
+        tp_worker    | server_args: ServerArgs
+        tp_worker    | self.server_args = server_args
         tp_worker    | mem_fraction_static=self.server_args.mem_fraction_static,
         model_runner | mem_fraction_static: float
         model_runner | self.mem_fraction_static = mem_fraction_static
@@ -108,6 +134,30 @@ ROUTES = {
         """
         server_args  | add_cli_args_from_dataclass(parser, ServerArgs)
         server_args  | mem_fraction_static: A[
+        server_args  | return ServerArgs.from_cli_args(raw_args)
+        serve        | server_args = prepare_server_args(dispatch_argv)
+        serve        | run_server(server_args)
+        launch       | server_args
+        launch       | launch_server(server_args)
+        http         | server_args: ServerArgs
+        http         | server_args=server_args,
+        engine       | server_args: ServerArgs
+        engine       | server_args, port_args, run_scheduler_process_func
+        engine       | server_args: ServerArgs
+        engine       | args=(
+        scheduler    | server_args: ServerArgs
+        scheduler    | server_args,
+        scheduler    | server_args: ServerArgs
+        scheduler    | self.server_args = server_args
+        scheduler    | worker_kwargs = dict(
+        scheduler    | self.tp_worker = TpModelWorker(**worker_kwargs)
+        tp_worker    | server_args: ServerArgs
+        tp_worker    | self.server_args = server_args
+        tp_worker    | server_args=self.server_args,
+        model_runner | server_args: ServerArgs
+        model_runner | self.server_args = server_args
+        model_runner | server_args=self.server_args,
+        configurator | server_args: ServerArgs
         configurator | slack_gb = pre_model_load_memory * (1 - self.server_args.mem_fraction_static)
         configurator | rest_memory = available_gpu_memory - slack_gb
         configurator | return int(rest_memory * (1 << 30))  # return in bytes
@@ -141,6 +191,25 @@ ROUTES = {
         """
         server_args     | add_cli_args_from_dataclass(parser, ServerArgs)
         server_args     | mem_fraction_static: A[
+        server_args     | return ServerArgs.from_cli_args(raw_args)
+        serve           | server_args = prepare_server_args(dispatch_argv)
+        serve           | run_server(server_args)
+        launch          | server_args
+        launch          | launch_server(server_args)
+        http            | server_args: ServerArgs
+        http            | server_args=server_args,
+        engine          | server_args: ServerArgs
+        engine          | server_args, port_args, run_scheduler_process_func
+        engine          | server_args: ServerArgs
+        engine          | args=(
+        scheduler       | server_args: ServerArgs
+        scheduler       | server_args,
+        scheduler       | server_args: ServerArgs
+        scheduler       | self.server_args = server_args
+        scheduler       | worker_kwargs = dict(
+        scheduler       | self.tp_worker = TpModelWorker(**worker_kwargs)
+        tp_worker       | server_args: ServerArgs
+        tp_worker       | self.server_args = server_args
         tp_worker       | mem_fraction_static=self.server_args.mem_fraction_static,
         model_runner    | mem_fraction_static: float
         model_runner    | self.mem_fraction_static = mem_fraction_static

@@ -592,6 +592,7 @@ def test_calls_and_file_scopes_on_sglang_0_5_9(release, graphviz):
     assert [(whole.nodes[s]["kind"], whole.nodes[s]["line"]) for s in spine] == [
         ("cli_flag", 3138),
         ("field", 324),
+        ("return", 5592),  # the ServerArgs made from the parsed flags leaves prepare_server_args
     ]
     assert whole.edges[spine[0], spine[1], "flag_to_field"]["bold"]
     assert all(whole.nodes[s]["bold"] for s in spine)

@@ -22,6 +22,7 @@ from tracer.store.rows import (
     ARG_VALUE,
     ASSIGN_LINE,
     CALL_ARGS,
+    CALL_LINE,
     CALL_SCOPE,
     CALLEE,
     DISCARDED,
@@ -362,7 +363,7 @@ class FileTables:
         targets = self.resolver.targets
         for call_id in unit.calls:
             row = row_at(flows.calls, call_id)
-            self.targets.put(call_id, targets(path, row[CALL_SCOPE], row[CALLEE]))
+            self.targets.put(call_id, targets(path, row[CALL_SCOPE], row[CALLEE], row[CALL_LINE]))
         self.add_definitions(unit)
         if unit.assigns and self.in_class_body is None:
             self.in_class_body = class_bodies(self.summary)

@@ -87,11 +87,14 @@ class FlowGraph:
             call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
         )
         targets = self.resolver.targets
-        return [
-            call_id
-            for call_id in candidates
-            if any(map(wanted, targets(path, *rows.call_head(call_id))))
-        ]
+        again = self.index.imports_again(path)  # names whose import depends on the line
+        found = []
+        for call_id in candidates:
+            scope, callee = rows.call_head(call_id)
+            line = rows.call_line(call_id) if callee.partition(".")[0] in again else 0
+            if any(map(wanted, targets(path, scope, callee, line))):
+                found.append(call_id)
+        return found
 
     def renamed(self, path: str) -> set[str]:
         """Names PATH imports or aliases that stand for a definition of another name."""
@@ -106,6 +109,15 @@ class FlowGraph:
             for name in local:
                 symbol = self.index.resolve(module, name)
                 if symbol is not None and symbol.name.rpartition(".")[2] != name:
+                    found.add(name)
+            # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
+            rows = self.facts.rows(path)
+            for name in callees:
+                units = rows.binders.get(name)
+                if not units or name in found or self.index.resolve(module, name) is not None:
+                    continue
+                scopes = {rows.units[unit] for unit in units}
+                if any(self.resolver.class_values(path, scope, name) for scope in scopes):
                     found.add(name)
             self.renames[path] = found
         return found
@@ -501,10 +513,19 @@ class FlowGraph:
         paths: dict[str, None] = {}
         for word in words:
             calls = set(self.calling(word))
+            if definition.name == "__init__":
+                # A class kept in a local and called by that name (`Worker = A if c else B`).
+                calls.update(self.choosing(word))
             for caller_path in self.mentioning_with(word, classes):
                 if caller_path in calls and (within is None or caller_path in within):
                     paths[caller_path] = None
         return list(paths), {*words, definition.name}
+
+    def choosing(self, klass: str) -> list[str]:
+        """Files where the class name KLASS is assigned to a local (`X = KLASS`, `X = A if c
+        else KLASS`) that is then called: its constructions under another name."""
+        pattern = rb"^\s*\w+\s*=[^=\n(]*\b" + re.escape(klass.encode()) + rb"\b[^(\n]*$"
+        return [path for path in self.facts.matching(klass, pattern) if self.renamed(path)]
 
     def results_of(self, tables: FileTables, scope: str, step_id: str) -> Iterator[Edge]:
         found = self.resolver.function(tables.path, scope)
@@ -585,17 +606,19 @@ class FlowGraph:
         found = self.resolver.function(tables.path, scope)
         if found is None:
             return
-        called = False
-        for caller, call_id, target in self.callers(found[0]):
-            called = True
+        # A constructor's own class made first, then its subclasses that inherit it (stable).
+        own = found[0].rpartition(".")[0]
+        for caller, call_id, target in sorted(
+            self.callers(found[0]), key=lambda c: c[2].klass not in (None, own)
+        ):
             siblings = caller.calls[call_id].args
             for arg, arg_step in caller.arguments(call_id):
                 keys = self.splat_keys(caller, call_id, arg)
                 for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
                     if dst == step.id:
                         yield Edge(arg_step, step.id, kind, confidence * target.confidence)
-        if not called:  # called by no code of the tree: perhaps run by a launcher
-            yield from launch_sources(self, found[0], step.id)
+        # Run by a launcher too, perhaps (a function both called and handed to a process).
+        yield from launch_sources(self, found[0], step.id)
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

@@ -127,6 +127,7 @@ class Index:
         self.resolved: dict[tuple[str, str], Symbol | None] = {}
         self.descendants_cache: dict[str, list[str]] = {}
         self.namespaces: dict[str, Namespace] = {}
+        self.reimports: dict[str, dict[str, list[ImportDef]]] = {}
 
     # -- names -----------------------------------------------------------------------------
 
@@ -175,16 +176,7 @@ class Index:
             return self.resolve(module, alias)
         imp = imports.get(name)
         if imp is not None:
-            if imp.name is None:  # import a.b.c (binds a) / import a.b as c
-                target = imp.module if imp.alias != imp.module.split(".")[0] else name
-                return self.module_symbol(target)
-            source = self.absolute(imp.module, imp.level, module)
-            submodule = f"{source}.{imp.name}" if source else imp.name
-            if submodule in self.path_of:
-                return Symbol("module", submodule)
-            if source in self.path_of:
-                return self.resolve(source, imp.name)
-            return Symbol("external", submodule)
+            return self.imported(module, imp)
         for star in star_modules:
             if star in self.path_of:
                 found = self.resolve(star, name)
@@ -197,6 +189,35 @@ class Index:
         if self.is_package(module) and f"{module}.{name}" in self.path_of:
             return Symbol("module", f"{module}.{name}")
         return None
+
+    def imported(self, module: str, imp: ImportDef) -> Symbol | None:
+        """What the import IMP, written in MODULE, binds its local name to."""
+        if imp.name is None:  # import a.b.c (binds a) / import a.b as c
+            target = imp.module if imp.alias != imp.module.split(".")[0] else imp.alias
+            return self.module_symbol(target)
+        source = self.absolute(imp.module, imp.level, module)
+        submodule = f"{source}.{imp.name}" if source else imp.name
+        if submodule in self.path_of:
+            return Symbol("module", submodule)
+        if source in self.path_of:
+            return self.resolve(source, imp.name)
+        return Symbol("external", submodule)
+
+    def imports_again(self, path: str) -> dict[str, list[ImportDef]]:
+        """The local names PATH imports more than once from different places (each branch
+        of a function importing its own `launch_server`), each with its imports in order."""
+        found = self.reimports.get(path)
+        if found is None:
+            by_alias: dict[str, list[ImportDef]] = {}
+            for imp in self.summaries[path].imports:
+                if imp.name != "*":
+                    by_alias.setdefault(imp.alias, []).append(imp)
+            found = self.reimports[path] = {
+                alias: imps
+                for alias, imps in by_alias.items()
+                if len({(i.module, i.level, i.name) for i in imps}) > 1
+            }
+        return found
 
     def namespace(self, module: str, path: str) -> Namespace:
         """MODULE's names, as `resolve_name` reads them: each name's first alias to another

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FunctionDef
+from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FunctionDef, ImportDef
 from tracer.extract.values import call_of_ref
-from tracer.index.index import Index
+from tracer.index.index import Index, Symbol
 from tracer.index.library import LAUNCHERS, Launcher
 from tracer.store.facts import Facts
 from tracer.store.rows import TARGETS, row_at
@@ -47,7 +47,7 @@ class Resolver:
         # Targets of each callee text as written in a scope of a file, once resolved outside
         # any type inference: a query meets one call twice or more (ruling a caller in, then
         # building its steps), and a function calls one callee several times.
-        self.call_targets: dict[tuple[str, str, str], list[CallTarget]] = {}
+        self.call_targets: dict[tuple[str, str, str, int], list[CallTarget]] = {}
         self.inferring = 0  # types being inferred: what is found meanwhile may be partial
         for full, (_, function) in index.functions.items():
             if function.class_qualname is not None:
@@ -352,18 +352,59 @@ class Resolver:
 
     def resolve_call(self, path: str, call: Call) -> list[CallTarget]:
         """What CALL may run; confidence 1.0 when the types say so, lower for name guesses."""
-        return self.targets(path, call.scope, call.callee)
+        return self.targets(path, call.scope, call.callee, call.line)
 
-    def targets(self, path: str, scope: str, callee: str) -> list[CallTarget]:
+    def targets(self, path: str, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
         """`resolve_call` of a call of PATH, in SCOPE, to CALLEE (as its row has them: no
-        fact is made)."""
-        key = (path, scope, callee)
+        fact is made), at LINE: a name the function imported more than once is the one its
+        last import before the call binds."""
+        imp = self.import_before(path, scope, callee, line) if line else None
+        key = (path, scope, callee, imp.line if imp is not None else 0)
         found = self.call_targets.get(key)
         if found is None:
-            found = self.call_targets_of(path, scope, callee)
+            if imp is None:
+                found = self.call_targets_of(path, scope, callee)
+            else:
+                found = self.symbol_targets(self.imported_member(path, imp, callee))
             if not self.inferring:
                 self.call_targets[key] = found
         return found
+
+    def import_before(self, path: str, scope: str, callee: str, line: int) -> ImportDef | None:
+        """The import that binds CALLEE's first name at LINE of the function SCOPE, when the
+        file imports that name from more than one place and the function's own imports
+        before LINE say which (else None: the module's first import, as everywhere)."""
+        head = callee.partition(".")[0]
+        again = self.index.imports_again(path).get(head)
+        if not again or scope == MODULE_SCOPE:
+            return None
+        found = self.function(path, scope)
+        if found is None or self.is_local(path, scope, head):
+            return None
+        start = found[1].line
+        inside = [imp for imp in again if start <= imp.line <= line]
+        return inside[-1] if inside else None
+
+    def imported_member(self, path: str, imp: ImportDef, dotted: str) -> Symbol | None:
+        """What DOTTED means when its first name is bound by the import IMP."""
+        symbol = self.index.imported(self.index.module_of[path], imp)
+        for part in dotted.split(".")[1:]:
+            if symbol is None:
+                return None
+            symbol = self.index.member(symbol, part)
+        return symbol
+
+    def symbol_targets(self, symbol: Symbol | None) -> list[CallTarget]:
+        """What calling SYMBOL runs: the function, or the class's constructor."""
+        if symbol is None:
+            return []
+        if symbol.kind == "function":
+            function = self.index.functions[symbol.name][1]
+            bound = function.class_qualname is not None and function.is_classmethod
+            return [CallTarget(symbol.name, None, 1.0, bound)]
+        if symbol.kind == "class":
+            return self.constructor(symbol.name)
+        return []
 
     def call_targets_of(self, path: str, scope: str, callee: str) -> list[CallTarget]:
         if not callee:
@@ -421,13 +462,7 @@ class Resolver:
             return self.guess_method(method) if head else []
         symbol = self.index.resolve(module, callee)
         if symbol is not None:
-            if symbol.kind == "function":
-                function = self.index.functions[symbol.name][1]
-                bound = function.class_qualname is not None and function.is_classmethod
-                return [CallTarget(symbol.name, None, 1.0, bound)]
-            if symbol.kind == "class":
-                return self.constructor(symbol.name)
-            return []
+            return self.symbol_targets(symbol)
         if head and method:
             return self.guess_method(method)
         return []

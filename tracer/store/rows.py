@@ -86,6 +86,11 @@ class FileRows:
         _, scopes, callees = self.part(CALLEES)
         return scopes[call_id], callees[call_id]
 
+    def call_line(self, call_id: int) -> int:
+        """The line of the call CALL_ID (its unit's rows are read)."""
+        line: int = self.row(ROW_KINDS.index("calls"), call_id)[CALL_LINE]
+        return line
+
     def owner(self, kind: int, i: int) -> int:
         """The unit (position in `units`) of member I of KIND (a position in MEMBER_KINDS)."""
         runs = self.runs[kind]
@@ -348,6 +353,7 @@ TARGETS = 1  # of an Assign: ((path, index), ...)
 CALL_SCOPE = 1  # of a Call
 CALLEE = 2  # of a Call
 DISCARDED = 5  # of a Call: its result is thrown away
+CALL_LINE = 6  # of a Call
 ASSIGN_LINE = 6  # of an Assign
 ASSIGN_VALUE = 2  # of an Assign
 CALL_ARGS = 4  # of a Call

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from tracer.graph.objects import constructions, object_sources, self_class
+from tracer.graph.parsed import flag_objects
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, edge_pairs
 from tracer.store import step_ids
 
@@ -49,12 +50,9 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
             widened.append(read)
             continue
         into = links.get((before, store), []) if before is not None else []
-        if any(e.kind in FLAG_EDGES for e in into):
-            # A flag's value is kept in the objects made from the parsed flags, which the
-            # graph does not tell from the others of their class: the join stays.
-            widened.append(read)
-            continue
-        filled = any(e.kind == "arg_to_field" for e in into)
+        # A field filled by a constructor argument, or set by a flag: the object made there,
+        # or from the parsed flags (see holder_test).
+        filled = any(e.kind == "arg_to_field" or e.kind in FLAG_EDGES for e in into)
         route = carrier_route(graph, before if filled else None, store, read, edges)
         widened.extend(route)
         widened.append(read)
@@ -123,6 +121,11 @@ def holder_test(
     tables = graph.file(step.file)
     if step.kind == "field":
         klass = f"{graph.index.module_of[step.file]}.{step.symbol}"
+        if filled_by is not None and graph.step(filled_by).kind == "cli_flag":
+            # A flag's value is in the objects made from the parsed flags, not in every
+            # object of the class (one a test or another entry point makes).
+            held = flag_objects(graph, filled_by, set(graph.index.family(klass)))
+            return held.__contains__ if held else None
         if filled_by is not None:
             made_at = (step_ids.file_of(filled_by), step_ids.call_of(filled_by))
 

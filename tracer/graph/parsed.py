@@ -1,0 +1,156 @@
+"""The objects made from parsed command-line flags. A flag's value lands in the field of its
+dest (a `flag_to_field` edge, joined by name), but the object that holds it is not every
+object of the field's class: it is the one made from the namespace the parser returns
+(`args = parser.parse_args()`, then `Config(**vars(args))` or `cls(**{a: getattr(args, a)
+...})`). This module finds those constructions: from the flag's `add_argument` call to its
+parser, from the parser to where it parses (in the flag's function, or in the callers that
+hand it the parser), and forward from the namespace to the constructor calls of the class
+it reaches."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from tracer.extract.facts import MODULE_SCOPE, Call
+from tracer.graph.steps import TRUSTED
+from tracer.store import step_ids
+
+if TYPE_CHECKING:
+    from tracer.graph.file_steps import FileTables
+    from tracer.graph.flow import FlowGraph
+
+FLAG_CALL = "add_argument"
+PARSE_METHODS = ("parse_args", "parse_known_args", "parse_intermixed_args")
+# Calls that make a parser's part whose flags the parser parses (`parser.add_argument_group`).
+PARSER_PARTS = ("add_argument_group", "add_mutually_exclusive_group")
+HAND_ON = 3  # callers a parser is followed up through, to where it parses
+MAX_STEPS = 300  # steps expanded from the namespace to the constructions
+
+
+def flag_objects(graph: FlowGraph, flag_id: str, family: set[str]) -> set[str]:
+    """The steps that hold the object of a class of FAMILY made from the namespace parsed by
+    the parser of the flag FLAG_ID: in the function that parses, the steps that take the
+    result of the call the namespace is handed to (`server_args =
+    Config.from_cli_args(args)`), or of the constructor itself. Where several functions
+    parse (a package's own entry and scripts beside it), the one in the module most
+    modules import. Empty when none is found."""
+    tables = graph.file(step_ids.file_of(flag_id))
+    call = tables.calls[step_ids.call_of(flag_id)]
+    head, _, method = call.callee.rpartition(".")
+    if method == FLAG_CALL:  # `parser.add_argument(...)`
+        names = [head]
+    else:  # flags a generator makes (`add_flags(parser, Config)`): the parser is handed to it
+        names = [a.value.refs[0] for a in call.args if len(a.value.refs) == 1]
+    starts: list[str] = []
+    for name in names:
+        parser = parser_name(graph, tables, call.scope, name, call.line)
+        if parser:
+            starts.extend(namespaces(graph, tables, call.scope, parser, HAND_ON))
+    for start in sorted(starts, key=lambda s: -graph.centrality(s)):
+        found = held_from(graph, start, family)
+        if found:
+            return found
+    return set()
+
+
+def parser_name(graph: FlowGraph, tables: FileTables, scope: str, name: str, line: int) -> str:
+    """The name of the parser object NAME stands for in SCOPE (itself, or the parser a part
+    of it such as an argument group was made from), or "" when NAME is no plain name."""
+    for _ in range(HAND_ON):
+        if not name or "." in name:
+            return ""
+        made = [
+            call
+            for call in calls_named(graph, tables, PARSER_PARTS)
+            if call.scope == scope
+            and call.line <= line
+            and assigned_name(tables, scope, call.line) == name
+        ]
+        if not made:
+            return name
+        name = made[-1].callee.rpartition(".")[0]
+    return name
+
+
+def calls_named(graph: FlowGraph, tables: FileTables, names: tuple[str, ...]) -> list[Call]:
+    """The calls of TABLES' file whose callee's last name is one of NAMES, in order."""
+    callees = graph.facts.rows(tables.path).callees
+    return [tables.calls[c] for c in sorted(c for n in names for c in callees.get(n, ()))]
+
+
+def assigned_name(tables: FileTables, scope: str, line: int) -> str | None:
+    """The plain name an assignment of SCOPE at LINE binds, if one does."""
+    for (where, name), steps in tables.local_defs.items():
+        if where == scope and any(tables.steps[s].line == line for s in steps):
+            return name
+    return None
+
+
+def namespaces(
+    graph: FlowGraph, tables: FileTables, scope: str, parser: str, hops: int
+) -> list[str]:
+    """The steps that take what PARSER (a name in SCOPE) parses: in SCOPE, and when PARSER
+    is a parameter, in the callers that pass it (HOPS callers up at most)."""
+    found = []
+    for call in calls_named(graph, tables, PARSE_METHODS):
+        if call.scope == scope and call.callee.rpartition(".")[0] == parser:
+            found.extend(taking(graph, tables, call.id))
+    if found or hops == 0 or scope == MODULE_SCOPE:
+        return found
+    function = graph.resolver.function(tables.path, scope)
+    if function is None or parser not in {p.name for p in function[1].params}:
+        return found
+    param = step_ids.param_id(tables.path, function[1].qualname, parser)
+    for caller, call_id, target in graph.callers(function[0]):
+        for arg, arg_step in caller.arguments(call_id):
+            binds = graph.bindings(target, arg, caller.calls[call_id].args)
+            if any(dst == param for dst, _, _ in binds) and len(arg.value.refs) == 1:
+                ref = arg.value.refs[0]
+                scope_there = caller.scope_of[arg_step]
+                found.extend(namespaces(graph, caller, scope_there, ref, hops - 1))
+    return found
+
+
+def taking(graph: FlowGraph, tables: FileTables, call_id: int) -> list[str]:
+    """The steps that take the result of the call CALL_ID (the assignment or return it is
+    written in)."""
+    call = tables.calls[call_id]
+    tables.targets[call_id]  # noqa: B018 (builds the call's unit: its steps)
+    return [
+        step.id
+        for step in tables.steps.values()
+        if tables.scope_of.get(step.id) == call.scope
+        and step.line <= call.line <= step.end_line
+        and step.kind in ("local_assign", "return", "attr_write")
+    ]
+
+
+def held_from(graph: FlowGraph, namespace: str, family: set[str]) -> set[str]:
+    """Forward from NAMESPACE (a step that takes a parse's result) to the nearest constructor
+    call of FAMILY's classes whose arguments read it: the steps of NAMESPACE's function that
+    take the object made (see flag_objects). Formulas make new values and end a way."""
+    scope = graph.file(step_ids.file_of(namespace)).scope_of[namespace]
+    entry: dict[str, str | None] = {namespace: None}  # step -> the call of SCOPE it went by
+    queue = deque([namespace])
+    expanded = 0
+    while queue and expanded < MAX_STEPS:
+        current = queue.popleft()
+        expanded += 1
+        step = graph.step(current)
+        tables = graph.file(step.file)
+        by = entry[current]
+        if step.kind == "call_arg":
+            call_id = step_ids.call_of(current)
+            if by is None and tables.scope_of[current] == scope:
+                by = current  # the call of SCOPE the namespace is handed to
+            if any(t.klass in family for t in tables.targets[call_id]):
+                assert by is not None
+                return set(taking(graph, graph.file(step_ids.file_of(by)), step_ids.call_of(by)))
+        if step.kind == "formula":
+            continue
+        for edge in graph.edges(current, True):
+            if edge.confidence >= TRUSTED and edge.dst not in entry:
+                entry[edge.dst] = by
+                queue.append(edge.dst)
+    return set()
