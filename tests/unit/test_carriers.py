@@ -543,3 +543,127 @@ def test_a_local_bound_to_a_class_constructs_each_class_it_may_be(snippet_sessio
         ("pkg.workers.Worker.__init__", "pkg.workers.OverlapWorker"),
         ("pkg.workers.Worker.__init__", "pkg.workers.Worker"),
     ]
+
+
+FLAGS_PACKAGE = {
+    "app/__init__.py": "",
+    "app/settings.py": """
+        import argparse
+        import dataclasses
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class Settings:
+            fraction: float = 0.9
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--fraction", type=float, default=Settings.fraction)
+
+            @classmethod
+            def from_cli_args(cls, args):
+                names = [f.name for f in dataclasses.fields(cls)]
+                return cls(**{name: getattr(args, name) for name in names})
+
+
+        def prepare_settings(argv):
+            parser = argparse.ArgumentParser()
+            Settings.add_cli_args(parser)
+            raw_args = parser.parse_args(argv)
+            return Settings.from_cli_args(raw_args)
+    """,
+    "app/worker.py": """
+        class Worker:
+            def __init__(self, settings):
+                self.settings = settings
+
+            def size(self, total):
+                self.tokens = total * self.settings.fraction
+
+
+        class FastWorker(Worker):
+            pass
+    """,
+    "app/engine.py": """
+        from app.worker import FastWorker, Worker
+
+
+        def start(settings, fast):
+            WorkerClass = FastWorker if fast else Worker
+            worker = WorkerClass(settings)
+            worker.size(100)
+
+
+        def quick_test():
+            # Another object of the class, made by hand: not the flag's.
+            from app.settings import Settings
+
+            start(Settings(fraction=0.5), True)
+    """,
+    "app/serve.py": """
+        import sys
+
+        from app.settings import prepare_settings
+
+
+        def run(settings):
+            if settings.fraction > 1:
+                from app.other import start
+
+                start(settings)
+            else:
+                from app.engine import start
+
+                start(settings, False)
+
+
+        def main():
+            settings = prepare_settings(sys.argv[1:])
+            run(settings)
+    """,
+    "app/other.py": """
+        def start(settings):
+            return settings
+    """,
+    "app/engine_extra.py": """
+        from app.engine import start
+        from app.settings import prepare_settings
+    """,
+    "bench.py": """
+        import argparse
+
+        from app.engine import start
+        from app.settings import Settings
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            Settings.add_cli_args(parser)
+            args = parser.parse_args()
+            start(Settings.from_cli_args(args), True)
+    """,
+}
+
+
+def test_a_flags_value_rides_in_the_object_made_from_the_parsed_flags(snippet_session):
+    """The flag's field is read from the worker's settings: the route is the object made where
+    the package's own entry parses (the module most modules import, not the bench script
+    beside it, nor the object `quick_test` makes by hand), through the branch of `run` whose
+    own import binds `start`, and the class-valued local `WorkerClass`."""
+    session = snippet_session(FLAGS_PACKAGE)
+    chain = trace(session.graph, "fraction", sinks=["tokens"])
+    assert spine_code(chain) == [
+        'parser.add_argument("--fraction", type=float, default=Settings.fraction)',
+        "fraction: float = 0.9",
+        "return Settings.from_cli_args(raw_args)",
+        "settings = prepare_settings(sys.argv[1:])",
+        "run(settings)",
+        "settings",
+        "start(settings, False)",
+        "settings",
+        "worker = WorkerClass(settings)",
+        "settings",
+        "self.settings = settings",
+        "self.tokens = total * self.settings.fraction",
+    ]
