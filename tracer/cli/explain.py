@@ -192,7 +192,8 @@ class ReleaseFits:
 
 
 def best_release(fits: ReleaseFits, lines: list[LogLine]) -> tuple[Fit, list[Fit]]:
-    """The final release of the package whose logging calls fit LINES best (ties: the newer),
+    """The final release of the package whose logging calls fit LINES best (ties: the newer,
+    and the newest post-release of the version that could have printed the log),
     and the fits of those tried: the release the log names first, kept when it fits; then
     those uploaded last before the log's dates, or, for a log without dates, samples of every
     minor series refined within the best one."""
@@ -226,7 +227,32 @@ def best_release(fits: ReleaseFits, lines: list[LogLine]) -> tuple[Fit, list[Fit
                 "give SOURCE: pypi:NAME==VERSION, a folder or host:/path",
             )
         tried |= {r.version: fits(r.version) for r in before[-CANDIDATES:]}
+    best = newest_best(versions, tried)
+    # A post-release uploaded after the log's dates did not print it.
+    possible = [r.version for r in known if dates is None or (r.uploaded or "") <= dates[1]]
+    tried |= later_posts(best, possible, tried, fits)
     return tried[newest_best(versions, tried)], list(tried.values())
+
+
+def later_posts(
+    best: str, versions: list[str], tried: dict[str, Fit], fits: ReleaseFits
+) -> dict[str, Fit]:
+    """The post-releases of BEST's version among VERSIONS newer than it (0.4.2.post4 beside
+    0.4.2.post3), when another post-release of that version fits as well as BEST: a tie
+    between post-releases, which differ in fixes rather than in what they log, goes to the
+    newest."""
+    base = best.split(".post")[0]
+    same = [v for v in versions if v == base or v.startswith(base + ".post")]
+    if best not in same:
+        return {}
+    top = tried[best].score
+    if not any(v != best and v in same and tried[v].score == top for v in tried):
+        return {}
+    out: dict[str, Fit] = {}
+    for version in same[same.index(best) + 1 :]:
+        if version not in tried:
+            out[version] = fits(version)
+    return out
 
 
 def nearest(named: str, versions: list[str]) -> str:

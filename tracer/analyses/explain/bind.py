@@ -28,9 +28,11 @@ FORWARD_DEPTH = 6  # steps walked on from the result to the lines that print it
 FORWARD_STEPS = 400
 TRUSTED = 0.8  # the confidence of an edge a value is followed back along
 WRITES = frozenset({"attr_write", "formula"})  # the steps of `self.x = ...`, `self.x += ...`
-# A number given to a setting: `name=8192` in a settings print, `--name 8192` on a command line.
+# A number given to a setting: `name=8192` in a settings print, `'name': 8192` in a printed
+# dict of settings, `--name 8192` on a command line.
 SETTING_VALUE = re.compile(
-    r"(?:(?<![\w-])(?P<flag>--[a-z][\w-]*)(?:=|\s+)|\b(?P<field>[a-z_]\w*)=)"
+    r"(?:(?<![\w-])(?P<flag>--[a-z][\w-]*)(?:=|\s+)|\b(?P<field>[a-z_]\w*)="
+    r"|['\"](?P<key>[a-z_]\w*)['\"]:\s*)"
     r"(?P<v>\d+)(?![\w.])"
 )
 FLAG_VALUE = r"(?:=|\s+)['\"]?(?P<v>[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)"
@@ -442,7 +444,7 @@ class LogBindings:
         words = {w for name in (observed.hole.expr, *self.sinks) for w in words_of(name)}
         for line in self.lines:
             for found in SETTING_VALUE.finditer(line.message):
-                key = found["flag"] or found["field"]
+                key = found["flag"] or found["field"] or found["key"]
                 if not words_of(key) <= words or to_float(found["v"]) != observed.value:
                     continue
                 if found["field"]:
@@ -450,6 +452,11 @@ class LogBindings:
                     if not printed or not printed[0].isupper():
                         continue
                     key = f"{printed}.{key}"
+                elif found["key"]:
+                    printed = owner(line.message, found.start())
+                    if not printed:
+                        continue  # a dict of settings is printed with its label
+                    key = f"{printed}[{key!r}]"
                 return Cap(key, float(found["v"]), line.number)
         return None
 
