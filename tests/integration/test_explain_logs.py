@@ -264,6 +264,19 @@ CASES = [
 ]
 
 
+# From the spine's end to the count the pool is built with, on the branches the logged settings
+# select: the page alignment (page_size 1 in each), by line of the release's code.
+ONWARD = {
+    "sglang-0.4.6-qwen3-8b-tp1.log": [(782, "404890 // 1 * 1")],
+    "sglang-0.5.6.post2-lfm2-700m-hybrid-1x16GB-bench_one_batch.log": [(1725, "473854 // 1 * 1")],
+    "sglang-main-2025-11-qwen3-30b-a3b-fp8-tp2.log": [(1729, "1443316 // 1 * 1")],
+    "sglang-0.5.8.post1-rocm-glm5-fp8-8xMI355X-tp8-kvfp8.log": [(308, "3262823 // 1 * 1")],
+    "sglang-2025-05-llama3-8b-1xH200-pd-prefill-issue6753.log": [(891, "871371 // 1 * 1")],
+    "sglang-blackwell-image-2025-06-bge-m3-embedding-issue7590.log": [(923, "256568 // 1 * 1")],
+    "sglang-main-2025-11-llama31-8b-l40s-tp1.log": [(1729, "183133 // 1 * 1")],
+}
+
+
 def explained(release: Callable[[str], Session], case: Case) -> Explanation:
     session = release(case.release)
     log = (REAL_LOGS / case.log).read_text()
@@ -293,6 +306,7 @@ def test_a_real_log(case: Case, release: Callable[[str], Session]) -> None:
         assert e.budget.value == pytest.approx(case.kv_gib, rel=CLOSE)
     for note in case.notes:
         assert note in e.notes
+    assert [(ev.step.line, ev.shown) for ev in e.onward] == ONWARD.get(case.log, [])
 
 
 def test_a_line_from_another_build_is_read_by_its_labels(

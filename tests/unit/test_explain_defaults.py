@@ -19,7 +19,7 @@ from tracer.analyses.explain.interpret import (
     program,
 )
 from tracer.analyses.explain.logread import read_log
-from tracer.analyses.explain.split import reassigned
+from tracer.analyses.explain.split import onward, reassigned
 from tracer.graph.steps import Step
 from tracer.store.step_ids import StepId
 
@@ -237,3 +237,52 @@ def test_a_split_the_log_does_not_show_is_passed_by() -> None:
     around = Surroundings("server_args", {"state_ratio": Val(0.5)})
     found = reassigned(prog, reassignment_step(), 6.0, around)
     assert (found.taken, found.value) == (False, 6.0)
+
+
+POOL = dedent(
+    """
+    class Runner:
+        def init_pool(self, total, max_total_tokens):
+            self.max_total_num_tokens = self.profile(total)
+            if self.spec_algorithm.is_eagle():
+                self.max_total_num_tokens += 100
+            if max_total_tokens is not None:
+                self.max_total_num_tokens = min(self.max_total_num_tokens, max_total_tokens)
+            self.max_total_num_tokens = (
+                self.max_total_num_tokens
+                // self.server_args.page_size
+                * self.server_args.page_size
+            )
+            self.pool = make_pool(self.max_total_num_tokens)
+    """
+).encode()
+
+
+def sink_step() -> Step:
+    code = "self.max_total_num_tokens = self.profile(total)"
+    return Step(
+        StepId("pkg/runner.py#a0.0"),
+        "attr_write",
+        "pkg/runner.py",
+        4,
+        4,
+        "Runner.init_pool",
+        code,
+        "max_total_num_tokens",
+    )
+
+
+@pytest.mark.parametrize(
+    ("cap", "writes"),
+    [(None, [(9, 404864)]), (300000, [(8, 300000), (9, 299968)])],
+)
+def test_the_way_on_from_the_sink_takes_the_branches_the_settings_select(
+    cap: int | None, writes: list[tuple[int, int]]
+) -> None:
+    # The settings' page size is 64; a cap given as a setting binds when it is below the count;
+    # whether a draft model runs is not known (`is_eagle()`): taken as not.
+    prog = program(POOL, "Runner")
+    assert prog is not None
+    settings = {"page_size": Val(64), "max_total_tokens": Val(cap)}
+    found = onward(prog, sink_step(), 404890, Surroundings("server_args", settings))
+    assert [(w.line, w.value.value) for w in found] == writes

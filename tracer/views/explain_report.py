@@ -27,6 +27,12 @@ def explanation_text(e: Explanation) -> str:
     out.append(f"\nThe formula ({first.file}:{first.line}, {first.symbol}):")
     for evaluation in e.evaluations:
         out.extend(step_lines(evaluation))
+    if e.onward:
+        out.append(
+            "  then, on the branches the settings select, to the value the pool is built with:"
+        )
+        for evaluation in e.onward:
+            out.extend(step_lines(evaluation))
     if e.observed:
         out.append("\nWhat the log reports:")
         for observation in e.observed[:3]:
@@ -185,21 +191,8 @@ def explanation_json(e: Explanation) -> dict[str, object]:
         "verdict": verdict(e).line,
         "start": e.start,
         "starts": e.starts,
-        "steps": [
-            {
-                "file": ev.step.file,
-                "line": ev.step.line,
-                "kind": ev.step.kind,
-                "symbol": ev.step.symbol,
-                "code": ev.step.code,
-                "target": ev.target,
-                "expression": ev.expression,
-                "evaluated": ev.shown,
-                "value": plain(ev.value),
-                "missing": ev.missing,
-            }
-            for ev in e.evaluations
-        ],
+        "steps": [step_json(ev) for ev in e.evaluations],
+        "onward": [step_json(ev) for ev in e.onward],
         "bindings": [
             {
                 "name": b.name,
@@ -220,6 +213,21 @@ def explanation_json(e: Explanation) -> dict[str, object]:
             for w in e.what_if
         ],
         "notes": notes(e),
+    }
+
+
+def step_json(ev: Evaluation) -> dict[str, object]:
+    return {
+        "file": ev.step.file,
+        "line": ev.step.line,
+        "kind": ev.step.kind,
+        "symbol": ev.step.symbol,
+        "code": ev.step.code,
+        "target": ev.target,
+        "expression": ev.expression,
+        "evaluated": ev.shown,
+        "value": plain(ev.value),
+        "missing": ev.missing,
     }
 
 

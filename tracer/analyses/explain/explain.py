@@ -80,9 +80,14 @@ class Explanation:
     start: int = 1  # the start explained (1-based), of
     starts: int = 1
     cap: Cap | None = None  # a setting that caps the result at the logged value
+    # From the spine's end to the value the pool is built with: later writes of the sink's
+    # attribute on the branches the settings select (page alignment, caps, a draft's share).
+    onward: list[Evaluation] = field(default_factory=list)
 
     @property
     def result(self) -> float | None:
+        if self.onward:
+            return self.onward[-1].value
         return self.evaluations[-1].value if self.evaluations else None
 
     @property
@@ -301,12 +306,16 @@ class Binder(LogBindings):
         for ev in evaluations:
             if ev.step.id in self.passed.ids:
                 self.notes.append(self.passed.evaluate(ev.step, self.before(evaluations, ev)).why)
+        spine_ids = {s.id for s in self.steps}
+        onward = [ev for ev in evaluations if ev.step.id not in spine_ids]
+        evaluations = [ev for ev in evaluations if ev.step.id in spine_ids]
         explanation = Explanation(
             source=self.session.snapshot.label,
             param=param,
             rank=self.rank,
             ranks=self.ranks,
             evaluations=evaluations,
+            onward=onward,
             bindings=self.bindings,
             observed=self.observed,
             timeline=self.timeline(),
@@ -413,6 +422,23 @@ class Binder(LogBindings):
                     if name:
                         env[name] = value
                         last[name.rsplit(".", 1)[-1]] = value
+        if steps and steps[-1].kind == "attr_write" and previous is not None:
+            out.extend(self.onward(steps[-1], previous))
+        return out
+
+    def onward(self, sink: Step, value: float) -> list[Evaluation]:
+        """From the sink's first value to the one the pool is built with: the later writes of
+        its attribute in the same method, on the branches the settings select."""
+        out: list[Evaluation] = []
+        previous = value
+        for step, write in self.passed.onward(self.graph, sink, value):
+            if not write.value.known or not isinstance(write.value.value, int | float):
+                break  # what the code does next is not known from the log: the value stands
+            value = float(write.value.value)
+            shown = self.passed.with_values(write.code, sink.name, previous)
+            target = statement_target(step.code) or step.name
+            out.append(Evaluation(step, target, write.code, shown, value))
+            previous = value
         return out
 
     def settings_now(self) -> tuple[str, dict[str, Val]]:

@@ -77,6 +77,7 @@ class Assumed:
 class Run:
     fields: dict[str, Val]
     writes: dict[str, Write] = field(default_factory=dict)  # the last write of each field
+    history: list[Write] = field(default_factory=list)  # every write, in order
     assumed: dict[int, Assumed] = field(default_factory=dict)
     statements: int = 0
     complete: bool = True  # False: stopped at MAX_STATEMENTS
@@ -380,6 +381,7 @@ class Construction:
                 flat(right) if right is not None else flat(at),
                 tuple(d for d, _ in self.control),
             )
+            self.run.history.append(self.run.writes[name])
 
     def s_if_statement(self, node: Node, local: dict[str, Val]) -> None:
         clauses: list[tuple[Node | None, Node | None]] = [

@@ -19,8 +19,12 @@ from tracer.analyses.explain.interpret import (
     Construction,
     Fit,
     Program,
+    Raised,
+    Returned,
     Surroundings,
+    TooLong,
     Val,
+    Write,
     nothing_logged,
     program,
     walk,
@@ -122,6 +126,33 @@ def reassigned(
     )
 
 
+def onward(prog: Program, sink: Step, value: float, around: Surroundings) -> list[Write]:
+    """The writes of SINK's attribute (`self.max_total_num_tokens = ...`) after SINK in its
+    method, SINK's value being VALUE: the rest of the method read with the settings (a
+    parameter named like a setting holds it), the branches they select taken, conditions
+    that cannot be known taken as false."""
+    method = prog.methods.get(sink.symbol.rsplit(".", 1)[-1])
+    attribute = sink.name
+    if method is None or not attribute:
+        return []
+    body = method.child_by_field_name("body")
+    later = [n for n in body.named_children if n.start_point[0] + 1 > sink.end_line]
+    local = {
+        name: around.bag[name]
+        for param in method.child_by_field_name("parameters").named_children
+        if (name := text(param.child_by_field_name("name") or param)) in around.bag
+    }
+    run = fresh(around, {})
+    reader = Construction(prog, {attribute: Val(value)}, no_external, frozenset(), run)
+    reader.stack.append(sink.symbol)
+    try:
+        for statement in later:
+            reader.statement(statement, local)
+    except (Returned, Raised, TooLong):
+        pass
+    return [w for w in reader.run.history if w.field == attribute]
+
+
 def evaluate(
     prog: Program, node: Node, local: dict[str, Val], around: Surroundings
 ) -> tuple[Val, Surroundings, dict[str, float]]:
@@ -204,6 +235,7 @@ class PassedBy:
         self.ids: set[str] = set()
         self.programs: dict[tuple[str, str], Program | None] = {}
         self.done: dict[tuple[str, float | None], Reassigned] = {}
+        self.later: dict[tuple[str, float], list[tuple[Step, Write]]] = {}
 
     def insert(
         self, graph: FlowGraph, steps: list[Step], holding: list[str]
@@ -219,17 +251,47 @@ class PassedBy:
     def evaluate(self, step: Step, previous: float | None) -> Reassigned:
         key = (step.id, previous)
         if key not in self.done:
-            klass = step.symbol.split(".")[0]
-            if (step.file, klass) not in self.programs:
-                self.programs[step.file, klass] = program(self.snapshot.read(step.file), klass)
-            prog = self.programs[step.file, klass]
+            prog = self.program(step)
             if prog is None:
                 expression = " ".join(step.code.split())
                 self.done[key] = Reassigned(step, previous, False, expression, "", "")
             else:
-                around = Surroundings(self.bag_name, self.bag, self.logged)
-                self.done[key] = reassigned(prog, step, previous, around)
+                self.done[key] = reassigned(prog, step, previous, self.around())
         return self.done[key]
+
+    def onward(self, graph: FlowGraph, sink: Step, value: float) -> list[tuple[Step, Write]]:
+        """The writes of SINK's attribute after it in its method (page alignment, caps, a
+        draft model's share), each with its step in GRAPH."""
+        key = (sink.id + "#onward", value)
+        if key not in self.later:
+            prog = self.program(sink)
+            writes = onward(prog, sink, value, self.around()) if prog is not None else []
+            steps = {
+                (s.file, s.line): s for s in map(graph.step, graph.attribute_writes(sink.name))
+            }
+            self.later[key] = [
+                (steps[sink.file, w.line], w) for w in writes if (sink.file, w.line) in steps
+            ]
+        return self.later[key]
+
+    def with_values(self, code: str, name: str, value: float) -> str:
+        """CODE with `self.NAME` as VALUE and each setting it reads as the setting's value."""
+
+        def setting(found: re.Match[str]) -> str:
+            held = self.bag.get(found[1])
+            return shown(held.value) if held is not None and held.known else found[0]
+
+        code = re.sub(rf"\bself\.{re.escape(name)}\b", number(value), code)
+        return re.sub(rf"\b(?:self\.)?{re.escape(self.bag_name)}\.(\w+)\b", setting, code)
+
+    def program(self, step: Step) -> Program | None:
+        klass = step.symbol.split(".")[0]
+        if (step.file, klass) not in self.programs:
+            self.programs[step.file, klass] = program(self.snapshot.read(step.file), klass)
+        return self.programs[step.file, klass]
+
+    def around(self) -> Surroundings:
+        return Surroundings(self.bag_name, self.bag, self.logged)
 
     def logged(self, name: str) -> Val | None:
         """The value a line of the log prints labelled NAME (`name: 85292`, `name=85292`)."""
