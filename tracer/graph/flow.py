@@ -111,13 +111,8 @@ class FlowGraph:
                 if symbol is not None and symbol.name.rpartition(".")[2] != name:
                     found.add(name)
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
-            rows = self.facts.rows(path)
-            for name in callees:
-                units = rows.binders.get(name)
-                if not units or name in found or self.index.resolve(module, name) is not None:
-                    continue
-                scopes = {rows.units[unit] for unit in units}
-                if any(self.resolver.class_values(path, scope, name) for scope in scopes):
+            for scope, name in self.facts.names(path).called_locals:
+                if name not in found and self.resolver.class_values(path, scope, name):
                     found.add(name)
             self.renames[path] = found
         return found
