@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from tracer.analyses.explain.interpret import literal, walk
+from tracer.analyses.explain.classcode import literal, walk
 from tracer.analyses.explain.logread import LogLine
 from tracer.extract.parse import parse, text
 

@@ -9,19 +9,9 @@ import re
 from dataclasses import dataclass
 
 from tracer.analyses.explain.arith import number
+from tracer.analyses.explain.classcode import Program, Unknown, literal, program
 from tracer.analyses.explain.cmdline import Given, command_line, declared_flags, given_fields
-from tracer.analyses.explain.interpret import (
-    Assumed,
-    Decision,
-    Program,
-    Run,
-    Unknown,
-    Val,
-    Write,
-    construct,
-    literal,
-    program,
-)
+from tracer.analyses.explain.interpret import Assumed, Decision, Run, Val, Write, construct
 from tracer.analyses.explain.logread import LogLine
 from tracer.analyses.explain.match import Observation
 
@@ -75,29 +65,8 @@ def compute_default(
     if prog is None or not any(n in prog.methods for n in ("__post_init__", "__init__")):
         return None
     starting, inputs = starting_fields(prog, source, lines, given)
-    externals: dict[str, Input] = {}
-    capacity = printed_capacity(lines) or lower_bound(first_free)
-    text = source.decode("utf-8", "replace")
-
-    def external(name: str, call: str, line: int) -> Val | None:
-        if name in given:
-            externals[name] = Input(name, given[name], "given", "given with --set")
-            return Val(given[name], frozenset({name}))
-        if call and CAPACITY_CALL.search(call) and capacity is not None:
-            gib, how, why = capacity
-            in_mib = re.search(rf"\b{re.escape(name)}\s*[<>]=?\s*\d+\s*\*\s*1024\b", text)
-            value = gib * 1024 if in_mib else gib
-            unit = "MiB" if in_mib else "GiB"
-            externals[name] = Input(
-                name,
-                value,
-                how,
-                f"{name} = {call}() at {path.rsplit('/', 1)[-1]}:{line}, the card's memory "
-                f"capacity ({unit}, as the code compares it): {why}",
-            )
-            return Val(value, frozenset({name}))
-        return None
-
+    external = Measured(source, path, lines, first_free, given)
+    externals = external.inputs
     run = construct(prog, starting, external)
     final = run.fields.get(field_name, Val(Unknown(field_name)))
     write = run.writes.get(field_name)
@@ -146,17 +115,7 @@ def settings_state(
     if prog is None:
         return {}
     starting, _ = starting_fields(prog, source, lines, given)
-    capacity = printed_capacity(lines) or lower_bound(first_free)
-    text = source.decode("utf-8", "replace")
-
-    def external(name: str, call: str, line: int) -> Val | None:
-        if name in given:
-            return Val(given[name], frozenset({name}))
-        if call and CAPACITY_CALL.search(call) and capacity is not None:
-            in_mib = re.search(rf"\b{re.escape(name)}\s*[<>]=?\s*\d+\s*\*\s*1024\b", text)
-            return Val(capacity[0] * 1024 if in_mib else capacity[0], frozenset({name}))
-        return None
-
+    external = Measured(source, "", lines, first_free, given)
     fields = dict(construct(prog, starting, external).fields)
     for name, value in printed_settings(lines, klass, frozenset(prog.fields)).items():
         fields[name] = Val(value, frozenset({name}))
@@ -198,14 +157,53 @@ def printed_value(raw: str) -> object:
     return raw
 
 
+class Measured:
+    """What the code measures when it starts, as the log shows it: a local assigned from a
+    call asking the device for its memory capacity, or any local --set gives. Called as the
+    interpreter's `External`; the inputs it gave are kept by name."""
+
+    def __init__(
+        self,
+        source: bytes,
+        path: str,
+        lines: list[LogLine],
+        first_free: Observation | None,
+        given: dict[str, float],
+    ) -> None:
+        self.text = source.decode("utf-8", "replace")
+        self.file = path.rsplit("/", 1)[-1]
+        self.capacity = printed_capacity(lines) or lower_bound(first_free)
+        self.given = given
+        self.inputs: dict[str, Input] = {}
+
+    def __call__(self, name: str, call: str, line: int) -> Val | None:
+        if name in self.given:
+            self.inputs[name] = Input(name, self.given[name], "given", "given with --set")
+            return Val(self.given[name], frozenset({name}))
+        if not call or not CAPACITY_CALL.search(call) or self.capacity is None:
+            return None
+        gib, how, why = self.capacity
+        # The unit the code compares it in: `gpu_mem < 20 * 1024` reads MiB.
+        in_mib = re.search(rf"\b{re.escape(name)}\s*[<>]=?\s*\d+\s*\*\s*1024\b", self.text)
+        value = gib * 1024 if in_mib else gib
+        self.inputs[name] = Input(
+            name,
+            value,
+            how,
+            f"{name} = {call}() at {self.file}:{line}, the card's memory capacity "
+            f"({'MiB' if in_mib else 'GiB'}, as the code compares it): {why}",
+        )
+        return Val(value, frozenset({name}))
+
+
 def number_like(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def flipped(
-    prog: Program, starting: dict[str, Val], external: object, key: int, name: str
+    prog: Program, starting: dict[str, Val], external: Measured, key: int, name: str
 ) -> object:
-    run = construct(prog, starting, external, frozenset({key}))  # type: ignore[arg-type]
+    run = construct(prog, starting, external, frozenset({key}))
     return run.fields.get(name, Val(None)).value
 
 

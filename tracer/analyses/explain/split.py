@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from tracer.analyses.explain.arith import number, solve, statement_value
+from tracer.analyses.explain.classcode import Program, program, walk
 from tracer.analyses.explain.interpret import (
     Construction,
     Fit,
-    Program,
     Raised,
     Returned,
     Surroundings,
@@ -26,8 +26,6 @@ from tracer.analyses.explain.interpret import (
     Val,
     Write,
     nothing_logged,
-    program,
-    walk,
 )
 from tracer.analyses.explain.logread import LogLine
 from tracer.extract.parse import text
