@@ -349,6 +349,22 @@ def test_answers_that_read_a_parameter_before_its_sites_grew_are_asked_again():
     assert asked == ["both", "f"]  # g's answer and the constant kept
 
 
+def test_an_answer_cut_short_by_the_depth_bound_is_asked_again_less_deep():
+    answers = Answers(bound=2)
+
+    def step(i: int) -> frozenset:  # step i asks step i + 1, up to 3
+        return answers.ask(("step", i), lambda: {i} | (step(i + 1) if i < 3 else set()))
+
+    def around(j: int, inner) -> frozenset:
+        return answers.ask(("around", j), inner)
+
+    # Asked two questions deep, step 1 reaches the bound at step 2.
+    assert around(1, lambda: around(0, lambda: step(1))) == {1}
+    # Asked at the top it has room for every step; remembered then, also where it is deep.
+    assert step(1) == {1, 2, 3}
+    assert around(3, lambda: around(2, lambda: step(1))) == {1, 2, 3}
+
+
 def test_an_answer_that_met_a_question_being_answered_reads_what_that_one_reads():
     answers = Answers(bound=24)
     sites = {"f": ["a"]}

@@ -12,7 +12,10 @@ other is kept: asked again, it would be found the same way from the same inputs.
 A question met again while it is being answered (recursion), or asked deeper than `bound`
 questions, is answered with nothing there; the answers under it that took that nothing are
 taken to read what the question met again reads in the end (with every question, for the
-depth bound: the outermost one's), so they are dropped with it.
+depth bound: the outermost one's), so they are dropped with it. An answer cut short by the
+depth bound (or built on one) is remembered with how deep it was asked: asked again less
+deep, it is found again with more room, so what one statement finds does not depend on how
+deep another first asked it.
 """
 
 from __future__ import annotations
@@ -28,13 +31,15 @@ class Question:
     questions met again under it that are not answered yet (each None while empty: most
     questions read nothing and meet nothing)."""
 
-    __slots__ = ("key", "open", "reads", "since")
+    __slots__ = ("cut", "depth", "key", "open", "reads", "since")
 
-    def __init__(self, key: Key, reads: set[str] | None, now: int) -> None:
+    def __init__(self, key: Key, reads: set[str] | None, now: int, depth: int) -> None:
         self.key = key
         self.reads = reads
         self.since = now  # when what it read was found, the earliest
         self.open: set[Key] | None = None
+        self.depth = depth  # how deep it was asked
+        self.cut = False  # a question under it was past the depth bound
 
     def read(self, functions: Iterable[str], since: int) -> None:
         if self.reads is None:
@@ -67,6 +72,9 @@ class Answers:
         self.uncounted = 0  # questions being answered that do not count towards the bound
         self.waiting: dict[Key, list[Key]] = {}  # open question -> the answers that met it
         self.shared: dict[frozenset, frozenset] = {NOTHING: NOTHING}  # one copy of each
+        # Answers cut short by the depth bound -> how deep they were asked: one asked less
+        # deep is answered again, with more room.
+        self.cut: dict[Key, int] = {}
 
     def ask(
         self,
@@ -82,7 +90,12 @@ class Answers:
         towards the depth of those under it."""
         found = self.found.get(key)
         asking = self.asking
+        depth = len(asking) - self.uncounted
+        if found is not None and key in self.cut and depth < self.cut[key]:
+            found = None  # cut short where it was asked deeper: asked again with more room
         if found is not None:
+            if key in self.cut and asking:
+                asking[-1].cut = True
             if asking:
                 read = self.reads.get(key)
                 if read is not None:
@@ -92,10 +105,11 @@ class Answers:
         if key in busy:
             asking[-1].met((key,))
             return NOTHING
-        if bounded and len(asking) - self.uncounted > self.bound:
+        if bounded and depth > self.bound:
             asking[-1].met((asking[0].key,))
+            asking[-1].cut = True
             return NOTHING
-        question = Question(key, {reads} if reads is not None else None, self.clock)
+        question = Question(key, {reads} if reads is not None else None, self.clock, depth)
         asking.append(question)
         busy.add(key)
         if not counted:
@@ -117,6 +131,10 @@ class Answers:
         if len(found) <= 1:  # most answers are nothing or one value: kept once
             found = self.shared.setdefault(found, found)
         self.found[key] = found
+        if question.cut:
+            self.cut[key] = question.depth
+        elif self.cut:
+            self.cut.pop(key, None)
         read = None
         since = question.since
         if question.reads:
@@ -137,6 +155,8 @@ class Answers:
                 self.waiting.setdefault(other, []).append(key)
         if self.asking:
             outer = self.asking[-1]
+            if question.cut:
+                outer.cut = True
             if read is not None:
                 outer.read(read, since)
             if open_:

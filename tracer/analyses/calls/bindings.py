@@ -71,6 +71,8 @@ class Bindings:
                 return {Obj("class", symbol.name)}
             if symbol.kind == "external":
                 return {Obj("function", symbol.name)}
+            if symbol.kind == "module":
+                return {Obj("module", symbol.name)}
         function = self.rules.function_named(path, scope, name)
         if function is not None:
             return {Obj("function", self.values.wrapper_of(function))}

@@ -18,12 +18,14 @@ adds nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 
 from tracer.analyses.calls.answers import Answers
 from tracer.analyses.calls.bindings import Bindings
+from tracer.analyses.calls.chosen import CHOOSERS, Chosen
 from tracer.analyses.calls.contents import Contents
-from tracer.analyses.calls.obj import UNKNOWN, Obj, Objs
+from tracer.analyses.calls.obj import UNKNOWN, Obj, Objs, guessed
 from tracer.analyses.calls.rules import CallRules, binding_of
 from tracer.analyses.calls.values import FunctionValues, Sites
 from tracer.extract.facts import Assign, Call, Raise, Shape, Value
@@ -45,6 +47,7 @@ class Objects:
         self.answers = Answers(MAX_DEPTH)
         self.contents = Contents(self, self.facts, self.answers)
         self.bindings = Bindings(self, self.contents, rules, values, self.answers)
+        self.chosen = Chosen(self, rules, values)
 
     # -- what a call runs ----------------------------------------------------------------------
 
@@ -55,9 +58,12 @@ class Objects:
         return self.shape(path, call.scope, call.receiver.shape, call.line)
 
     def run(self, objs: Objs) -> set[str]:
-        """What calling each of OBJS runs: a function or method, a class's `__init__`."""
+        """What calling each of OBJS runs: a function or method, a class's `__init__` (the
+        guesses left out)."""
         found: set[str] = set()
         for obj in objs:
+            if obj.guess:
+                continue
             if obj.kind in ("function", "method"):
                 found.add(obj.name)
             elif obj.kind == "class" and not any(
@@ -84,7 +90,7 @@ class Objects:
             return set()
         found: set[str] = set()
         for obj in self.value(path, assign.scope, assign.value, assign.line):
-            if obj.kind == "instance":
+            if obj.kind == "instance" and not obj.guess:
                 for name in ("__iter__", "__next__"):
                     method = self.index.method(obj.name, name)
                     if method is not None:
@@ -101,9 +107,17 @@ class Objects:
             found |= {
                 obj.name
                 for obj in objs
-                if obj.kind in ("function", "method") and obj.name in self.index.functions
+                if obj.kind in ("function", "method")
+                and obj.name in self.index.functions
+                and not obj.guess
             }
         return found
+
+    def guesses(self, objs: Objs) -> set[str]:
+        """What calling the guesses among OBJS would run, when no certain value runs it."""
+        return self.run(frozenset(replace(o, guess=False) for o in objs if o.guess)) - self.run(
+            objs
+        )
 
     def result(self, path: str, call: Call) -> Objs:
         """What CALL returns: an instance of a class it makes, what a function it runs
@@ -117,9 +131,12 @@ class Objects:
             callees = frozenset(Obj("function", t.name) for t in targets if t.kept)
         for obj in callees:
             if obj.kind == "class":
-                yield Obj("instance", obj.name)
+                yield Obj("instance", obj.name, guess=obj.guess)
             elif obj.kind in ("function", "method") and obj.name in self.index.functions:
-                yield from self.returned(self.values.wrapper_of(obj.name))
+                returned = self.returned(self.values.wrapper_of(obj.name))
+                yield from guessed(returned) if obj.guess else returned
+            elif obj.kind == "function" and obj.name in CHOOSERS:
+                yield from self.chosen.result(path, call, obj.name)
 
     def returned(self, function: str) -> Objs:
         """What FUNCTION returns; for a generator, a container of what it yields."""
@@ -222,6 +239,7 @@ class Objects:
                 yield UNKNOWN
         if index == 0:
             yield from (Obj("function", f) for f in self.values.decorated_by(function))
+            yield from self.chosen.decorated(function)
         for site_path, site in self.sites(function):
             position = index - (1 if self.values.binds_self(site_path, site, definition) else 0)
             for arg in site.args:
@@ -241,7 +259,17 @@ class Objects:
         """What `x.ATTR` holds when x may be each of OBJS."""
         found: set[Obj] = set()
         for obj in objs:
-            found |= self.answers.ask(("attr", obj, attr), partial(self.find_attribute, obj, attr))
+            if obj.guess:  # an attribute of a guess is a guess
+                certain = replace(obj, guess=False)
+                found |= guessed(
+                    self.answers.ask(
+                        ("attr", certain, attr), partial(self.find_attribute, certain, attr)
+                    )
+                )
+            else:
+                found |= self.answers.ask(
+                    ("attr", obj, attr), partial(self.find_attribute, obj, attr)
+                )
         return frozenset(found)
 
     def find_attribute(self, obj: Obj, attr: str) -> Iterable[Obj]:
@@ -260,6 +288,8 @@ class Objects:
             yield Obj("function", method) if method is not None else UNKNOWN
         elif obj.kind == "function" and obj.name not in self.index.functions:
             yield Obj("function", f"{obj.name}.{attr}")  # outside the tree: `ext.mod.f`
+        elif obj.kind == "module":
+            yield self.chosen.member(obj.name, attr)
         else:
             yield UNKNOWN
 

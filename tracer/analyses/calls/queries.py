@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tracer.analyses.calls.objects import Objects
-from tracer.analyses.calls.rules import MIN_CONFIDENCE, Callee, CallRules, caller_name
+from tracer.analyses.calls.rules import MIN_CONFIDENCE, MIN_GUESS, Callee, CallRules, caller_name
 from tracer.analyses.calls.statements import ValueStatements
 from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FunctionDef
@@ -169,6 +169,7 @@ class CallQueries:
         statements = self.statements
         if statements.follows(path, call, named):
             guesses = {name: c for name, c in found.items() if c < MIN_CONFIDENCE}
+            guesses |= dict.fromkeys(statements.guessed(path, call), MIN_GUESS)
             found = guesses | dict.fromkeys(statements.runs(path, call, named), 1.0)
         elif statements.hands_out(call, named):
             found.update(dict.fromkeys(statements.handed_out(path, call), 1.0))

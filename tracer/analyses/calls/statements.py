@@ -56,6 +56,12 @@ class ValueStatements:
             return named
         return self.objects.run(held) or named
 
+    def guessed(self, path: str, call: Call) -> set[str]:
+        """What CALL (one that `follows`) may run by a guess: a value chosen by a string that
+        may be several (`getattr(self, name)()` where name may be several constants), which
+        the call graph leaves out and the export draws dashed."""
+        return self.objects.guesses(self.objects.callee_objects(path, call))
+
     def may_hold(self, call: Call) -> bool:
         """May what CALL's callee holds be found by value: a name, an expression, or an
         attribute named like a function or class of the tree?"""

@@ -5,8 +5,10 @@ A function passed as an argument runs where the parameter is called (also when p
 through another parameter): a name, a bound method (`a.func2`), a lambda written as the
 argument, a method of an object of an outside class (`session.get`). A call of a decorated
 function runs the wrapper its decorator returns (`inner`), which runs the function, when the
-decorator returns that one nested function and nothing else (a factory `@dec(...)` is not
-followed: the decorator's arguments are not kept). Decorators apply from the innermost out.
+decorator returns that one nested function and nothing else. A factory `@dec(...)` (a
+decorator whose call is written above the definition: the decorator's text leaves out its
+arguments) wraps nothing here; what its call returns is given the definition
+(tracer/analyses/calls/chosen.py). Decorators apply from the innermost out.
 
 What a parameter holds depends on the calls of its function (its *sites*); the caller of
 `passed` says where they come from: the whole tree's, found until nothing is new
@@ -16,11 +18,12 @@ queries.py).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import cached_property
 
 from tracer.analyses.calls.rules import CallRules
-from tracer.extract.facts import MODULE_SCOPE, Call, FunctionDef
+from tracer.extract.facts import MODULE_SCOPE, Call, ClassDef, FunctionDef
 
 # A function's call sites: (path, call) for each call that runs it.
 Sites = Callable[[str], Iterable[tuple[str, Call]]]
@@ -38,6 +41,8 @@ class FunctionValues:
         self.wrapped: dict[str, str] = {}  # decorated function -> the wrapper its name holds
         self.decorated: dict[str, list[str]] = {}  # decorator -> what it is applied to
         self.wrappers: dict[str, str | None] = {}  # decorator -> its sole wrapper
+        # file -> its calls of decorators' names, the lines of its definitions
+        self.decorating_calls: dict[str, tuple[dict[str, list[Call]], list[int]]] = {}
         self.whole = whole
         if whole:
             self.read_decorators(self.index.module_of)
@@ -93,11 +98,49 @@ class FunctionValues:
             if function is None:
                 continue  # outside the tree: taken to give back what it is given
             wrapper = self.sole_wrapper(function)
-            if wrapper is None:
-                continue
+            if wrapper is None or self.decorator_call(path, definition, (decorator,)):
+                continue  # `@dec(...)`: what the call returns decorates (calls/chosen.py)
             applied.append((function, value))
             value = wrapper
         return applied, value
+
+    def decorator_call(
+        self, path: str, definition: FunctionDef | ClassDef, decorators: Iterable[str]
+    ) -> Call | None:
+        """The call of one of DECORATORS written above DEFINITION (`@register("a")`, with no
+        other definition between), if one of them is written as a call: the decorator's
+        text leaves its arguments out."""
+        calls, lines = self.decorator_calls(path)
+        module = self.index.module_of[path]
+        scope = self.rules.enclosing_scope(module, definition.qualname)
+        found = [
+            call
+            for name in decorators
+            for call in calls.get(name, ())
+            if call.scope == scope and call.end_line < definition.line
+        ]
+        if not found:
+            return None
+        call = max(found, key=lambda c: c.line)
+        after = bisect_right(lines, call.end_line)
+        between = after < len(lines) and lines[after] < definition.line
+        return None if between else call
+
+    def decorator_calls(self, path: str) -> tuple[dict[str, list[Call]], list[int]]:
+        """PATH's calls of names its definitions are decorated with, by name; the lines of
+        its definitions, sorted."""
+        found = self.decorating_calls.get(path)
+        if found is None:
+            summary = self.index.summaries[path]
+            definitions = (*summary.functions, *summary.classes)
+            names = {name for d in definitions for name in d.decorators}
+            calls: dict[str, list[Call]] = {}
+            for call in self.facts.flows(path).calls if names else ():
+                if call.callee in names:
+                    calls.setdefault(call.callee, []).append(call)
+            found = calls, sorted(d.line for d in definitions)
+            self.decorating_calls[path] = found
+        return found
 
     def sole_wrapper(self, decorator: str) -> str | None:
         """The function nested in DECORATOR that each of its returns gives back (`return
