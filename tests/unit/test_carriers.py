@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import spine_code, trace
+from tracer.index.resolve import enclosing_branch
 from tracer.views.chain_text import chain_json, chain_text
 
 CONFIG = """
@@ -344,9 +345,9 @@ def test_a_factorys_result_runs_the_method_of_each_class_it_may_make(snippet_ses
     )
     targets = session.graph.resolver.targets("pkg/pools.py", "run", "chooser.size")
     # the class it makes when no condition holds (its default) first, then the others
-    assert [(t.function, t.confidence) for t in targets] == [
-        ("pkg.pools.Quarters.size", 1.0),
-        ("pkg.pools.Halves.size", 1.0),
+    assert [(t.function, t.confidence, t.why) for t in targets] == [
+        ("pkg.pools.Quarters.size", 1.0, "chooser is a Quarters by default"),
+        ("pkg.pools.Halves.size", 1.0, "chooser is a Halves when `if kind:`"),
     ]
     chain = trace(session.graph, "run.budget", sinks=["tokens"])
     assert spine_code(chain) == [
@@ -356,6 +357,28 @@ def test_a_factorys_result_runs_the_method_of_each_class_it_may_make(snippet_ses
         "return budget // 4",
         "tokens = chooser.size(budget)",
     ]
+    # Each class's method is reached with the factory's branch that makes it as the reason.
+    text = chain_text(chain, "tree")
+    assert "argument bound to the parameter; chooser is a Quarters by default" in text
+    conditions = {e.get("condition") for e in chain_json(chain, "tree")["edges"]}
+    assert "chooser is a Halves when `if kind:`" in conditions
+
+
+def test_a_branch_is_said_with_the_branches_around_it():
+    source = b"""def make(kvc):
+    if a and b:
+        return A()
+    if c:
+        if d(kvc):
+            return D()
+        return C()
+    else:
+        return E()
+"""
+    assert enclosing_branch(source, 3, 1) == "`if a and b:`"
+    assert enclosing_branch(source, 6, 1) == "`if d(kvc):` inside `if c:`"
+    assert enclosing_branch(source, 7, 1) == "`if c:`"
+    assert enclosing_branch(source, 9, 1) == "`else: (not if c:)`"
 
 
 def test_cls_called_in_a_classmethod_constructs_its_class(snippet_session):

@@ -399,7 +399,7 @@ class FlowGraph:
         keys = self.splat_keys(tables, call_id, arg)
         for target in tables.targets[call_id]:
             for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
-                yield Edge(step_id, dst, kind, confidence * target.confidence)
+                yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
 
     def bindings(
         self,
@@ -530,7 +530,9 @@ class FlowGraph:
         for caller, call_id, target in self.callers(found[0]):
             for consumer in caller.consumers.get(call_id, []):
                 if fits(position, caller.position.get(consumer)):
-                    yield Edge(step_id, consumer, "return_to_result", target.confidence)
+                    yield Edge(
+                        step_id, consumer, "return_to_result", target.confidence, "", target.why
+                    )
 
     def find_backward(self, step_id: str) -> Iterator[Edge]:
         tables = self.file(step_ids.file_of(step_id))
@@ -557,7 +559,9 @@ class FlowGraph:
                 position = tables.position.get(step_id)
                 for ret in callee.returns.get(function.qualname, []):
                     if fits(callee.position.get(ret), position):
-                        yield Edge(ret, step_id, "return_to_result", target.confidence)
+                        yield Edge(
+                            ret, step_id, "return_to_result", target.confidence, "", target.why
+                        )
 
     def ref_sources(self, tables: FileTables, scope: str, step: Step, ref: str) -> Iterator[Edge]:
         base, _, attr = ref.rpartition(".")
@@ -611,7 +615,13 @@ class FlowGraph:
                 keys = self.splat_keys(caller, call_id, arg)
                 for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
                     if dst == step.id:
-                        yield Edge(arg_step, step.id, kind, confidence * target.confidence)
+                        yield Edge(
+                            arg_step,
+                            step.id,
+                            kind,
+                            confidence * target.confidence,
+                            condition=target.why,
+                        )
         # Run by a launcher too, perhaps (a function both called and handed to a process).
         yield from launch_sources(self, found[0], step.id)
 

@@ -58,6 +58,7 @@ class Edge:
     kind: str
     confidence: float
     label: str = ""  # the attribute a store or read edge puts the value in or takes it from
+    condition: str = ""  # when the call runs this function: the factory's branch choosing it
 
 
 TRUSTED = 0.8  # an edge at least this sure is followed as certain; below, it is a guess
@@ -75,4 +76,6 @@ def edge_pairs(edges: Iterable[Edge]) -> dict[tuple[str, str], list[Edge]]:
 def edge_reason(edge: Edge) -> str:
     """Why the value moves along EDGE, said the way the output says it."""
     reason = EDGE_REASONS.get(edge.kind, edge.kind)
-    return f"{reason}, as .{edge.label}" if edge.label else reason
+    if edge.label:
+        reason = f"{reason}, as .{edge.label}"
+    return f"{reason}; {edge.condition}" if edge.condition else reason

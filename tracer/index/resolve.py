@@ -5,6 +5,7 @@ Only flows of the files that a question reaches are read (through `Facts.flows`)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,8 @@ class CallTarget:
     klass: str | None  # the class constructed, for constructor calls
     confidence: float
     bound: bool  # the first parameter (self/cls) is filled by the receiver
+    # Where a factory's result is the receiver: the branch of the factory that makes its class.
+    why: str = ""
 
 
 class Resolver:
@@ -284,6 +287,40 @@ class Resolver:
             classes.update(dict.fromkeys(made))
         return list(classes)
 
+    def factory_branch(self, path: str, scope: str, name: str, klass: str) -> str:
+        """Where the local NAME of SCOPE holds a factory's result: when the factory makes
+        KLASS (`if not hybrid:` around its `return`, or "by default" for a return no
+        condition guards), said as "NAME is a Klass when ..."."""
+        flows = self.facts.flows(path)
+        for index in self.assigns(path, scope).get(name, ()):
+            value = flows.assigns[index].value
+            if len(value.calls) != 1:
+                continue
+            for target in self.resolve_call(path, flows.calls[value.calls[0]]):
+                if target.function is not None and klass in self.constructed(target.function):
+                    branch = self.return_branch(target.function, klass)
+                    short = klass.rpartition(".")[2]
+                    return f"{name} is a {short} {branch}" if branch else ""
+        return ""
+
+    def return_branch(self, function_name: str, klass: str) -> str:
+        """The condition that leads to FUNCTION_NAME's return constructing KLASS, as written
+        ("when `if backend == 'mlx':`"), or "by default" when no branch guards it."""
+        path, function = self.index.functions[function_name]
+        flows = self.facts.flows(path)
+        for i in self.facts.rows(path).returns_by_scope.get(function.qualname, ()):
+            ret = flows.returns[i]
+            if len(ret.value.calls) != 1:
+                continue
+            made = self.resolve_call(path, flows.calls[ret.value.calls[0]])
+            if not any(t.klass == klass for t in made):
+                continue
+            if ret.line in flows.straight:
+                return "by default"
+            headers = enclosing_branch(self.facts.source(path), ret.line, function.line)
+            return f"when {headers}" if headers else ""
+        return ""
+
     def constructed(self, function_name: str) -> list[str]:
         """The classes FUNCTION_NAME's returns construct, when each of them constructs one:
         the one it returns when no condition holds (a return at the top of its body, the
@@ -434,13 +471,15 @@ class Resolver:
         if head:
             made = self.factory_classes(path, scope, head)
             if made:
-                # A factory's result: the method of each class it may make, surely.
+                # A factory's result: the method of each class it may make, surely, with the
+                # branch of the factory that makes it.
                 found = {}
                 for klass in made:
                     full = self.index.method(klass, method)
                     if full is not None:
                         function = self.index.functions[full][1]
-                        found[full] = CallTarget(full, None, 1.0, not function.is_static)
+                        why = self.factory_branch(path, scope, head, klass)
+                        found[full] = CallTarget(full, None, 1.0, not function.is_static, why)
                 if found:
                     return list(found.values())
             receiver = self.ref_type(path, scope, head)
@@ -542,3 +581,49 @@ PROPERTIES = frozenset({"property", "cached_property"})
 def is_property(function: FunctionDef) -> bool:
     """Is FUNCTION read as an attribute (`@property`, `@functools.cached_property`)?"""
     return any(d.rpartition(".")[2] in PROPERTIES for d in function.decorators)
+
+
+BRANCH = re.compile(rb"^\s*(if|elif|else|case|match|try|except|with|for|while)\b")
+
+
+def enclosing_branch(source: bytes, line: int, start: int) -> str:
+    """The headers of the `if`/`elif`/`else` (or `case`) blocks holding LINE (1-based) of
+    SOURCE, innermost first, looking no higher than the line START (an `else:` is said with
+    its `if`): "`if b:` inside `if a:`"."""
+    lines = source.splitlines()
+    if not 0 < line <= len(lines):
+        return ""
+    headers = []
+    indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
+    for number in range(line - 1, max(start, 1) - 1, -1):
+        text = lines[number - 1]
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith(b"#"):
+            continue
+        depth = len(text) - len(stripped)
+        if depth >= indent:
+            continue
+        indent = depth
+        if stripped.startswith((b"def ", b"async def ", b"class ")):
+            break
+        keyword = BRANCH.match(text)
+        if keyword is None or keyword.group(1) not in (b"if", b"elif", b"else", b"case"):
+            continue
+        header = stripped.decode("utf-8", "replace").strip()
+        if keyword.group(1) == b"else":
+            opening = enclosing_if(lines, number, depth, start)
+            header = f"{header} (not {opening})" if opening else header
+        headers.append(f"`{header}`")
+    return " inside ".join(headers)
+
+
+def enclosing_if(lines: list[bytes], line: int, depth: int, start: int) -> str:
+    """The `if` header an `else:` at LINE (and DEPTH) belongs to."""
+    for number in range(line - 1, max(start, 1) - 1, -1):
+        text = lines[number - 1]
+        stripped = text.lstrip()
+        if stripped and len(text) - len(stripped) == depth and stripped.startswith(b"if "):
+            return stripped.decode("utf-8", "replace").strip()
+        if stripped and len(text) - len(stripped) < depth:
+            return ""
+    return ""

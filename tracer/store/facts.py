@@ -69,6 +69,10 @@ class Facts:
         if self.cache.enabled:
             self.cache.put_bytes(kind, key, pickle_sealed(value))
 
+    def source(self, path: str) -> bytes:
+        """The bytes of PATH in the snapshot (for the few questions rows do not answer)."""
+        return self.snapshot.read(path)
+
     def mentioning(self, word: str) -> list[str]:
         """Files whose bytes contain WORD; answers are kept with the snapshot's facts."""
         if self.greps is None:

@@ -48,6 +48,7 @@ def chain_json(chain: Chain, source: str) -> dict[str, object]:
         "edges": [
             {"src": e.src, "dst": e.dst, "kind": e.kind, "confidence": e.confidence}
             | ({"attribute": e.label} if e.label else {})
+            | ({"condition": e.condition} if e.condition else {})
             for e in chain.edges
         ],
     }
