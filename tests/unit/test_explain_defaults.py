@@ -11,7 +11,8 @@ import pytest
 from tracer.analyses.explain.classcode import Unknown, literal, program
 from tracer.analyses.explain.cmdline import command_line, declared_flags, given_fields
 from tracer.analyses.explain.defaults import compute_default
-from tracer.analyses.explain.interpret import Surroundings, Val, construct
+from tracer.analyses.explain.interpret import construct
+from tracer.analyses.explain.interpvalues import Surroundings, Val
 from tracer.analyses.explain.logread import read_log
 from tracer.analyses.explain.split import onward, reassigned
 from tracer.graph.steps import Step

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from tracer.analyses.explain.arith import number
 from tracer.analyses.explain.classcode import Program, Unknown, literal, program
 from tracer.analyses.explain.cmdline import Given, command_line, declared_flags, given_fields
-from tracer.analyses.explain.interpret import Assumed, Decision, Run, Val, Write, construct
+from tracer.analyses.explain.interpret import construct
+from tracer.analyses.explain.interpvalues import Assumed, Decision, Run, Val, Write
 from tracer.analyses.explain.logread import LogLine
 from tracer.analyses.explain.match import Observation
 

@@ -20,7 +20,7 @@ from tracer.analyses.explain.arith import (
 )
 from tracer.analyses.explain.bind import PASS_THROUGH, Binding, Cap, LogBindings
 from tracer.analyses.explain.defaults import settings_state
-from tracer.analyses.explain.interpret import Val
+from tracer.analyses.explain.interpvalues import Val
 from tracer.analyses.explain.logread import LogLine, read_log
 from tracer.analyses.explain.match import Matched, Observation, TemplateFinder, match_lines
 from tracer.analyses.explain.split import PassedBy

@@ -16,8 +16,8 @@ from tree_sitter import Node
 
 from tracer.analyses.explain.arith import number, solve, statement_value
 from tracer.analyses.explain.classcode import Program, program, walk
-from tracer.analyses.explain.interpret import (
-    Construction,
+from tracer.analyses.explain.interpret import Construction
+from tracer.analyses.explain.interpvalues import (
     Fit,
     Raised,
     Returned,
