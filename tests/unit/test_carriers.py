@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import spine_code, trace
-from tracer.index.resolve import enclosing_branch
+from tracer.index.factories import enclosing_branch
 from tracer.views.chain_text import chain_json, chain_text
 
 CONFIG = """

@@ -1,0 +1,95 @@
+"""The scopes of a file as resolution reads them: the function a scope is, the class `self`
+stands for in it, its locals and the assignments to each, and the functions it can see.
+Read from facts and rows alone: nothing here resolves a call or infers a type."""
+
+from __future__ import annotations
+
+from tracer.extract.facts import MODULE_SCOPE, Assign, FunctionDef
+from tracer.index.index import Index
+from tracer.store.facts import Facts
+from tracer.store.rows import TARGETS, row_at
+
+
+class Scopes:
+    """What the scopes of the tree's files bind, read once per scope."""
+
+    def __init__(self, index: Index, facts: Facts) -> None:
+        self.index = index
+        self.facts = facts
+        self.assigns_in_scope: dict[tuple[str, str], dict[str, list[int]]] = {}
+        self.local_names: dict[tuple[str, str], frozenset[str]] = {}
+
+    def function(self, path: str, scope: str) -> tuple[str, FunctionDef] | None:
+        if scope == MODULE_SCOPE:
+            return None
+        full = f"{self.index.module_of[path]}.{scope}"
+        found = self.index.functions.get(full)
+        return (full, found[1]) if found else None
+
+    def self_class(self, path: str, scope: str) -> str | None:
+        """The class `self` stands for in SCOPE: the annotation of the first parameter
+        (`self: ModelRunner` in a mixin) wins over the class the method is written in."""
+        module = self.index.module_of[path]
+        while scope and scope != MODULE_SCOPE:
+            found = self.function(path, scope)
+            if found is not None and found[1].class_qualname is not None:
+                function = found[1]
+                if function.params and function.params[0].annotation:
+                    annotated = self.index.annotation_class(module, function.params[0].annotation)
+                    if annotated is not None:
+                        return annotated
+                return f"{module}.{function.class_qualname}"
+            scope = scope.rpartition(".")[0]
+        return None
+
+    def assigns(self, path: str, scope: str) -> dict[str, list[int]]:
+        """Target (a name or dotted path) -> the indices of SCOPE's assignments to it, read
+        from rows: no fact is made."""
+        key = (path, scope)
+        table = self.assigns_in_scope.get(key)
+        if table is None:
+            table = self.assigns_in_scope[key] = {}
+            rows = self.facts.flows(path).assigns
+            for index in self.scopes_of(path).get(scope, ()):
+                for target in row_at(rows, index)[TARGETS]:
+                    table.setdefault(target[0], []).append(index)
+        return table
+
+    def locals_of(self, path: str, scope: str) -> frozenset[str]:
+        """The parameters of the function SCOPE and what it assigns to (names and paths);
+        none when SCOPE is no function."""
+        key = (path, scope)
+        found = self.local_names.get(key)
+        if found is None:
+            function = self.function(path, scope)
+            found = frozenset()
+            if function is not None:  # the module's and a class body's names are not locals
+                params = {p.name for p in function[1].params}
+                found = frozenset(params | self.assigns(path, scope).keys())
+            self.local_names[key] = found
+        return found
+
+    def scopes_of(self, path: str) -> dict[str, tuple[int, ...]]:
+        """The indices of PATH's assignments, by scope (no row is read)."""
+        return self.facts.rows(path).assigns_by_scope
+
+    def is_local(self, path: str, scope: str, name: str) -> bool:
+        """Is NAME a parameter or an assigned local of the function SCOPE?"""
+        return name in self.locals_of(path, scope)
+
+    def local_function(self, path: str, scope: str, name: str) -> str | None:
+        """A function defined in SCOPE or an enclosing function (closures)."""
+        if "." in name:
+            return None
+        module = self.index.module_of[path]
+        while scope and scope != MODULE_SCOPE:
+            full = f"{module}.{scope}.{name}"
+            if full in self.index.functions:
+                return full
+            scope = scope.rpartition(".")[0]
+        return None
+
+    def self_writes(self, path: str, attr: str) -> list[Assign]:
+        """The assignments `self.ATTR = ...` of a file (facts made for ATTR's alone)."""
+        assigns = self.facts.flows(path).assigns
+        return [assigns[index] for index in self.facts.rows(path).self_writes.get(attr, ())]

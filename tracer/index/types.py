@@ -1,0 +1,209 @@
+"""Type inference over facts: the class of the value a name, a dotted path or an attribute
+holds (annotations, `self`, what is assigned to it, what a call returns), and the classes a
+local bound to classes may be. A type found while another is being inferred may be partial:
+`inferring` says when that is so."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tracer.extract.facts import Assign, Call, FunctionDef
+from tracer.extract.values import call_of_ref
+from tracer.index.factories import Factories
+from tracer.index.index import Index
+from tracer.index.scopes import Scopes
+from tracer.index.targets import CallResolver
+from tracer.store.facts import Facts
+
+
+class Types:
+    """The classes of values, inferred once each, for a `CallResolver`."""
+
+    def __init__(
+        self, index: Index, facts: Facts, scopes: Scopes, factories: Factories, calls: CallResolver
+    ) -> None:
+        self.index = index
+        self.facts = facts
+        self.scopes = scopes
+        self.factories = factories
+        self.calls = calls
+        self.attr_types: dict[tuple[str, str], str | None] = {}
+        self.name_types: dict[tuple[str, str, str], str | None] = {}
+        self.returned: dict[str, str | None] = {}
+        self.inferring = 0  # types being inferred: what is found meanwhile may be partial
+
+    def ref_type(self, path: str, scope: str, dotted: str) -> str | None:
+        """The known class of the value DOTTED names in SCOPE, or None."""
+        head, *attrs = dotted.split(".")
+        klass = self.name_type(path, scope, head)
+        for attr in attrs:
+            if klass is None:
+                return None
+            klass = self.attr_type(klass, attr)
+        return klass
+
+    def name_type(self, path: str, scope: str, name: str) -> str | None:
+        # A name typed through itself (x = x.f()) stays unknown.
+        return self.inferred(
+            self.name_types, (path, scope, name), lambda: self.infer_name(path, scope, name)
+        )
+
+    def inferred(
+        self, table: dict[Any, str | None], key: Any, infer: Callable[[], str | None]
+    ) -> str | None:
+        """TABLE[KEY], inferred once by INFER; while it runs, KEY reads as unknown (so a
+        cycle ends), and what the resolver finds meanwhile is not kept as final."""
+        if key in table:
+            return table[key]
+        table[key] = None
+        self.inferring += 1
+        try:
+            found = infer()
+        finally:
+            self.inferring -= 1
+        table[key] = found
+        return found
+
+    def infer_name(self, path: str, scope: str, name: str) -> str | None:
+        module = self.index.module_of[path]
+        call_id = call_of_ref(name)
+        if call_id is not None:  # the result of a call: what its target returns
+            return self.result_class(path, self.facts.flows(path).calls[call_id])
+        found = self.scopes.function(path, scope)
+        if found is not None:
+            function = found[1]
+            for i, param in enumerate(function.params):
+                if param.name != name:
+                    continue
+                if i == 0 and function.class_qualname is not None and not function.is_static:
+                    return self.scopes.self_class(path, scope)
+                return self.index.annotation_class(module, param.annotation)
+        assigns = self.facts.flows(path).assigns
+        for index in self.scopes.assigns(path, scope).get(name, ()):
+            klass = self.assigned_type(path, scope, assigns[index])
+            if klass is not None:
+                return klass
+        symbol = self.index.resolve(module, name)
+        if symbol is not None and symbol.kind == "class":
+            return symbol.name  # Class.attr reads the class attribute
+        return None
+
+    def assigned_type(self, path: str, scope: str, assign: Assign) -> str | None:
+        module = self.index.module_of[path]
+        if assign.annotation:
+            klass = self.index.annotation_class(module, assign.annotation)
+            if klass is not None:
+                return klass
+        if len(assign.targets) != 1 or assign.op != "=":
+            return None
+        value = assign.value
+        if len(value.calls) == 1 and not value.refs:
+            return self.result_class(path, self.facts.flows(path).calls[value.calls[0]])
+        if len(value.refs) == 1 and not value.calls and value.refs[0] != assign.targets[0].path:
+            return self.ref_type(path, scope, value.refs[0])
+        return None
+
+    def result_class(self, path: str, call: Call) -> str | None:
+        """The class of CALL's result, when a certain target says it."""
+        for target in self.calls.resolve_call(path, call):
+            if target.confidence < 1.0:
+                continue
+            if target.klass is not None:
+                return target.klass
+            if target.function is not None:
+                returned = self.returned_class(target.function)
+                if returned is not None:
+                    return returned
+        return None
+
+    def returned_class(self, function_name: str) -> str | None:
+        """The class FUNCTION_NAME returns: its annotation, else the class every one of its
+        `return Klass(...)` statements constructs."""
+        path, function = self.index.functions[function_name]
+        module = self.index.module_of[path]
+        annotated = self.index.annotation_class(module, function.returns)
+        if annotated is not None or function.returns:
+            return annotated
+        return self.inferred(
+            self.returned, function_name, lambda: self.class_returned(path, function)
+        )
+
+    def class_returned(self, path: str, function: FunctionDef) -> str | None:
+        made = self.factories.constructed(f"{self.index.module_of[path]}.{function.qualname}")
+        return made[0] if len(made) == 1 else None
+
+    def class_parameter(self, path: str, scope: str, name: str) -> str | None:
+        """The class NAME stands for when it is the first parameter of a classmethod (`cls`)
+        of SCOPE, else None."""
+        found = self.scopes.function(path, scope)
+        if found is None or "." in name:
+            return None
+        function = found[1]
+        if not function.is_classmethod or not function.params or function.params[0].name != name:
+            return None
+        return self.scopes.self_class(path, scope)
+
+    def class_values(self, path: str, scope: str, name: str) -> list[str]:
+        """The classes the local NAME of SCOPE may be when every assignment of it names
+        classes only (`X = A`, `X = A if c else B`; no call): all of them, in order."""
+        module = self.index.module_of[path]
+        flows = self.facts.flows(path)
+        found: dict[str, None] = {}
+        for index in self.scopes.assigns(path, scope).get(name, ()):
+            value = flows.assigns[index].value
+            if value.calls:
+                return []
+            named = [
+                symbol.name
+                for ref in value.refs
+                if (symbol := self.index.resolve(module, ref)) is not None
+                and symbol.kind == "class"
+            ]
+            if not named:
+                return []
+            found.update(dict.fromkeys(named))
+        return list(found)
+
+    def attr_type(self, klass: str, attr: str) -> str | None:
+        """The class of attribute ATTR on instances of KLASS: a field annotation, or what
+        `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
+        return self.inferred(self.attr_types, (klass, attr), lambda: self.infer_attr(klass, attr))
+
+    def infer_attr(self, klass: str, attr: str) -> str | None:
+        found = None
+        for owner in self.index.mro(klass):
+            path, definition = self.index.classes[owner]
+            module = self.index.module_of[path]
+            for field in definition.fields:
+                if field.name == attr and field.annotation:
+                    found = self.index.annotation_class(module, field.annotation)
+                    if found:
+                        break
+            if found:
+                break
+            # A property reads as an attribute: its return annotation types it.
+            method = self.index.functions.get(f"{owner}.{attr}")
+            if method is not None and method[1].returns and is_property(method[1]):
+                found = self.index.annotation_class(module, method[1].returns)
+                if found:
+                    break
+            qual = definition.qualname + "."
+            if not self.facts.has_flows(path) and attr not in self.facts.names(path).self_attrs:
+                continue  # no `self.ATTR = ...` in that file: its flows are not needed
+            for assign in self.scopes.self_writes(path, attr):
+                if assign.scope.startswith(qual):
+                    found = self.assigned_type(path, assign.scope, assign)
+                    if found:
+                        break
+            if found:
+                break
+        return found
+
+
+PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def is_property(function: FunctionDef) -> bool:
+    """Is FUNCTION read as an attribute (`@property`, `@functools.cached_property`)?"""
+    return any(d.rpartition(".")[2] in PROPERTIES for d in function.decorators)
