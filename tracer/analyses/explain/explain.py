@@ -18,11 +18,16 @@ from tracer.analyses.explain.arith import (
     statement_target,
     statement_value,
 )
-from tracer.analyses.explain.bind import PASS_THROUGH, Binding, Cap, LogBindings
+from tracer.analyses.explain.bind import PASS_THROUGH, LogBindings
+from tracer.analyses.explain.binding import Binding
+from tracer.analyses.explain.caps import Cap, logged_cap
 from tracer.analyses.explain.defaults import settings_state
 from tracer.analyses.explain.interpvalues import Val
 from tracer.analyses.explain.logread import LogLine, read_log
 from tracer.analyses.explain.match import Matched, Observation, TemplateFinder, match_lines
+from tracer.analyses.explain.measured import Measurements, first_free
+from tracer.analyses.explain.observed import after_formula, carriers, find_observed, timeline
+from tracer.analyses.explain.settings import StartSettings
 from tracer.analyses.explain.split import PassedBy
 from tracer.analyses.explain.starts import END, Start, find_starts
 from tracer.analyses.explain.templates import calls_in
@@ -279,9 +284,16 @@ class Binder(LogBindings):
             self.notes.append(starts_note(self.starts, self.start))
         self.mine = [m for m in self.matched if m.line.rank in (self.rank, "")]
         self.bindings: dict[str, Binding] = {}
-        self.observed = self.find_observed()
+        self.observed = find_observed(self.mine, self.sinks, carriers(self.graph, self.steps))
         self.result_line = min(
-            [o.line.number for o in self.observed] + self.after_formula(), default=10**12
+            [o.line.number for o in self.observed] + after_formula(self.steps, self.mine),
+            default=10**12,
+        )
+        self.settings = StartSettings(
+            session.snapshot, self.graph, self.lines, first_free(self.mine), given
+        )
+        self.measurements = Measurements(
+            session, self.mine, self.matched, self.ranks, self.result_line
         )
 
     # -- the run ---------------------------------------------------------------------------
@@ -292,7 +304,7 @@ class Binder(LogBindings):
         self.steps, self.holding = self.passed.insert(self.graph, self.steps, holding)
         evaluations = self.evaluate_all(self.steps, {})
         unknown = [e for e in evaluations if e.value is None]
-        cap = self.logged_cap(self.observed[0]) if self.observed else None
+        cap = logged_cap(self.observed[0], self.lines, self.sinks) if self.observed else None
         if cap is not None and evaluations[-1].value is not None:
             cap = cap if evaluations[-1].value >= cap.value else None  # a cap binds from above
         if cap is not None:
@@ -318,7 +330,7 @@ class Binder(LogBindings):
             onward=onward,
             bindings=self.bindings,
             observed=self.observed,
-            timeline=self.timeline(),
+            timeline=timeline(self.bindings, self.mine),
             notes=self.notes,
             cap=cap,
         )
@@ -448,7 +460,9 @@ class Binder(LogBindings):
             return "", {}
         klass = field_step.symbol.split(".")[0]
         source = self.session.snapshot.read(field_step.file)
-        return klass, settings_state(source, klass, self.lines, self.first_free(), self.given)
+        return klass, settings_state(
+            source, klass, self.lines, self.settings.first_free, self.given
+        )
 
     def mine_lines(self) -> list[LogLine]:
         return [line for line in self.lines if line.rank in (self.rank, "")]
