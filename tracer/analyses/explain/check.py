@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tracer.analyses.explain.arith import number
-from tracer.analyses.explain.explain import Explanation, formula_alone
+from tracer.analyses.explain.explanation import Explanation
 from tracer.analyses.explain.match import Observation, hole_values
+from tracer.analyses.explain.notes import formula_alone
 from tracer.analyses.explain.templates import Hole
 
 CLOSE = 0.02  # a logged number is reproduced within this fraction of it
