@@ -11,11 +11,13 @@ binding of the name (the decode prealloc queue's cap) is on another class, a cop
 
 A flag's value rides in the object made from the parsed flags: the route shows that object's
 way from where the package's own entry parses (`prepare_server_args`) through the server's
-launch (`mp.Process(target=..., args=(...))` into the scheduler process) to the worker that reads
-the field. What a route cannot show yet, and the tests do not ask: in 0.5.23 the flag (ServerArgs
-is assembled at import time by `msgspec.defstruct` from namespace classes, so its spine starts at
-the `Schedule` field); the factory `create_memory_pool_configurator`, whose classes are reached
-as overrides of the base.
+launch (`mp.Process(target=..., args=(...))` into the scheduler process) to the worker that
+reads the field. In 0.5.23 ServerArgs is assembled at import time from namespace classes (its
+annotations merged with `Schedule`'s and the others', then `msgspec.defstruct`): the flags
+generated from it set the `Schedule` field. What a route cannot show yet, and the tests do not
+ask: the object's way from the parsed flags to `get_schedule()` (the settings are projected into
+a runtime context's bags by name); the factory `create_memory_pool_configurator`'s classes
+other than the default.
 
 Each line below is `FILE | the first line of the step's code`; FILE is short for a path."""
 
@@ -316,6 +318,7 @@ ROUTES = {
     ),
     ("0.5.23", "mem_fraction_static"): (
         """
+        server_args  | add_cli_args_from_dataclass(parser, ServerArgs)
         schedule     | mem_fraction_static: A[
         configurator | slack_gb = pre_model_load_memory * (1 - get_schedule().mem_fraction_static)
         configurator | rest_memory = available_gpu_memory - slack_gb - mm_reservation_gb
@@ -348,6 +351,7 @@ ROUTES = {
         model_runner | self.max_total_num_tokens = result.max_total_num_tokens
         """,
         """
+        server_args     | add_cli_args_from_dataclass(parser, ServerArgs)
         schedule        | mem_fraction_static: A[
         tp_worker       | mem_fraction_static=get_schedule().mem_fraction_static,
         model_runner    | mem_fraction_static: float

@@ -1021,6 +1021,81 @@ def test_flags_generated_from_dataclass_fields(snippet_session):
     assert 0 < generated.confidence < 1.0
 
 
+def test_flags_generated_from_the_fields_a_record_merges_from_namespace_classes(snippet_session):
+    """A record assembled at import time from the fields of namespace classes (its
+    `__annotations__` merged with theirs, then the record made again): the flags generated
+    from it set the namespace class's field, where the value is declared and read."""
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/spaces.py": """
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Schedule:
+                    mem_frac: float = 0.9
+
+
+                @dataclass
+                class Model:
+                    path: str = ""
+            """,
+            "pkg/args.py": """
+                import dataclasses
+                from dataclasses import dataclass
+
+                from pkg.spaces import Model, Schedule
+
+
+                @dataclass
+                class Args:
+                    port: int = 30000
+
+
+                def add_fields(parser, cls):
+                    for f in dataclasses.fields(cls):
+                        parser.add_argument(f"--{f.name.replace('_', '-')}", default=f.default)
+
+
+                def make_parser(parser):
+                    add_fields(parser, Args)
+
+
+                def collect(spaces):
+                    found = {}
+                    for space in spaces:
+                        found.update(space.__annotations__)
+                    return found
+
+
+                NAMESPACES = [Model, Schedule]
+                merged = collect(NAMESPACES)
+                Args.__annotations__ = {**merged, **Args.__annotations__}
+                Args = dataclass(type("Args", (), {"__annotations__": Args.__annotations__}))
+            """,
+            "pkg/run.py": """
+                from pkg.spaces import Schedule
+
+
+                def size(schedule: Schedule, total):
+                    tokens = total * schedule.mem_frac
+                    return tokens
+            """,
+        }
+    )
+    chain = trace(session.graph, "Schedule.mem_frac", sinks=["tokens"])
+    assert spine_of(session, chain) == [
+        ("pkg/args.py", 18, "cli_flag"),
+        ("pkg/spaces.py", 6, "field"),
+        ("pkg/run.py", 5, "formula"),
+    ]
+    assert session.graph.flags.merged_classes("pkg.args.Args") == [
+        "pkg.spaces.Model",
+        "pkg.spaces.Schedule",
+    ]
+
+
 # -- values carried inside result objects --------------------------------------------------
 
 MEMORY = """

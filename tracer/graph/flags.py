@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from tracer.extract.facts import Arg
+from tracer.extract.facts import MODULE_SCOPE, Arg, Assign, FileFlows, Value
 from tracer.graph.file_steps import UNREAD, FileTables
 from tracer.graph.steps import Edge, Step
 from tracer.index.index import Index
@@ -179,7 +179,10 @@ class FlagEdges:
                     or self.index.resolve(self.index.module_of[caller.path], ref) is None
                 ):
                     continue
-                for owner, definition in self.index.fields(klass):
+                fields = list(self.index.fields(klass))
+                for merged in self.merged_classes(klass):
+                    fields.extend(self.index.fields(merged))
+                for owner, definition in fields:
                     step_id = generated_flag_id(caller.path, call_id, definition.name)
                     if step_id not in caller.steps:
                         caller.add(
@@ -197,3 +200,50 @@ class FlagEdges:
                         )
                     self.generated_owner[step_id] = owner
                     generated.setdefault(definition.name, []).append((step_id, owner))
+
+    def merged_classes(self, klass: str) -> list[str]:
+        """The classes whose fields KLASS's module merges into KLASS's own at import time
+        (`K.__annotations__ = {**collect(NAMESPACES), **K.__annotations__}`, then a record
+        made again from them): the classes the merged value is read from, through the
+        module-level names it reads (`NAMESPACES = [A, B]`), a few assignments back."""
+        path, _ = self.index.classes[klass]
+        module = self.index.module_of[path]
+        short = klass.rpartition(".")[2]
+        flows = self.graph.facts.flows(path)
+        module_assigns: dict[str, list[Assign]] = {}
+        merges = []
+        for assign in flows.assigns:
+            if assign.scope != MODULE_SCOPE:
+                continue
+            for target in assign.targets:
+                module_assigns.setdefault(target.path, []).append(assign)
+                if target.path == f"{short}.__annotations__":
+                    merges.append(assign)
+        found: dict[str, None] = {}
+        seen: set[str] = set()
+        pending = [
+            (value, MERGE_DEPTH) for assign in merges for value in values_read(flows, assign)
+        ]
+        while pending:
+            value, depth = pending.pop()
+            for ref in value.refs:
+                symbol = self.index.resolve(module, ref)
+                if symbol is not None and symbol.kind == "class" and symbol.name != klass:
+                    found[symbol.name] = None
+                elif ref not in seen and depth > 0:
+                    seen.add(ref)
+                    for assign in module_assigns.get(ref, ()):
+                        pending.extend((v, depth - 1) for v in values_read(flows, assign))
+        return list(found)
+
+
+MERGE_DEPTH = 3  # module-level assignments followed back from a merge of annotations
+
+
+def values_read(flows: FileFlows, assign: Assign) -> list[Value]:
+    """What ASSIGN reads: its value, its items, and the arguments of the calls in them."""
+    found = [assign.value, *assign.items]
+    for value in list(found):
+        for call_id in value.calls:
+            found.extend(arg.value for arg in flows.calls[call_id].args)
+    return found
