@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 from tracer.analyses.explain.arith import Unbound, evaluate, number, statement_value
+from tracer.analyses.explain.binding import Binding
 from tracer.analyses.explain.check import Sizes, other_sizes, verdict
 from tracer.analyses.explain.defaults import Computed
-from tracer.analyses.explain.explain import Binding, Evaluation, Explanation, expression_text
+from tracer.analyses.explain.evaluate import Evaluation, expression_text
+from tracer.analyses.explain.explanation import Explanation
 from tracer.analyses.explain.match import Observation
 
 UNIT_LITERALS = ("1 << 30", "1<<30", "2**30", "2 ** 30", "1024**3", "1024 ** 3")

@@ -14,9 +14,6 @@ from tracer.analyses.explain.binding import Binding
 from tracer.analyses.explain.caps import logged_cap
 from tracer.analyses.explain.defaults import settings_state
 from tracer.analyses.explain.evaluate import Evaluation, Formula
-from tracer.analyses.explain.evaluate import (
-    expression_text as expression_text,  # views read it here
-)
 from tracer.analyses.explain.explanation import Explanation
 from tracer.analyses.explain.interpvalues import Val
 from tracer.analyses.explain.logread import LogLine, read_log
