@@ -1,0 +1,110 @@
+"""The tables one file's steps fill (`StepTables`): the steps, what each reads, what each
+binds, the steps of each call's arguments, a function's returns... Each is a `Demanded` table:
+a query that reads a key asks the file's `Demands` first to build the units the key depends
+on. Lists that several units fill are kept in the order a whole-file build gives."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tracer.extract.facts import Call
+from tracer.graph.demand import Demanded
+from tracer.graph.steps import Step
+from tracer.index.targets import CallTarget
+
+Rank = tuple[int, ...]  # a step's place in the order a whole-file build makes steps in
+
+
+@dataclass
+class Read:
+    """A step reading `base.attr` (base "" for a plain name)."""
+
+    step: str
+    scope: str
+    base: str
+    line: int
+
+
+class Demands(Protocol):
+    """What builds the units a key of each table depends on (`ALL`: every unit)."""
+
+    def by_step(self, step_id: object) -> None: ...
+
+    def by_scope(self, key: object) -> None: ...
+
+    def by_local_read(self, key: object) -> None: ...
+
+    def by_attr_read(self, attr: object) -> None: ...
+
+    def by_function(self, qualname: object) -> None: ...
+
+    def by_call(self, call_id: object) -> None: ...
+
+    def by_flag(self, dest: object) -> None: ...
+
+
+class StepTables:
+    """One file's steps and the lookup tables that connect them, filled unit by unit."""
+
+    def __init__(self, calls: Sequence[Call], flag_generators: set[str], demands: Demands) -> None:
+        self.calls = calls
+        by_step, by_scope, by_call = demands.by_step, demands.by_scope, demands.by_call
+        self.steps: Demanded[str, Step] = Demanded(by_step)
+        self.scope_of: Demanded[str, str] = Demanded(by_step)
+        # What each step reads: plain refs, and the resolved calls whose results it takes.
+        self.refs: Demanded[str, tuple[str, ...]] = Demanded(by_step)
+        # Refs a step reads only as arguments of calls we cannot see into (`f(gpu_id)`).
+        self.opaque: Demanded[str, frozenset[str]] = Demanded(by_step)
+        self.results: Demanded[str, tuple[int, ...]] = Demanded(by_step)
+        self.bound: Demanded[str, str] = Demanded(by_step)  # assignment step -> target path
+        # Tuple positions: of a target in `a, b = ...`, of a value in `return a, b`.
+        self.position: Demanded[str, int] = Demanded(by_step)
+        self.local_defs: Demanded[tuple[str, str], list[str]] = Demanded(by_scope)
+        self.local_reads: Demanded[tuple[str, str], list[str]] = Demanded(demands.by_local_read)
+        self.attr_reads: Demanded[str, list[Read]] = Demanded(demands.by_attr_read)
+        self.returns: Demanded[str, list[str]] = Demanded(demands.by_function)
+        self.consumers: Demanded[int, list[str]] = Demanded(by_call)
+        self.call_args: Demanded[int, list[str]] = Demanded(by_call)  # the steps of its args
+        self.targets: Demanded[int, list[CallTarget]] = Demanded(by_call)
+        self.flags: Demanded[str, list[tuple[str, tuple[str, ...]]]] = Demanded(demands.by_flag)
+        # Launchers (`Process(target=f, args=(a,))`): what each one's target reads, and the
+        # call and the position (or key) of each value it will pass.
+        self.launches: Demanded[int, tuple[str, ...]] = Demanded(by_call)
+        self.elements: Demanded[str, tuple[int, int | str]] = Demanded(by_step)
+        self.flag_generators = flag_generators  # scopes that build flags by name
+        self.rank: dict[str, Rank] = {}
+        self.added = 0  # steps added from outside (generated flags), ranked after the rest
+        self.touched: list[list[Any]] = []  # lists earlier units filled too, to re-sort
+        self.fresh: set[int] = set()  # ids of the lists this unit made or already touched
+
+    def rank_of(self, item: Any) -> Rank:
+        step = item if isinstance(item, str) else item[0] if isinstance(item, tuple) else item.step
+        return self.rank[step]
+
+    def append(self, table: Demanded[Any, list[Any]], key: Any, item: Any) -> None:
+        """Append ITEM to TABLE[KEY], a list that other units may fill too."""
+        found = table.held(key)
+        if found is None:
+            found = table[key] = []
+            self.fresh.add(id(found))
+        elif id(found) not in self.fresh:  # filled by an earlier unit: order them again
+            self.touched.append(found)
+            self.fresh.add(id(found))
+        found.append(item)
+
+    def add(self, step: Step, scope: str, rank: Rank | None = None) -> None:
+        if rank is None:
+            self.added += 1
+            rank = (6, self.added)
+        self.steps.put(step.id, step)
+        self.scope_of.put(step.id, scope)
+        self.rank[step.id] = rank
+
+    def settle(self) -> None:
+        """Once a unit is built: order again the lists it filled that earlier units filled too."""
+        for touched in self.touched:
+            touched.sort(key=self.rank_of)
+        self.touched = []
+        self.fresh = set()

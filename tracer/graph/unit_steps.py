@@ -1,0 +1,316 @@
+"""The steps of one unit of a file (a top-level function or class with everything inside it,
+or the module's own code), made from the unit's cached rows in the order, and with the ids, a
+whole-file build gives, into the file's `StepTables`: parameters and fields, assignment
+targets, returned values, arguments of resolved calls, flags, the values a launcher passes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary
+from tracer.graph.reads import NO_REFS, index_reads, record_reads
+from tracer.graph.step_tables import StepTables
+from tracer.graph.steps import Step
+from tracer.index.library import LAUNCHER_NAMES, Launcher
+from tracer.index.resolve import Resolver
+from tracer.store import step_ids
+from tracer.store.names import FLAG_METHODS, class_bodies, flag_dest
+from tracer.store.rows import (
+    ARG_VALUE,
+    ASSIGN_LINE,
+    CALL_ARGS,
+    CALL_LINE,
+    CALL_SCOPE,
+    CALLEE,
+    DISCARDED,
+    VALUE_ARITHMETIC,
+    VALUE_CALLS,
+    VALUE_REFS,
+    VALUE_SHAPE,
+    Row,
+    row_at,
+)
+
+# The code of a step made from a row, until the step is first asked for (most never are):
+# then the lines of its span. A span is stripped: it never is a lone space.
+UNREAD = " "
+
+
+@dataclass
+class UnitIndex:
+    """What one unit holds: indices into the summary's functions and classes and into the
+    flows' assignments, returns, uses and calls."""
+
+    functions: list[int] = field(default_factory=list)
+    classes: list[int] = field(default_factory=list)
+    assigns: list[int] = field(default_factory=list)
+    returns: list[int] = field(default_factory=list)
+    uses: list[int] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
+
+
+class UnitSteps:
+    """Makes the steps of one file's units into TABLES, the file's."""
+
+    def __init__(
+        self,
+        path: str,
+        summary: FileSummary,
+        flows: FileFlows,
+        resolver: Resolver,
+        tables: StepTables,
+    ) -> None:
+        self.path = path
+        self.summary = summary
+        self.flows = flows
+        self.resolver = resolver
+        self.tables = tables
+        self.calls = flows.calls
+        self.in_class_body: Callable[[int], bool] | None = None
+
+    def build(self, unit: UnitIndex) -> None:
+        """The steps of one unit, made in the order (and with the ids) of a whole-file build.
+        They are made from the cached rows (see `tracer.store.rows`): a unit's facts are read once,
+        here, and making fact objects of them would cost more than the steps."""
+        path, flows, tables = self.path, self.flows, self.tables
+        targets = self.resolver.targets
+        for call_id in unit.calls:
+            row = row_at(flows.calls, call_id)
+            tables.targets.put(call_id, targets(path, row[CALL_SCOPE], row[CALLEE], row[CALL_LINE]))
+        self.add_definitions(unit)
+        if unit.assigns and self.in_class_body is None:
+            self.in_class_body = class_bodies(self.summary)
+        for i in unit.assigns:
+            row = row_at(flows.assigns, i)
+            assert self.in_class_body is not None
+            if not self.in_class_body(row[ASSIGN_LINE]):  # class-level ones are fields already
+                self.add_assign(i, row)
+        for i in unit.returns:
+            self.add_return(i, row_at(flows.returns, i))
+        for i in unit.uses:
+            scope, value, line, end_line = row_at(flows.uses, i)
+            step = Step(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
+            tables.add(step, scope, (4, i))
+            record_reads(tables, step, scope, value)
+        for call_id in unit.calls:
+            row = row_at(flows.calls, call_id)
+            # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
+            if (
+                row[DISCARDED]
+                or tables.targets.held(call_id)
+                or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
+            ):
+                self.add_call(row)
+            if row[CALLEE].rpartition(".")[2] in LAUNCHER_NAMES and not tables.targets.held(
+                call_id
+            ):
+                launcher = self.resolver.launcher(path, row[CALL_SCOPE], row[CALLEE])
+                if launcher is not None:
+                    self.add_launch(row, launcher)
+
+    def add_launch(self, row: Row, launcher: Launcher) -> None:
+        """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
+        a step for each value it will pass, an element of its ARGS tuple (by position) or of
+        its KWARGS dict (by key), and what its target reads, for the graph to bind them to
+        the parameters of the functions the target may hold."""
+        path = self.path
+        call_id, scope, _, _, args, _, _, _ = row
+        target: tuple[str, ...] = ()
+        for i, (keyword, position, star, value, line, end_line) in enumerate(args):
+            if star:
+                continue
+            if keyword == launcher.target or (
+                keyword is None and position == launcher.target_position
+            ):
+                target = tuple(value[VALUE_REFS])
+                continue
+            if keyword not in (launcher.args, launcher.kwargs):
+                continue
+            for j, (key, refs) in enumerate(
+                spread_values(value, self.flows, keyword == launcher.kwargs)
+            ):
+                step = Step(
+                    id=step_ids.element_id(path, call_id, i, j),
+                    kind="call_arg",
+                    file=path,
+                    line=line,
+                    end_line=end_line,
+                    symbol=scope,
+                    code=UNREAD,
+                    name=key if isinstance(key, str) else "",
+                )
+                self.tables.add(step, scope, (5, call_id, 1000 + 100 * i + j))
+                self.tables.elements.put(step.id, (call_id, key))
+                index_reads(self.tables, step, scope, refs, NO_REFS, ())
+        self.tables.launches.put(call_id, target)
+
+    def add_assign(self, index: int, row: Row) -> None:
+        """The steps of an assignment's targets (ROW, an Assign's)."""
+        path = self.path
+        scope, targets, whole_value, items, op, _, line, end_line = row
+        changes = op not in ("=", "for", "with", ":=")  # x += v reads x too
+        for j, (target, position) in enumerate(targets):
+            if not target:
+                continue
+            value = whole_value
+            if position is not None and len(items) == len({t[1] for t in targets}):
+                value = items[position]
+            attr = "." in target
+            kind = "attr_write" if attr else "local_assign"
+            step = Step(
+                id=step_ids.target_id(path, index, j),
+                kind="formula" if value[VALUE_ARITHMETIC] or changes else kind,
+                file=path,
+                line=line,
+                end_line=end_line,
+                symbol=scope,
+                code=UNREAD,
+                name=target.rpartition(".")[2],
+            )
+            self.tables.add(step, scope, (2, index, j))
+            self.tables.bound[step.id] = target
+            if position is not None:
+                self.tables.position[step.id] = position
+            record_reads(self.tables, step, scope, value, (target,) if changes else ())
+            if not attr:  # attribute writes come from the file's names
+                self.tables.local_defs.setdefault((scope, target), []).append(step.id)
+
+    def add_return(self, index: int, row: Row) -> None:
+        """One step per returned value (ROW, a Return's); `return a, b` gives one per position,
+        so that `x, y = f()` takes each from its own."""
+        scope, whole_value, items, line, end_line = row
+        parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
+        for position, value in parts:
+            step = Step(
+                step_ids.return_id(self.path, index, position),
+                "return",
+                self.path,
+                line,
+                end_line,
+                scope,
+                UNREAD,
+                "return",
+            )
+            self.tables.add(step, scope, (3, index, -1 if position is None else position))
+            self.tables.returns.setdefault(scope, []).append(step.id)
+            if position is not None:
+                self.tables.position[step.id] = position
+            record_reads(self.tables, step, scope, value)
+
+    def add_definitions(self, unit: UnitIndex) -> None:
+        path = self.path
+        for i in unit.functions:
+            function = self.summary.functions[i]
+            for j, param in enumerate(function.params):
+                step = Step(
+                    id=step_ids.param_id(path, function.qualname, param.name),
+                    kind="param",
+                    file=path,
+                    line=param.line,
+                    end_line=param.line,
+                    symbol=function.qualname,
+                    code=param.code,
+                    name=param.name,
+                )
+                self.tables.add(step, function.qualname, (0, i, j))
+                self.tables.local_defs.setdefault((function.qualname, param.name), []).append(
+                    step.id
+                )
+                if param.default_refs:  # evaluated where the function is defined
+                    outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+                    record_reads(self.tables, step, outer, (param.default_refs, (), False, None))
+        for i in unit.classes:
+            klass = self.summary.classes[i]
+            for j, definition in enumerate(klass.fields):
+                step = Step(
+                    id=step_ids.field_id(path, klass.qualname, definition.name),
+                    kind="field",
+                    file=path,
+                    line=definition.line,
+                    end_line=definition.end_line,
+                    symbol=klass.qualname,
+                    code=definition.code,
+                    name=definition.name,
+                )
+                self.tables.add(step, MODULE_SCOPE, (1, i, j))
+
+    def add_call(self, row: Row) -> None:
+        """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;
+        `add_argument` calls become flags. ROW is the call's."""
+        path = self.path
+        call_id, scope, callee, _, args, discarded, line, end_line = row
+        if callee.rpartition(".")[2] in FLAG_METHODS:
+            self.add_flag(self.calls[call_id])
+            return
+        if self.tables.targets.held(call_id):
+            for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
+                step = Step(
+                    id=step_ids.argument_id(path, call_id, i),
+                    kind="call_arg",
+                    file=path,
+                    line=arg_line,
+                    end_line=arg_end_line,
+                    symbol=scope,
+                    code=UNREAD,
+                    name=keyword or "",
+                )
+                self.tables.add(step, scope, (5, call_id, i))
+                self.tables.call_args.setdefault(call_id, []).append(step.id)
+                record_reads(self.tables, step, scope, value)
+        elif discarded:
+            step_id = step_ids.call_id(path, call_id)
+            step = Step(step_id, "use", path, line, end_line, scope, UNREAD, "")
+            self.tables.add(step, scope, (5, call_id, -1))
+            for arg in args:
+                record_reads(self.tables, step, scope, arg[ARG_VALUE])
+
+    def add_flag(self, call: Call) -> None:
+        dest = flag_dest(call)
+        if dest is None:
+            # The flag's name is computed: this function generates flags from data.
+            self.tables.flag_generators.add(call.scope)
+            return
+        step = Step(
+            id=step_ids.flag_id(self.path, call.id),
+            kind="cli_flag",
+            file=self.path,
+            line=call.line,
+            end_line=call.end_line,
+            symbol=call.scope,
+            code=UNREAD,
+            name=dest,
+        )
+        self.tables.add(step, call.scope, (5, call.id, -1))
+        default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
+        self.tables.append(self.tables.flags, dest, (step.id, default))
+
+
+def spread_values(
+    value: Row, flows: FileFlows, by_key: bool
+) -> list[tuple[int | str, tuple[str, ...]]]:
+    """The values a tuple (by position) or a dict (BY_KEY: by constant key) given to a
+    launcher holds, each as the names it reads: a display `(a, b)`, `{"k": v}`, or a call
+    `dict(k=v)`. Empty for anything else (its values cannot be told apart)."""
+    shape = value[VALUE_SHAPE]
+    found: list[tuple[int | str, tuple[str, ...]]] = []
+    if shape is not None and shape[0] in ("tuple", "list") and not by_key:
+        for position, element in enumerate(shape[1]):
+            found.append((position, names_of(element)))
+    elif shape is not None and shape[0] == "dict" and by_key:
+        for key, element in shape[1]:
+            if isinstance(key, tuple) and key[0] == "const" and isinstance(key[1], str):
+                found.append((key[1], names_of(element)))
+    elif by_key and len(value[VALUE_CALLS]) == 1 and not value[VALUE_REFS]:
+        call = row_at(flows.calls, value[VALUE_CALLS][0])
+        if call[CALLEE] == "dict":
+            for keyword, _, star, arg_value, _, _ in call[CALL_ARGS]:
+                if keyword and not star:
+                    found.append((keyword, tuple(arg_value[VALUE_REFS])))
+    return found
+
+
+def names_of(shape: Any) -> tuple[str, ...]:
+    """The dotted name a part of a shape is, if it is one."""
+    return (shape[1],) if isinstance(shape, tuple) and shape and shape[0] == "name" else ()
