@@ -1,6 +1,6 @@
 """Functions run by code outside the tree: `multiprocessing.Process(target=run, args=(a, b))`
 runs `run(a, b)` in another process (`tracer/index/library.py` says which callables do that).
-The file tables make a step of each value such a call will pass (`FileTables.add_launch`);
+The file tables make a step of each value such a call will pass (`UnitSteps.add_launch`);
 this module says which functions its target may hold, following the name back through
 parameters, attributes and fields to the functions it is bound to (`target=run_func`, a
 parameter whose callers pass `run_func=self.run_func`, a class attribute
