@@ -23,7 +23,10 @@ README_SCREENSHOT = Path(__file__).parents[2] / "docs" / "walk.svg"
 
 async def at_the_formula(pilot: Pilot) -> None:
     await settled(pilot)
-    await pilot.press(*["down"] * 5, "space")  # the formula, its branch unfolded
+    view = pilot.app.view  # type: ignore[attr-defined]
+    kinds = [view.step(step_id).kind for step_id in view.chain.spine]
+    # Down from the origin, counted on the spine, to the formula; then its branch unfolded.
+    await pilot.press(*["down"] * kinds.index("formula"), "space")
     await pilot.pause()
 
 
@@ -34,8 +37,9 @@ async def with_help(pilot: Pilot) -> None:
 
 
 def test_main_screen(walk_app: Callable[..., WalkApp], snap_compare: Callable[..., bool]) -> None:
-    """mem_fraction_static at the formula it ends in: the spine with the formula's branch
-    unfolded, the formula lit in model_runner.py with the other steps marked, its edges."""
+    """mem_fraction_static at the formula it ends in (step 19 of 22): the spine with the
+    formula's branch unfolded, the formula lit in model_runner.py with the other steps marked,
+    its edges."""
     assert snap_compare(walk_app(), terminal_size=SIZE, run_before=at_the_formula)
 
 

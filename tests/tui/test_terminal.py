@@ -106,23 +106,26 @@ def test_walk_in_tmux(
     env = {"SGTRACE_CACHE": str(release_cache), "TERM": "xterm-256color", "HOME": str(tmp_path)}
     terminal.start([*sgtrace(), "walk", SOURCE, "mem_fraction_static"], env)
 
-    screen = terminal.wait_for("spine of 9", "sglang/srt/server_args.py", "563 │")
+    screen = terminal.wait_for("spine of 22", "sglang/srt/server_args.py", "563 │")
     assert "mem_fraction_static in pypi:sglang==0.4.6" in screen
     assert "1 » flag    ServerArgs.add_cli_args" in screen  # the chain, origin first
     assert '"--mem-fraction-static",' in screen  # the source of the selected step
-    assert "9 ◉ sink    ModelRunner.init_memory_pool" in screen
+    assert "22 ◉ sink    ModelRunner.init_memory_pool" in screen
 
     terminal.send("Down")
-    screen = terminal.wait_for("spine step 2 of 9")
+    screen = terminal.wait_for("spine step 2 of 22")
     assert "69 │     mem_fraction_static: Optional[float] = None" in screen
 
-    terminal.send("Enter")  # along the spine: the argument in TpModelWorker.__init__
-    screen = terminal.wait_for("sglang/srt/managers/tp_worker.py", "spine step 3 of 9")
-    assert "77 │" in screen
-    assert "mem_fraction_static=server_args.mem_fraction_static," in screen
+    terminal.send("Enter")  # along the spine: the ServerArgs object the field is kept in
+    screen = terminal.wait_for("spine step 3 of 22", "1262 │")
+    assert "server_args = ServerArgs.from_cli_args(raw_args)" in screen
+
+    terminal.send("Enter", "Enter")  # returned, into launch_server.py
+    screen = terminal.wait_for("sglang/launch_server.py", "spine step 5 of 22")
+    assert "11 │     server_args = prepare_server_args(sys.argv[1:])" in screen
 
     terminal.send("BSpace")
-    terminal.wait_for("spine step 2 of 9", "sglang/srt/server_args.py")
+    terminal.wait_for("spine step 4 of 22", "sglang/srt/server_args.py")
 
     terminal.send("q")
     assert terminal.exit_status() == "0", terminal.screen()

@@ -1,8 +1,12 @@
 """The walk driven key by key (Textual's Pilot) over SGLang 0.4.6: what each pane shows.
 
-The spine of mem_fraction_static there: flag (server_args.py:563), field (:69), argument
-(tp_worker.py:77), parameter (model_runner.py:109), attribute write (:121), formula (:707),
-local (:710), return (:711), sink `self.max_total_num_tokens = ...` (:734)."""
+The spine of mem_fraction_static there, 22 steps: flag (server_args.py:563), field (:69), then
+the ServerArgs object's route: `server_args = ServerArgs.from_cli_args(raw_args)` (:1262),
+`return server_args` (:1263), launch_server.py (:11, :14), http_server.py, engine.py (the
+scheduler process's args), scheduler.py (run_scheduler_process, Scheduler.__init__, the worker
+made at :262), the parameter of TpModelWorker.__init__ (tp_worker.py:47); then the value
+itself: argument (tp_worker.py:77), parameter (model_runner.py:109), attribute write (:121),
+formula (:707), local (:710), return (:711), sink `self.max_total_num_tokens = ...` (:734)."""
 
 from __future__ import annotations
 
@@ -38,6 +42,15 @@ TP_WORKER = "sglang/srt/managers/tp_worker.py"
 MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
 
 Scenario = Callable[[Pilot], object]
+Where = tuple[str, str, int]  # a step as (kind, file, line)
+
+FLAG: Where = ("cli_flag", SERVER_ARGS, 563)
+FIELD: Where = ("field", SERVER_ARGS, 69)
+FROM_CLI_ARGS: Where = ("local_assign", SERVER_ARGS, 1262)  # the object the field is kept in
+RETURNED: Where = ("return", SERVER_ARGS, 1263)
+IN_LAUNCH_SERVER: Where = ("local_assign", "sglang/launch_server.py", 11)
+ARGUMENT: Where = ("call_arg", TP_WORKER, 77)  # the value taken out of the object
+PARAM: Where = ("param", MODEL_RUNNER, 109)
 
 
 def drive(app: WalkApp, scenario: Callable[[Pilot], object]) -> None:
@@ -59,11 +72,33 @@ async def soon(condition: Callable[[], bool], within: float = 1.0) -> None:
         await asyncio.sleep(0.01)
 
 
-def where(app: WalkApp) -> tuple[str, str, int]:
+def at(step: Step) -> Where:
+    """STEP as (kind, file, line)."""
+    return (step.kind, step.file, step.line)
+
+
+def where(app: WalkApp) -> Where:
     """The selected step as (kind, file, line)."""
     step = app.current_step
     assert step is not None
-    return (step.kind, step.file, step.line)
+    return at(step)
+
+
+def spine(app: WalkApp) -> list[Where]:
+    """The spine of the open chain, origin first."""
+    assert app.view is not None
+    return [at(app.view.step(step_id)) for step_id in app.view.chain.spine]
+
+
+def downs_to(app: WalkApp, step: Where) -> list[str]:
+    """The `down` presses from the selected spine step to STEP, counted on the spine (its
+    branches folded)."""
+    return ["down"] * (spine(app).index(step) - spine(app).index(where(app)))
+
+
+def history(app: WalkApp) -> list[Where]:
+    """The places backspace goes back to, the latest last."""
+    return [at(place.view.step(place.step_id)) for place in app.history]
 
 
 def source_text(app: WalkApp) -> list[str]:
@@ -100,13 +135,13 @@ def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> N
     app = walk_app()
 
     async def scenario(pilot: Pilot) -> None:
-        assert where(app) == ("cli_flag", SERVER_ARGS, 563)
+        assert where(app) == FLAG
         assert tree_cursor(app).startswith("   1 » flag")
         assert "ServerArgs.add_cli_args" in tree_cursor(app)
         tree = app.query_one(ChainTree)
-        spine = [str(node.label).split()[0] for node in tree.root.children]
-        assert spine == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "other"]
-        assert "◉ sink" in str(tree.root.children[8].label)
+        numbers = [str(node.label).split()[0] for node in tree.root.children]
+        assert numbers == [str(number) for number in range(1, 23)] + ["other"]
+        assert "◉ sink" in str(tree.root.children[21].label)
         source = app.query_one(SourceView)
         assert source.path == SERVER_ARGS
         assert list(source.highlighted_lines) == [563, 564, 565, 566, 567, 568]
@@ -116,7 +151,7 @@ def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> N
         assert '"--mem-fraction-static",' in rows[1]
         status = str(app.query_one("#status", Static).render())
         assert "mem_fraction_static in pypi:sglang==0.4.6" in status
-        assert "spine of 9" in status
+        assert "spine of 22" in status
         details = app.query_one(Details)
         assert details.chosen_link is not None
         assert app.view is not None
@@ -131,18 +166,22 @@ def test_down_moves_to_the_next_step(walk_app: Callable[..., WalkApp]) -> None:
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("down")
         await pilot.pause()
-        assert where(app) == ("field", SERVER_ARGS, 69)
+        assert where(app) == FIELD
         assert list(app.query_one(SourceView).highlighted_lines) == [69]
         assert lit_rows(app) == ["    69 │     mem_fraction_static: Optional[float] = None"]
         # The flag two screens below is marked in the gutter once scrolled to.
         await pilot.press("up")
         await pilot.pause()
-        assert where(app) == ("cli_flag", SERVER_ARGS, 563)
+        assert where(app) == FLAG
         marked = [row for row in source_text(app) if row.startswith("■")]
         assert marked == []  # the field is far above the flag: not in view
-        await pilot.press("down", "down")
+        await pilot.press("down", "down")  # the object the field is kept in, made
         await pilot.pause()
-        assert where(app) == ("call_arg", TP_WORKER, 77)
+        assert where(app) == FROM_CLI_ARGS
+        assert lit_rows(app) == ["  1262 │     server_args = ServerArgs.from_cli_args(raw_args)"]
+        await pilot.press(*downs_to(app, ARGUMENT))  # on to the value taken out of it
+        await pilot.pause()
+        assert where(app) == ARGUMENT
         assert app.query_one(SourceView).path == TP_WORKER
         assert "mem_fraction_static=server_args.mem_fraction_static," in lit_rows(app)[0]
 
@@ -157,24 +196,36 @@ def test_enter_follows_the_edge_and_backspace_goes_back(
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("enter")  # flag -> field, along the spine
         await pilot.pause()
-        assert where(app) == ("field", SERVER_ARGS, 69)
-        await pilot.press("enter")  # field -> the argument in TpModelWorker
+        assert where(app) == FIELD
+        await pilot.press("enter")  # field -> the ServerArgs object it is kept in
         await pilot.pause()
-        assert where(app) == ("call_arg", TP_WORKER, 77)
-        assert tree_cursor(app).startswith(" 3 → arg")
+        assert where(app) == FROM_CLI_ARGS
+        assert tree_cursor(app).startswith(" 3 = local")
         assert [place.step_id for place in app.history] == [
             f"{SERVER_ARGS}#c39:flag",
             f"{SERVER_ARGS}#f:ServerArgs.mem_fraction_static",
         ]
+        await pilot.press("enter", "enter")  # returned, into launch_server.py
+        await pilot.pause()
+        assert where(app) == IN_LAUNCH_SERVER
+        assert app.query_one(SourceView).path == "sglang/launch_server.py"
+        assert lit_rows(app) == ["    11 │     server_args = prepare_server_args(sys.argv[1:])"]
+        assert tree_cursor(app).startswith("   5 = local")
+        assert history(app) == [FLAG, FIELD, FROM_CLI_ARGS, RETURNED]
         await pilot.press("backspace")
         await pilot.pause()
-        assert where(app) == ("field", SERVER_ARGS, 69)
+        assert where(app) == RETURNED
         assert app.query_one(SourceView).path == SERVER_ARGS
+        assert tree_cursor(app).startswith("   4 ↩ return")
+        assert history(app) == [FLAG, FIELD, FROM_CLI_ARGS]
+        await pilot.press("backspace", "backspace")
+        await pilot.pause()
+        assert where(app) == FIELD
         assert tree_cursor(app).startswith(" 2 ■ field")
-        assert [place.step_id for place in app.history] == [f"{SERVER_ARGS}#c39:flag"]
+        assert history(app) == [FLAG]
         await pilot.press("backspace", "backspace")  # the second has nothing to go back to
         await pilot.pause()
-        assert where(app) == ("cli_flag", SERVER_ARGS, 563)
+        assert where(app) == FLAG
         assert app.history == []
         assert "nothing to go back to" in [n.message for n in app._notifications]
 
@@ -185,24 +236,26 @@ def test_the_edge_list_picks_the_edge_enter_follows(walk_app: Callable[..., Walk
     app = walk_app()
 
     async def scenario(pilot: Pilot) -> None:
-        await pilot.press("down")  # the field: in from the flag, out to the argument and a use
+        # The field: in from the flag; out to the argument, a use and the object it is kept in.
+        await pilot.press("down")
         await pilot.pause()
         details = app.query_one(Details)
         assert [(link.outgoing, app.view.step(link.other).kind) for link in details.links] == [
             (False, "cli_flag"),
             (True, "call_arg"),
             (True, "use"),
+            (True, "local_assign"),
         ]
-        assert app.query_one(EdgeList).highlighted == 1
+        assert app.query_one(EdgeList).highlighted == 3  # along the spine
         await pilot.press("tab")
         assert app.focused is app.query_one(EdgeList)
-        await pilot.press("down", "enter")  # the use in ServerArgs.__post_init__
+        await pilot.press("up", "enter")  # the use in ServerArgs.__post_init__
         await pilot.pause()
         assert where(app) == ("use", SERVER_ARGS, 224)
         assert len(app.history) == 1
         await pilot.press("backspace")
         await pilot.pause()
-        assert where(app) == ("field", SERVER_ARGS, 69)
+        assert where(app) == FIELD
 
     drive(app, scenario)
 
@@ -212,9 +265,9 @@ def test_f_recentres_forward_and_b_backward(walk_app: Callable[..., WalkApp]) ->
     param = f"{MODEL_RUNNER}#p:ModelRunner.__init__.mem_fraction_static"
 
     async def scenario(pilot: Pilot) -> None:
-        await pilot.press("down", "down", "down")
+        await pilot.press(*downs_to(app, PARAM))
         await pilot.pause()
-        assert where(app) == ("param", MODEL_RUNNER, 109)
+        assert where(app) == PARAM
         await pilot.press("f")
         await settled(pilot)
         assert app.view is not None
@@ -222,7 +275,7 @@ def test_f_recentres_forward_and_b_backward(walk_app: Callable[..., WalkApp]) ->
         assert app.view.param == "ModelRunner.__init__.mem_fraction_static"
         assert app.step_id == param
         assert app.view.chain.spine[0] == param
-        assert where(app) == ("param", MODEL_RUNNER, 109)
+        assert where(app) == PARAM
         await pilot.press("b")
         await settled(pilot)
         assert app.view.chain.direction == "backward"
@@ -234,8 +287,8 @@ def test_f_recentres_forward_and_b_backward(walk_app: Callable[..., WalkApp]) ->
         await pilot.press("backspace")
         await pilot.pause()
         assert app.view.chain.direction == "both"
-        assert where(app) == ("param", MODEL_RUNNER, 109)
-        assert tree_cursor(app).startswith(" 4 ▸ param")
+        assert where(app) == PARAM
+        assert tree_cursor(app).startswith("17 ▸ param")
 
     drive(app, scenario)
 
@@ -324,9 +377,11 @@ def test_e_exports_the_chain(walk_app: Callable[..., WalkApp], tmp_path: Path) -
     assert chain["param"] == "mem_fraction_static"
     assert chain["nodes"][0]["file"] == SERVER_ARGS
     assert chain["nodes"][0]["kind"] == "cli_flag"
-    assert len(chain["spine"]) == 9
+    assert len(chain["spine"]) == 22
     text = as_text.read_text()
-    assert text.startswith("mem_fraction_static in pypi:sglang==0.4.6: 40 steps in 5 files")
+    assert text.startswith(
+        "mem_fraction_static in pypi:sglang==0.4.6: 81 steps in 16 files, spine of 22\n"
+    )
 
 
 def test_question_mark_shows_the_keys(walk_app: Callable[..., WalkApp]) -> None:
@@ -364,10 +419,13 @@ def test_mouse_clicks_select_steps(walk_app: Callable[..., WalkApp]) -> None:
 
     async def scenario(pilot: Pilot) -> None:
         tree = app.query_one(ChainTree)
-        await pilot.click(ChainTree, offset=(8, 1 + 3))  # the fourth spine step, below the border
+        assert app.view is not None
+        param = app.view.chain.spine[spine(app).index(PARAM)]
+        row = tree.nodes_by_step[param].line - tree.scroll_offset.y
+        await pilot.click(ChainTree, offset=(8, 1 + row))  # below the border
         await pilot.pause()
-        assert where(app) == ("param", MODEL_RUNNER, 109)
-        assert tree.cursor_node is not None
+        assert where(app) == PARAM
+        assert tree.cursor_node is tree.nodes_by_step[param]
         # The attribute write two lines below is marked in the gutter; click it.
         rows = source_text(app)
         row = next(i for i, text in enumerate(rows) if text.startswith("✎  121 │"))
@@ -441,7 +499,7 @@ def test_moving_never_waits_on_the_engine(walk_app: Callable[..., WalkApp]) -> N
         # Keys as a terminal sends them: Pilot's press() would wait for the app to be idle.
         app.simulate_key("f")
         await soon(lambda: app.query_one("#progress").display)
-        for expected in (("field", SERVER_ARGS, 69), ("call_arg", TP_WORKER, 77)):
+        for expected in (FIELD, FROM_CLI_ARGS):
             app.simulate_key("down")
             await soon(lambda: where(app) == expected)  # noqa: B023
         assert app.view is not None
