@@ -147,9 +147,9 @@ def test_guessed_steps_are_marked(snippet_session: Callable[[dict[str, str]], Se
     [formula] = write.children
     assert view.step(formula.step_id).line == 7
     assert view.is_guess(formula.step_id)
-    assert step_label(view, formula).plain == "↓ ƒ formula grow  mod.py:7 ?0.5"
-    assert step_label(view, write).plain == "↓ ✎ write   Config.__init__  mod.py:3"
-    assert step_label(view, param).plain == " 1 ▸ param   Config.__init__  mod.py:2"
+    assert step_label(view, formula).plain == "↓ ƒ formula mod.py:7 ?0.5  grow"
+    assert step_label(view, write).plain == "↓ ✎ write   mod.py:3  Config.__init__"
+    assert step_label(view, param).plain == " 1 ▸ param   mod.py:2  Config.__init__"
 
 
 def test_the_engine_and_the_walker_know_nothing_of_textual() -> None:

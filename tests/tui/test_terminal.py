@@ -108,9 +108,9 @@ def test_walk_in_tmux(
 
     screen = terminal.wait_for("spine of 22", "sglang/srt/server_args.py", "563 │")
     assert "mem_fraction_static in pypi:sglang==0.4.6" in screen
-    assert "1 » flag    ServerArgs.add_cli_args" in screen  # the chain, origin first
+    assert "1 » flag    server_args.py:563  ServerArgs.add_cli_args" in screen  # the chain, origin first
     assert '"--mem-fraction-static",' in screen  # the source of the selected step
-    assert "22 ◉ sink    ModelRunner.init_memory_pool" in screen
+    assert "22 ◉ sink    model_runner.py:734  ModelRunner.init_memo" in screen
 
     terminal.send("Down")
     screen = terminal.wait_for("spine step 2 of 22")

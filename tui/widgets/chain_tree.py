@@ -100,7 +100,8 @@ class ChainTree(Tree[str]):
 
 
 def step_label(view: Outline, branch: Branch, numbered: bool = True) -> Text:
-    """`3 → arg    TpModelWorker.__init__  tp_worker.py:77`, guessed steps marked."""
+    """`3 → arg    tp_worker.py:77  TpModelWorker.__init__`, guessed steps marked. The place
+    comes before the function: where the pane is too narrow, the function's name is cut."""
     step = view.step(branch.step_id)
     kind = view.kind_of(step.id)
     look = look_of(kind)
@@ -111,9 +112,9 @@ def step_label(view: Outline, branch: Branch, numbered: bool = True) -> Text:
     elif branch.via is not None:
         label.append("↓ " if branch.via.src != step.id else "↑ ", style="dim")
     label.append(f"{look.glyph} {look.word:<{WORD_WIDTH}} ", style=look.colour)
-    label.append(step.symbol or "<module>")
-    label.append("  ")
-    label.append(f"{PurePosixPath(step.file).name}:{step.line}", style="dim")
+    label.append(f"{PurePosixPath(step.file).name}:{step.line}")
     if view.is_guess(step.id):
         label.append(f" {GUESS_MARK}{view.confidence(step.id):.1f}", style="italic red")
+    label.append("  ")
+    label.append(step.symbol or "<module>", style="dim")
     return label
