@@ -59,15 +59,16 @@ def test_walk_over_ssh(client: SshServer, target_checkout: Callable[..., Target]
         assert step is not None
         assert (step.kind, step.file, step.line) == ("cli_flag", "sglang/srt/server_args.py", 563)
         assert app.query_one(SourceView).path == "sglang/srt/server_args.py"
-        assert len(app.view.chain.spine) == 9
-        await pilot.press("down", "enter")
+        assert len(app.view.chain.spine) == 22
+        await pilot.press("down", "enter")  # the field, then along its edge on the spine
         await pilot.pause()
         step = app.current_step
         assert step is not None
+        # The ServerArgs object made from the parsed flags, which carries the field's value.
         assert (step.kind, step.file, step.line) == (
-            "call_arg",
-            "sglang/srt/managers/tp_worker.py",
-            77,
+            "local_assign",
+            "sglang/srt/server_args.py",
+            1262,
         )
 
     walk(app, scenario)
