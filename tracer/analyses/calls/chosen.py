@@ -40,7 +40,7 @@ class Chosen:
         self.values = values
         self.index = rules.index
         self.facts = rules.facts
-        self.factories: dict[str, list[tuple[str, Obj, Call]]] = {}  # factory -> applications
+        self.factories: dict[str, list[Obj]] = {}  # factory -> what its calls decorate
 
     def result(self, path: str, call: Call, chooser: str) -> Iterable[Obj]:
         """What CALL of CHOOSER (one of `CHOOSERS`) returns."""
@@ -102,21 +102,20 @@ class Chosen:
     # -- decorator factories -------------------------------------------------------------------
 
     def decorated(self, function: str) -> Iterable[Obj]:
-        """The classes and functions decorated by a factory's call (`@register("a")`) that
-        returns FUNCTION: what FUNCTION is given as its first argument. Only a function
-        nested in the factory and returned by it is looked for."""
+        """The classes and functions decorated by a call of a factory (`@register("a")`)
+        that returns FUNCTION by name, a function nested in it: what FUNCTION is given as its
+        first argument. The factory is named by the call, not followed by value: what the
+        call's result reads would be read by every answer about FUNCTION's parameter."""
         factory = function.rpartition(".")[0]
         if factory not in self.index.functions or function not in self.rules.returned_functions(
             factory
         ):
             return
-        for path, definition, call in self.applications(factory):
-            if Obj("function", function) in self.follower.result(path, call):
-                yield definition
+        yield from self.applications(factory)
 
-    def applications(self, factory: str) -> list[tuple[str, Obj, Call]]:
-        """(path, definition, call) for each definition of the tree decorated by a call
-        naming FACTORY by its last name (`@register(...)`, `@registry.register(...)`)."""
+    def applications(self, factory: str) -> list[Obj]:
+        """The definitions of the tree decorated by a call of FACTORY (`@register(...)`,
+        `@registry.register(...)`)."""
         found = self.factories.get(factory)
         if found is not None:
             return found
@@ -127,8 +126,8 @@ class Chosen:
             for definition in (*summary.functions, *summary.classes):
                 decorators = [d for d in definition.decorators if d.rpartition(".")[2] == name]
                 call = decorators and self.values.decorator_call(path, definition, decorators)
-                if call:
-                    found.append((path, self.definition_obj(path, definition), call))
+                if call and self.rules.function_named(path, call.scope, call.callee) == factory:
+                    found.append(self.definition_obj(path, definition))
         return found
 
     def definition_obj(self, path: str, definition: FunctionDef | ClassDef) -> Obj:
