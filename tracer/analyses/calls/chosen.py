@@ -7,10 +7,10 @@
   `getattr(self, name)()`).
 - `importlib.import_module("pkg.mod")` (or `from importlib import import_module`): the module
   of the tree of that name, whose attributes are what the index resolves in it.
-- A decorator factory (`@register("a")` on a class or function): what its call returns (a
-  nested `deco`) is given the definition it decorates, so that `REGISTRY[name] = cls` in it
-  stores the class at the constant key the factory's callers pass (`REGISTRY["a"]()` then
-  makes an `A`).
+- A decorator factory (`@register("a")` on a class or function): the function nested in it
+  that it returns (`deco`) is given the definition it decorates, so that `REGISTRY[name] =
+  cls` in it stores the class at the constant key the factory's callers pass
+  (`REGISTRY["a"]()` then makes an `A`).
 
 Certain when the string is one constant naming one value; a guess (`Obj.guess`) when it may be
 several constants or names several values. A string that is no constant chooses nothing here.

@@ -7,7 +7,7 @@ argument, a method of an object of an outside class (`session.get`). A call of a
 function runs the wrapper its decorator returns (`inner`), which runs the function, when the
 decorator returns that one nested function and nothing else. A factory `@dec(...)` (a
 decorator whose call is written above the definition: the decorator's text leaves out its
-arguments) wraps nothing here; what its call returns is given the definition
+arguments) wraps nothing here; the function the factory returns is given the definition
 (tracer/analyses/calls/chosen.py). Decorators apply from the innermost out.
 
 What a parameter holds depends on the calls of its function (its *sites*); the caller of
