@@ -54,12 +54,17 @@ FILES = {
     "gpu_worker": "vllm/v1/worker/gpu_worker.py",
     "worker_utils": "vllm/v1/worker/utils.py",
     "worker_base": "vllm/v1/worker/worker_base.py",
+    "entry": "vllm/entrypoints/launchers/api_server/entry.py",
 }
 
 ROUTES = {
     ("0.5.12", "mem_fraction_static"): (
         """
         server_args  | parser.add_argument(
+        server_args  | raw_args = parser.parse_args(argv)
+        server_args  | return ServerArgs.from_cli_args(raw_args)
+        server_args  | args: argparse.Namespace
+        server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args  | mem_fraction_static: Optional[float] = None
         server_args  | return ServerArgs.from_cli_args(raw_args)
         serve        | server_args = prepare_server_args(dispatch_argv)
@@ -135,6 +140,10 @@ ROUTES = {
     ("0.5.16", "mem_fraction_static"): (
         """
         server_args  | add_cli_args_from_dataclass(parser, ServerArgs)
+        server_args  | raw_args = parser.parse_args(argv)
+        server_args  | return ServerArgs.from_cli_args(raw_args)
+        server_args  | args: argparse.Namespace
+        server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args  | mem_fraction_static: A[
         server_args  | return ServerArgs.from_cli_args(raw_args)
         serve        | server_args = prepare_server_args(dispatch_argv)
@@ -192,6 +201,10 @@ ROUTES = {
         """,
         """
         server_args     | add_cli_args_from_dataclass(parser, ServerArgs)
+        server_args     | raw_args = parser.parse_args(argv)
+        server_args     | return ServerArgs.from_cli_args(raw_args)
+        server_args     | args: argparse.Namespace
+        server_args     | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args     | mem_fraction_static: A[
         server_args     | return ServerArgs.from_cli_args(raw_args)
         serve           | server_args = prepare_server_args(dispatch_argv)
@@ -456,6 +469,16 @@ ROUTES = {
 
 VLLM_GPU_MEMORY = """
         arg_utils    | cache_group.add_argument(
+        entry        | args = parser.parse_args()
+        entry        | uvloop.run(run_server(args))
+        entry        | args
+        entry        | await run_server_worker(listen_address, sock, args, **uvicorn_kwargs)
+        entry        | args
+        entry        | args,
+        entry        | args: Namespace
+        entry        | engine_args = AsyncEngineArgs.from_cli_args(args)
+        arg_utils    | args: argparse.Namespace
+        arg_utils    | **{attr: getattr(args, attr) for attr in attrs if hasattr(args, attr)}
         arg_utils    | gpu_memory_utilization: float = CacheConfig.gpu_memory_utilization
         arg_utils    | gpu_memory_utilization=self.gpu_memory_utilization,
         cache        | gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)
@@ -514,7 +537,9 @@ def test_every_route_step_by_step(package, version, name):
 
 @pytest.mark.release
 def test_another_codebase_from_its_flag_through_config_objects_to_the_formula(package):
-    """vLLM: `--gpu-memory-utilization` lands in EngineArgs, is copied into a CacheConfig (a
+    """vLLM: `--gpu-memory-utilization` is parsed into the API server's namespace (`args =
+    parser.parse_args()`), handed down to `AsyncEngineArgs.from_cli_args(args)`, which copies
+    it by name into EngineArgs; from there it is copied into a CacheConfig (a
     pydantic dataclass made by a decorator marked @dataclass_transform), which is kept in a
     VllmConfig, whose cache_config the worker keeps and passes to `request_memory`, where
     `requested_memory = math.ceil(total_memory * cache_config.gpu_memory_utilization)`. No

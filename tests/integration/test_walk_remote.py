@@ -59,14 +59,14 @@ def test_walk_over_ssh(client: SshServer, target_checkout: Callable[..., Target]
         assert step is not None
         assert (step.kind, step.file, step.line) == ("cli_flag", "sglang/srt/server_args.py", 563)
         assert app.query_one(SourceView).path == "sglang/srt/server_args.py"
-        assert len(app.view.chain.spine) == 22
-        await pilot.press("down", "enter")  # the field, then along its edge on the spine
+        assert len(app.view.chain.spine) == 26
+        await pilot.press("down", "enter")  # the parsed namespace, then along its spine edge
         await pilot.pause()
         step = app.current_step
         assert step is not None
-        # The ServerArgs object made from the parsed flags, which carries the field's value.
+        # The namespace handed to the constructor of ServerArgs, which copies the flag's value.
         assert (step.kind, step.file, step.line) == (
-            "local_assign",
+            "call_arg",
             "sglang/srt/server_args.py",
             1262,
         )

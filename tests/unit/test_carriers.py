@@ -673,11 +673,19 @@ def test_a_flags_value_rides_in_the_object_made_from_the_parsed_flags(snippet_se
     """The flag's field is read from the worker's settings: the route is the object made where
     the package's own entry parses (the module most modules import, not the bench script
     beside it, nor the object `quick_test` makes by hand), through the branch of `run` whose
-    own import binds `start`, and the class-valued local `WorkerClass`."""
+    own import binds `start`, and the class-valued local `WorkerClass`. Before the field, the
+    namespace the parser returns, handed to the constructor that copies it."""
     session = snippet_session(FLAGS_PACKAGE)
     chain = trace(session.graph, "fraction", sinks=["tokens"])
+    kinds = [e.kind for e in chain.edges if e.kind in ("parsed", "copied_to_field")]
+    assert sorted(kinds) == ["copied_to_field", "parsed"]
     assert spine_code(chain) == [
         'parser.add_argument("--fraction", type=float, default=Settings.fraction)',
+        # the namespace the parser returns, up to the constructor that copies it by name
+        "raw_args = parser.parse_args(argv)",
+        "return Settings.from_cli_args(raw_args)",
+        "args",
+        "return cls(**{name: getattr(args, name) for name in names})",
         "fraction: float = 0.9",
         "return Settings.from_cli_args(raw_args)",
         "settings = prepare_settings(sys.argv[1:])",

@@ -572,7 +572,9 @@ def test_calls_and_file_scopes_on_sglang_0_5_9(release, graphviz):
     # A caller one level up, which holds a chain step itself: it copies the KV size from
     # its `model_runner` (a property typed `-> "ModelRunner"`).
     assert calls.nodes[f"{worker}.__init__"]["bold"]
-    assert not calls.nodes["sglang.bench_one_batch_server"]["bold"]  # a caller, no chain step
+    # A bench script's module code takes a ServerArgs made from its own flags: a chain step.
+    assert calls.nodes["sglang.bench_one_batch_server"]["bold"]
+    assert not calls.nodes["sglang.bench_one_batch_server.run_benchmark"]["bold"]  # no step
     labels = {(s, d): data["label"] for s, d, data in calls.edges(data=True)}
     assert labels[(f"{worker}.__init__", f"{worker}._init_model_runner")] == "line 247"
     assert labels[(f"{worker}._init_model_runner", f"{runner}.__init__")] == "line 330"
@@ -591,10 +593,14 @@ def test_calls_and_file_scopes_on_sglang_0_5_9(release, graphviz):
     spine = [s for s in chain.spine if s in whole]
     assert [(whole.nodes[s]["kind"], whole.nodes[s]["line"]) for s in spine] == [
         ("cli_flag", 3138),
+        ("local_assign", 5591),  # raw_args = parser.parse_args(argv)
+        ("call_arg", 5592),  # ServerArgs.from_cli_args(raw_args)
+        ("param", 5069),  # args
+        ("call_arg", 5078),  # cls(**{attr: getattr(args, attr) for attr in attrs})
         ("field", 324),
         ("return", 5592),  # the ServerArgs made from the parsed flags leaves prepare_server_args
     ]
-    assert whole.edges[spine[0], spine[1], "flag_to_field"]["bold"]
+    assert whole.edges[spine[0], spine[1], "parsed"]["bold"]
     assert all(whole.nodes[s]["bold"] for s in spine)
     mermaid = graph_to_mermaid(whole).splitlines()
     assert [line for line in mermaid if "subgraph" in line] == [f'  subgraph f0 ["{path}"]']

@@ -10,10 +10,12 @@ it reaches."""
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE, Call
-from tracer.graph.steps import TRUSTED
+from tracer.graph.steps import TRUSTED, Edge
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -28,13 +30,34 @@ HAND_ON = 3  # callers a parser is followed up through, to where it parses
 MAX_STEPS = 300  # steps expanded from the namespace to the constructions
 
 
-def flag_objects(graph: FlowGraph, flag_id: str, family: set[str]) -> set[str]:
-    """The steps that hold the object of a class of FAMILY made from the namespace parsed by
-    the parser of the flag FLAG_ID: in the function that parses, the steps that take the
-    result of the call the namespace is handed to (`server_args =
-    Config.from_cli_args(args)`), or of the constructor itself. Where several functions
-    parse (a package's own entry and scripts beside it), the one in the module most
-    modules import. Empty when none is found."""
+@dataclass(frozen=True)
+class FlagRoute:
+    """How a flag's value gets into the object made from the parsed flags: the edges from the
+    flag to the namespace the parser returns and on to the constructor's argument that reads
+    it (then the field), and the steps that hold the object made (see flag_route)."""
+
+    edges: tuple[Edge, ...]
+    holders: frozenset[str]
+
+
+ROUTES: WeakKeyDictionary[FlowGraph, dict[tuple[str, str], FlagRoute | None]] = WeakKeyDictionary()
+
+
+def flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> FlagRoute | None:
+    """The way of the flag FLAG_ID's value to its field FIELD_ID of KLASS through the object
+    made from the namespace its parser returns, and the steps of the function that parses
+    holding that object: those that take the result of the call the namespace is handed to
+    (`server_args = Config.from_cli_args(args)`), or of the constructor itself. Where several
+    functions parse (a package's own entry and scripts beside it), the one in the module most
+    modules import. None when no such object is found."""
+    cache = ROUTES.setdefault(graph, {})
+    key = (flag_id, field_id)
+    if key not in cache:
+        cache[key] = find_flag_route(graph, flag_id, field_id, klass)
+    return cache[key]
+
+
+def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> FlagRoute | None:
     tables = graph.file(step_ids.file_of(flag_id))
     call = tables.calls[step_ids.call_of(flag_id)]
     head, _, method = call.callee.rpartition(".")
@@ -47,11 +70,15 @@ def flag_objects(graph: FlowGraph, flag_id: str, family: set[str]) -> set[str]:
         parser = parser_name(graph, tables, call.scope, name, call.line)
         if parser:
             starts.extend(namespaces(graph, tables, call.scope, parser, HAND_ON))
+    family = set(graph.index.family(klass))
     for start in sorted(starts, key=lambda s: -graph.centrality(s)):
         found = held_from(graph, start, family)
-        if found:
-            return found
-    return set()
+        if found is not None:
+            path, holders = found
+            first = Edge(flag_id, start, "parsed", 1.0)
+            last = Edge(path[-1].dst if path else start, field_id, "copied_to_field", 1.0)
+            return FlagRoute((first, *path, last), frozenset(holders))
+    return None
 
 
 def parser_name(graph: FlowGraph, tables: FileTables, scope: str, name: str, line: int) -> str:
@@ -126,12 +153,16 @@ def taking(graph: FlowGraph, tables: FileTables, call_id: int) -> list[str]:
     ]
 
 
-def held_from(graph: FlowGraph, namespace: str, family: set[str]) -> set[str]:
+def held_from(
+    graph: FlowGraph, namespace: str, family: set[str]
+) -> tuple[list[Edge], set[str]] | None:
     """Forward from NAMESPACE (a step that takes a parse's result) to the nearest constructor
-    call of FAMILY's classes whose arguments read it: the steps of NAMESPACE's function that
-    take the object made (see flag_objects). Formulas make new values and end a way."""
+    call of FAMILY's classes whose arguments read it: the edges from NAMESPACE to that
+    argument, and the steps of NAMESPACE's function that take the object made (see
+    flag_route). Formulas make new values and end a way. None when none is reached."""
     scope = graph.file(step_ids.file_of(namespace)).scope_of[namespace]
     entry: dict[str, str | None] = {namespace: None}  # step -> the call of SCOPE it went by
+    parent: dict[str, Edge | None] = {namespace: None}
     queue = deque([namespace])
     expanded = 0
     while queue and expanded < MAX_STEPS:
@@ -146,11 +177,17 @@ def held_from(graph: FlowGraph, namespace: str, family: set[str]) -> set[str]:
                 by = current  # the call of SCOPE the namespace is handed to
             if any(t.klass in family for t in tables.targets[call_id]):
                 assert by is not None
-                return set(taking(graph, graph.file(step_ids.file_of(by)), step_ids.call_of(by)))
+                path = []
+                while (edge := parent[current]) is not None:
+                    path.append(edge)
+                    current = edge.src
+                holders = taking(graph, graph.file(step_ids.file_of(by)), step_ids.call_of(by))
+                return list(reversed(path)), set(holders)
         if step.kind == "formula":
             continue
         for edge in graph.edges(current, True):
             if edge.confidence >= TRUSTED and edge.dst not in entry:
                 entry[edge.dst] = by
+                parent[edge.dst] = edge
                 queue.append(edge.dst)
-    return set()
+    return None

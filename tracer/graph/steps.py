@@ -34,6 +34,8 @@ EDGE_REASONS = {
     "return_to_result": "returned value becomes the call's result",
     "flag_to_field": "argparse stores the flag in the field of the same name",
     "generated_flag": "the flag is generated from the class's fields",
+    "parsed": "the parser returns the flag's value in the namespace it parses",
+    "copied_to_field": "the namespace's value is copied into the field of the same name",
     "store": "the value is kept in this object",
     "read": "taken out of the object here",
 }

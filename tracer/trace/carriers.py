@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from tracer.graph.objects import constructions, object_sources, self_class
-from tracer.graph.parsed import flag_objects
+from tracer.graph.parsed import flag_route
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, edge_pairs
 from tracer.store import step_ids
 
@@ -46,6 +47,11 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
     widened = [spine[0]]
     for before, store, read in zip([None, *spine], spine, spine[1:], strict=False):
         joined = links.get((store, read), [])
+        flags = [e.confidence for e in joined if e.kind in FLAG_EDGES]
+        if flags:
+            widened.extend(namespace_steps(graph, store, read, max(flags), edges))
+            widened.append(read)
+            continue
         if not joined or not all(e.kind in JUMPS for e in joined):
             widened.append(read)
             continue
@@ -57,6 +63,26 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
         widened.extend(route)
         widened.append(read)
     return widened
+
+
+def namespace_steps(
+    graph: FlowGraph, flag: str, field: str, confidence: float, edges: Edges
+) -> list[str]:
+    """Between a flag and the field it sets (joined by name, with CONFIDENCE), the steps of
+    the namespace its parser returns, up to the constructor's argument that copies it into
+    the field (see `tracer.graph.parsed`); [] when that way is not found. Its edges join
+    EDGES, the copy into the field as sure as the name join."""
+    step = graph.step(field)
+    if step.kind != "field":
+        return []
+    klass = f"{graph.index.module_of[step.file]}.{step.symbol}"
+    found = flag_route(graph, flag, field, klass)
+    if found is None:
+        return []
+    *way, copied = found.edges
+    for edge in (*way, replace(copied, confidence=confidence)):
+        edges[(edge.src, edge.dst, edge.kind)] = edge
+    return [edge.dst for edge in way]
 
 
 def carrier_route(
@@ -124,8 +150,8 @@ def holder_test(
         if filled_by is not None and graph.step(filled_by).kind == "cli_flag":
             # A flag's value is in the objects made from the parsed flags, not in every
             # object of the class (one a test or another entry point makes).
-            held = flag_objects(graph, filled_by, set(graph.index.family(klass)))
-            return held.__contains__ if held else None
+            found = flag_route(graph, filled_by, store, klass)
+            return found.holders.__contains__ if found is not None else None
         if filled_by is not None:
             made_at = (step_ids.file_of(filled_by), step_ids.call_of(filled_by))
 

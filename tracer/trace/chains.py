@@ -155,9 +155,11 @@ def chain_of(
     reached = set(spine) | set(seeds)
     around = list(reached)
     if direction != "backward":
-        reached.update(walk(graph, around, True, branch_depth, edges))
+        reached.update(walk(graph, around, True, branch_depth, edges, through=few_guesses(graph)))
     if direction != "forward":
-        reached.update(walk(graph, around, False, branch_depth, edges))
+        reached.update(
+            walk(graph, around, False, branch_depth, edges, through=few_guesses(graph, False))
+        )
     for route in routes[1:]:
         reached.update(route)
     graph.flush()
@@ -232,6 +234,23 @@ def walk(
                 return parent
             queue.append(nxt)
     return parent
+
+
+MAX_GUESS_FANOUT = 8  # guesses out of one step shown around the spine, at most
+
+
+def few_guesses(graph: FlowGraph, forward: bool = True) -> Callable[[str, Edge], bool]:
+    """Around the spine, a guess is followed only from a step with few of them: a step that
+    may go to every field of a class (`cls(**{k: getattr(args, k) ...})`, keys unknown) says
+    nothing of where its value goes."""
+
+    def through(step: str, edge: Edge) -> bool:
+        if edge.confidence >= TRUSTED:
+            return True
+        guesses = [e for e in graph.edges(step, forward) if e.confidence < TRUSTED]
+        return len(guesses) <= MAX_GUESS_FANOUT
+
+    return through
 
 
 def path_to(parent: dict[str, str | None], end: str) -> list[str]:

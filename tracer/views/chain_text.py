@@ -147,7 +147,8 @@ def route_lines(
     for number, step_id in enumerate(route, first):
         step = steps[step_id]
         if previous is not None:
-            edge = next((e for e in incoming[step_id] if e.src == previous), None)
+            joining = [e for e in incoming[step_id] if e.src == previous]
+            edge = max(joining, key=lambda e: e.confidence, default=None)  # the surest reason
             if edge is not None:
                 lines.append(" " * (width + 3) + paint(f"| {why(edge)}", "2"))
         lines.append(

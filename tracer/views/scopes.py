@@ -178,6 +178,8 @@ def file_graph(
         for edge in flow.edges(step.id, True)
         if edge.dst in kept and edge.src != edge.dst
     ]
+    # The chain's own edges within the file: the ways it found through objects and namespaces.
+    edges += [e for e in chain.edges if e.src in kept and e.dst in kept and e.src != e.dst]
     spine = set(chain.spine)
     graph = nx.MultiDiGraph(param=chain.param, scope="file", file=path)
     graph.graph["title"] = f"{chain.param}: {path}"
