@@ -37,7 +37,7 @@ async def with_help(pilot: Pilot) -> None:
 
 
 def test_main_screen(walk_app: Callable[..., WalkApp], snap_compare: Callable[..., bool]) -> None:
-    """mem_fraction_static at the formula it ends in (step 19 of 22): the spine with the
+    """mem_fraction_static at the formula it ends in (step 23 of 26): the spine with the
     formula's branch unfolded, the formula lit in model_runner.py with the other steps marked,
     its edges."""
     assert snap_compare(walk_app(), terminal_size=SIZE, run_before=at_the_formula)

@@ -1,12 +1,15 @@
 """The walk driven key by key (Textual's Pilot) over SGLang 0.4.6: what each pane shows.
 
-The spine of mem_fraction_static there, 22 steps: flag (server_args.py:563), field (:69), then
-the ServerArgs object's route: `server_args = ServerArgs.from_cli_args(raw_args)` (:1262),
-`return server_args` (:1263), launch_server.py (:11, :14), http_server.py, engine.py (the
-scheduler process's args), scheduler.py (run_scheduler_process, Scheduler.__init__, the worker
-made at :262), the parameter of TpModelWorker.__init__ (tp_worker.py:47); then the value
-itself: argument (tp_worker.py:77), parameter (model_runner.py:109), attribute write (:121),
-formula (:707), local (:710), return (:711), sink `self.max_total_num_tokens = ...` (:734)."""
+The spine of mem_fraction_static there, 26 steps: flag (server_args.py:563); the namespace the
+parser returns, `raw_args = parser.parse_args(argv)` (:1261), passed to
+`ServerArgs.from_cli_args(raw_args)` (:1262) as its `args` (:1208) and copied into the field by
+`cls(**{attr: getattr(args, attr) ...})` (:1213); the field (:69); then the ServerArgs object's
+route: `server_args = ServerArgs.from_cli_args(raw_args)` (:1262), `return server_args`
+(:1263), launch_server.py (:11, :14), http_server.py, engine.py (the scheduler process's args),
+scheduler.py (run_scheduler_process, Scheduler.__init__, the worker made at :262), the
+parameter of TpModelWorker.__init__ (tp_worker.py:47); then the value itself: argument
+(tp_worker.py:77), parameter (model_runner.py:109), attribute write (:121), formula (:707),
+local (:710), return (:711), sink `self.max_total_num_tokens = ...` (:734)."""
 
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from tui.widgets.source_view import SourceView
 pytestmark = pytest.mark.release
 
 SERVER_ARGS = "sglang/srt/server_args.py"
+LAUNCH_SERVER = "sglang/launch_server.py"
 TP_WORKER = "sglang/srt/managers/tp_worker.py"
 MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
 
@@ -45,12 +49,45 @@ Scenario = Callable[[Pilot], object]
 Where = tuple[str, str, int]  # a step as (kind, file, line)
 
 FLAG: Where = ("cli_flag", SERVER_ARGS, 563)
+PARSED: Where = ("local_assign", SERVER_ARGS, 1261)  # the namespace the parser returns
+PASSED: Where = ("call_arg", SERVER_ARGS, 1262)  # ServerArgs.from_cli_args(raw_args)
+NAMESPACE: Where = ("param", SERVER_ARGS, 1208)  # from_cli_args's `args`
+COPIED: Where = ("call_arg", SERVER_ARGS, 1213)  # cls(**{attr: getattr(args, attr) ...})
 FIELD: Where = ("field", SERVER_ARGS, 69)
 FROM_CLI_ARGS: Where = ("local_assign", SERVER_ARGS, 1262)  # the object the field is kept in
 RETURNED: Where = ("return", SERVER_ARGS, 1263)
-IN_LAUNCH_SERVER: Where = ("local_assign", "sglang/launch_server.py", 11)
+IN_LAUNCH_SERVER: Where = ("local_assign", LAUNCH_SERVER, 11)
 ARGUMENT: Where = ("call_arg", TP_WORKER, 77)  # the value taken out of the object
 PARAM: Where = ("param", MODEL_RUNNER, 109)
+SINK: Where = ("attr_write", MODEL_RUNNER, 734)  # self.max_total_num_tokens = ...
+SPINE: list[Where] = [
+    FLAG,
+    PARSED,
+    PASSED,
+    NAMESPACE,
+    COPIED,
+    FIELD,
+    FROM_CLI_ARGS,
+    RETURNED,
+    IN_LAUNCH_SERVER,
+    ("call_arg", LAUNCH_SERVER, 14),
+    ("param", "sglang/srt/entrypoints/http_server.py", 687),
+    ("call_arg", "sglang/srt/entrypoints/http_server.py", 706),
+    ("param", "sglang/srt/entrypoints/engine.py", 483),
+    ("call_arg", "sglang/srt/entrypoints/engine.py", 524),
+    ("param", "sglang/srt/managers/scheduler.py", 1979),
+    ("call_arg", "sglang/srt/managers/scheduler.py", 2012),
+    ("param", "sglang/srt/managers/scheduler.py", 170),
+    ("call_arg", "sglang/srt/managers/scheduler.py", 262),
+    ("param", TP_WORKER, 47),
+    ARGUMENT,
+    PARAM,
+    ("attr_write", MODEL_RUNNER, 121),
+    ("formula", MODEL_RUNNER, 707),
+    ("local_assign", MODEL_RUNNER, 710),
+    ("return", MODEL_RUNNER, 711),
+    SINK,
+]
 
 
 def drive(app: WalkApp, scenario: Callable[[Pilot], object]) -> None:
@@ -136,12 +173,13 @@ def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> N
 
     async def scenario(pilot: Pilot) -> None:
         assert where(app) == FLAG
+        assert spine(app) == SPINE
         assert tree_cursor(app).startswith("   1 » flag")
         assert "ServerArgs.add_cli_args" in tree_cursor(app)
         tree = app.query_one(ChainTree)
         numbers = [str(node.label).split()[0] for node in tree.root.children]
-        assert numbers == [str(number) for number in range(1, 23)] + ["other"]
-        assert "◉ sink" in str(tree.root.children[21].label)
+        assert numbers == [str(number) for number in range(1, 27)] + ["other"]
+        assert str(tree.root.children[25].label).startswith("26 ◉ sink    model_runner.py:734")
         source = app.query_one(SourceView)
         assert source.path == SERVER_ARGS
         assert list(source.highlighted_lines) == [563, 564, 565, 566, 567, 568]
@@ -151,11 +189,11 @@ def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> N
         assert '"--mem-fraction-static",' in rows[1]
         status = str(app.query_one("#status", Static).render())
         assert "mem_fraction_static in pypi:sglang==0.4.6" in status
-        assert "spine of 22" in status
+        assert "spine of 26" in status
         details = app.query_one(Details)
         assert details.chosen_link is not None
         assert app.view is not None
-        assert app.view.step(details.chosen_link.other).kind == "field"
+        assert at(app.view.step(details.chosen_link.other)) == PARSED  # along the spine
 
     drive(app, scenario)
 
@@ -166,19 +204,24 @@ def test_down_moves_to_the_next_step(walk_app: Callable[..., WalkApp]) -> None:
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("down")
         await pilot.pause()
-        assert where(app) == FIELD
-        assert list(app.query_one(SourceView).highlighted_lines) == [69]
-        assert lit_rows(app) == ["    69 │     mem_fraction_static: Optional[float] = None"]
-        # The flag two screens below is marked in the gutter once scrolled to.
+        assert where(app) == PARSED
+        assert list(app.query_one(SourceView).highlighted_lines) == [1261]
+        assert lit_rows(app) == ["  1261 │     raw_args = parser.parse_args(argv)"]
         await pilot.press("up")
         await pilot.pause()
         assert where(app) == FLAG
         marked = [row for row in source_text(app) if row.startswith("■")]
         assert marked == []  # the field is far above the flag: not in view
-        await pilot.press("down", "down")  # the object the field is kept in, made
+        await pilot.press(*downs_to(app, FIELD))  # through from_cli_args into the field
+        await pilot.pause()
+        assert where(app) == FIELD
+        assert list(app.query_one(SourceView).highlighted_lines) == [69]
+        assert lit_rows(app) == ["    69 │     mem_fraction_static: Optional[float] = None"]
+        await pilot.press("down")  # the object the field is kept in, made
         await pilot.pause()
         assert where(app) == FROM_CLI_ARGS
-        assert lit_rows(app) == ["  1262 │     server_args = ServerArgs.from_cli_args(raw_args)"]
+        # The argument on the same line (step 3) is marked in the gutter.
+        assert lit_rows(app) == ["→ 1262 │     server_args = ServerArgs.from_cli_args(raw_args)"]
         await pilot.press(*downs_to(app, ARGUMENT))  # on to the value taken out of it
         await pilot.pause()
         assert where(app) == ARGUMENT
@@ -194,34 +237,41 @@ def test_enter_follows_the_edge_and_backspace_goes_back(
     app = walk_app()
 
     async def scenario(pilot: Pilot) -> None:
-        await pilot.press("enter")  # flag -> field, along the spine
+        await pilot.press("enter")  # flag -> the namespace the parser returns, along the spine
+        await pilot.pause()
+        assert where(app) == PARSED
+        await pilot.press("enter", "enter", "enter", "enter")  # through from_cli_args
         await pilot.pause()
         assert where(app) == FIELD
         await pilot.press("enter")  # field -> the ServerArgs object it is kept in
         await pilot.pause()
         assert where(app) == FROM_CLI_ARGS
-        assert tree_cursor(app).startswith(" 3 = local")
-        assert [place.step_id for place in app.history] == [
-            f"{SERVER_ARGS}#c39:flag",
-            f"{SERVER_ARGS}#f:ServerArgs.mem_fraction_static",
-        ]
+        assert tree_cursor(app).startswith(" 7 = local")
+        assert app.view is not None
+        assert [place.step_id for place in app.history] == list(app.view.chain.spine[:6])
+        assert history(app) == [FLAG, PARSED, PASSED, NAMESPACE, COPIED, FIELD]
         await pilot.press("enter", "enter")  # returned, into launch_server.py
         await pilot.pause()
         assert where(app) == IN_LAUNCH_SERVER
-        assert app.query_one(SourceView).path == "sglang/launch_server.py"
+        assert app.query_one(SourceView).path == LAUNCH_SERVER
         assert lit_rows(app) == ["    11 │     server_args = prepare_server_args(sys.argv[1:])"]
-        assert tree_cursor(app).startswith("   5 = local")
-        assert history(app) == [FLAG, FIELD, FROM_CLI_ARGS, RETURNED]
+        assert tree_cursor(app).startswith("   9 = local")
+        assert history(app) == SPINE[:8]
         await pilot.press("backspace")
         await pilot.pause()
         assert where(app) == RETURNED
         assert app.query_one(SourceView).path == SERVER_ARGS
-        assert tree_cursor(app).startswith("   4 ↩ return")
-        assert history(app) == [FLAG, FIELD, FROM_CLI_ARGS]
+        assert tree_cursor(app).startswith("   8 ↩ return")
+        assert history(app) == SPINE[:7]
         await pilot.press("backspace", "backspace")
         await pilot.pause()
         assert where(app) == FIELD
-        assert tree_cursor(app).startswith(" 2 ■ field")
+        assert tree_cursor(app).startswith(" 6 ■ field")
+        assert history(app) == [FLAG, PARSED, PASSED, NAMESPACE, COPIED]
+        await pilot.press("backspace", "backspace", "backspace", "backspace")
+        await pilot.pause()
+        assert where(app) == PARSED
+        assert tree_cursor(app).startswith(" 2 = local")
         assert history(app) == [FLAG]
         await pilot.press("backspace", "backspace")  # the second has nothing to go back to
         await pilot.pause()
@@ -236,17 +286,23 @@ def test_the_edge_list_picks_the_edge_enter_follows(walk_app: Callable[..., Walk
     app = walk_app()
 
     async def scenario(pilot: Pilot) -> None:
-        # The field: in from the flag; out to the argument, a use and the object it is kept in.
-        await pilot.press("down")
+        # The field: in from the flag and from the namespace's copy (two edges from one step);
+        # out to the argument, a use and the object it is kept in.
+        await pilot.press(*downs_to(app, FIELD))
         await pilot.pause()
         details = app.query_one(Details)
-        assert [(link.outgoing, app.view.step(link.other).kind) for link in details.links] == [
-            (False, "cli_flag"),
-            (True, "call_arg"),
-            (True, "use"),
-            (True, "local_assign"),
+        assert app.view is not None
+        assert [
+            (link.outgoing, link.edge.kind, at(app.view.step(link.other))) for link in details.links
+        ] == [
+            (False, "flag_to_field", FLAG),
+            (False, "copied_to_field", COPIED),
+            (False, "arg_to_field", COPIED),
+            (True, "attr", ARGUMENT),
+            (True, "attr", ("use", SERVER_ARGS, 224)),
+            (True, "store", FROM_CLI_ARGS),
         ]
-        assert app.query_one(EdgeList).highlighted == 3  # along the spine
+        assert app.query_one(EdgeList).highlighted == 5  # along the spine
         await pilot.press("tab")
         assert app.focused is app.query_one(EdgeList)
         await pilot.press("up", "enter")  # the use in ServerArgs.__post_init__
@@ -288,7 +344,7 @@ def test_f_recentres_forward_and_b_backward(walk_app: Callable[..., WalkApp]) ->
         await pilot.pause()
         assert app.view.chain.direction == "both"
         assert where(app) == PARAM
-        assert tree_cursor(app).startswith("17 ▸ param")
+        assert tree_cursor(app).startswith("21 ▸ param")
 
     drive(app, scenario)
 
@@ -377,10 +433,10 @@ def test_e_exports_the_chain(walk_app: Callable[..., WalkApp], tmp_path: Path) -
     assert chain["param"] == "mem_fraction_static"
     assert chain["nodes"][0]["file"] == SERVER_ARGS
     assert chain["nodes"][0]["kind"] == "cli_flag"
-    assert len(chain["spine"]) == 22
+    assert len(chain["spine"]) == 26
     text = as_text.read_text()
     assert text.startswith(
-        "mem_fraction_static in pypi:sglang==0.4.6: 81 steps in 16 files, spine of 22\n"
+        "mem_fraction_static in pypi:sglang==0.4.6: 92 steps in 17 files, spine of 26\n"
     )
 
 
@@ -499,7 +555,7 @@ def test_moving_never_waits_on_the_engine(walk_app: Callable[..., WalkApp]) -> N
         # Keys as a terminal sends them: Pilot's press() would wait for the app to be idle.
         app.simulate_key("f")
         await soon(lambda: app.query_one("#progress").display)
-        for expected in (FIELD, FROM_CLI_ARGS):
+        for expected in (PARSED, PASSED):
             app.simulate_key("down")
             await soon(lambda: where(app) == expected)  # noqa: B023
         assert app.view is not None
