@@ -65,6 +65,8 @@ class FlagEdges:
         # Flags generated from the fields of a set of classes, by field name: (flag, class).
         self.generated: dict[frozenset[str], dict[str, list[tuple[StepId, str]]]] = {}
         self.generated_owner: dict[StepId, str] = {}  # generated flag step -> the field's class
+        # The flags each generator call makes, by field name: (flag, class).
+        self.by_call: dict[tuple[str, int], dict[str, list[tuple[StepId, str]]]] = {}
 
     def forward(self, tables: FileTables, step: Step) -> Iterator[Edge]:
         """Where the value of the flag STEP goes: the field it sets."""
@@ -164,8 +166,20 @@ class FlagEdges:
                 if f"{module}.{scope}" not in self.index.functions:
                     continue
                 for caller, call_id, _ in self.graph.callers(f"{module}.{scope}", within=naming):
-                    self.add_generated(caller, call_id, generated)
+                    for name, flags in self.flags_of_call(caller, call_id).items():
+                        generated.setdefault(name, []).extend(flags)
         return generated
+
+    def flags_of_call(
+        self, caller: FileTables, call_id: int
+    ) -> dict[str, list[tuple[StepId, str]]]:
+        """The flags one generator call makes, by field name (made once per call)."""
+        key = (caller.path, call_id)
+        found = self.by_call.get(key)
+        if found is None:
+            found = self.by_call[key] = {}
+            self.add_generated(caller, call_id, found)
+        return found
 
     def add_generated(
         self, caller: FileTables, call_id: int, generated: dict[str, list[tuple[StepId, str]]]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE, Call
-from tracer.graph.steps import TRUSTED, Edge
+from tracer.graph.steps import TRUSTED, Edge, Step
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ PARSE_METHODS = ("parse_args", "parse_known_args", "parse_intermixed_args")
 # Calls that make a parser's part whose flags the parser parses (`parser.add_argument_group`).
 PARSER_PARTS = ("add_argument_group", "add_mutually_exclusive_group")
 HAND_ON = 3  # callers a parser is followed up through, to where it parses
-MAX_STEPS = 300  # steps expanded from the namespace to the constructions
+MAX_STEPS = 200  # steps expanded from one namespace to the constructions
 
 
 @dataclass(frozen=True)
@@ -141,16 +141,20 @@ def namespaces(
 
 def taking(graph: FlowGraph, tables: FileTables, call_id: int) -> list[str]:
     """The steps that take the result of the call CALL_ID (the assignment or return it is
-    written in)."""
+    written in), found from the rows of its function."""
     call = tables.calls[call_id]
+    rows, flows = graph.facts.rows(tables.path), graph.facts.flows(tables.path)
+    found = []
+    for i in rows.assigns_by_scope.get(call.scope, ()):
+        assign = flows.assigns[i]
+        if any(call_id in value.calls for value in (assign.value, *assign.items)):
+            found.extend(step_ids.target_id(tables.path, i, j) for j in range(len(assign.targets)))
+    for i in rows.returns_by_scope.get(call.scope, ()):
+        returned = flows.returns[i]
+        if call_id in returned.value.calls:
+            found.append(step_ids.return_id(tables.path, i))
     tables.targets[call_id]  # noqa: B018 (builds the call's unit: its steps)
-    return [
-        step.id
-        for step in tables.steps.values()
-        if tables.scope_of.get(step.id) == call.scope
-        and step.line <= call.line <= step.end_line
-        and step.kind in ("local_assign", "return", "attr_write")
-    ]
+    return [step_id for step_id in found if step_id in tables.steps]
 
 
 def held_from(
@@ -186,8 +190,22 @@ def held_from(
         if step.kind == "formula":
             continue
         for edge in graph.edges(current, True):
-            if edge.confidence >= TRUSTED and edge.dst not in entry:
-                entry[edge.dst] = by
-                parent[edge.dst] = edge
-                queue.append(edge.dst)
+            if edge.confidence < TRUSTED or edge.dst in entry or not whole(graph, step, edge):
+                continue
+            entry[edge.dst] = by
+            parent[edge.dst] = edge
+            queue.append(edge.dst)
     return None
+
+
+def whole(graph: FlowGraph, step: Step, edge: Edge) -> bool:
+    """Does EDGE take STEP's value whole (the namespace itself, not `args.port` read out of
+    it)? A read in the same function must name it bare (`f(args)`, `getattr(args, k)`)."""
+    if edge.kind not in ("local", "local_via_call"):
+        return edge.kind in WHOLE
+    tables = graph.file(step_ids.file_of(edge.dst))
+    return step.name in tables.refs.get(edge.dst, ())
+
+
+# Edges along which a value moves whole (besides reads of its name in one function).
+WHOLE = frozenset({"arg_to_param", "return_to_result", "default", "arg_to_field", "attr"})
