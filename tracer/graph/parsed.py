@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE, Call
+from tracer.graph.flags import FLAG_CALL
 from tracer.graph.steps import TRUSTED, Edge, Step
 from tracer.store import step_ids
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
     from tracer.graph.flow import FlowGraph
 
-FLAG_CALL = "add_argument"
 PARSE_METHODS = ("parse_args", "parse_known_args", "parse_intermixed_args")
 # Calls that make a parser's part whose flags the parser parses (`parser.add_argument_group`).
 PARSER_PARTS = ("add_argument_group", "add_mutually_exclusive_group")
