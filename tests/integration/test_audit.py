@@ -211,26 +211,18 @@ def test_pip_install_edit_is_caught_by_its_record(
     )
     assert one["files"] == {"modified": [SERVER_ARGS], "added": [], "removed": []}
     params = {p["param"]: p for p in one["params"]}
-    # In 0.4.6 the chain of chunked_prefill_size passes through ServerArgs(**kwargs), so the
-    # other fields of ServerArgs are steps around it: the edited one is one of them.
-    assert [p for p in CHAINS if params[p]["changed"]] == [
-        "mem_fraction_static",
-        "chunked_prefill_size",
-    ]
-    around = params["chunked_prefill_size"]["steps"]
-    assert [(step(c["before"]), step(c["after"])) for c in around["changed"]] == [
-        (
-            ("field", 69, "ServerArgs", field),
-            ("field", 69, "ServerArgs", field.replace("None", "0.8")),
-        )
-    ]
+    # In 0.4.6 the chain of chunked_prefill_size passes through ServerArgs(**kwargs), whose
+    # keys are unknown: a guess into every field of ServerArgs, too many to say anything, so
+    # the edited field is not around that chain (it was, as one of those guesses, before).
+    assert [p for p in CHAINS if params[p]["changed"]] == ["mem_fraction_static"]
+    assert not params["chunked_prefill_size"]["steps"]["changed"]
     [changed] = params["mem_fraction_static"]["spine"]["changed"]
     assert (step(changed["before"]), step(changed["after"])) == (
         ("field", 69, "ServerArgs", field),
         ("field", 69, "ServerArgs", field.replace("None", "0.8")),
     )
     assert [(h["reference_lines"], h["target_lines"], h["params"]) for h in one["hunks"]] == [
-        ([69, 69], [69, 69], ["mem_fraction_static", "chunked_prefill_size"])
+        ([69, 69], [69, 69], ["mem_fraction_static"])
     ]
 
 
