@@ -112,11 +112,17 @@ def outline(chain: Chain, source: str, sinks: Iterable[str] = ()) -> Outline:
     """Lay CHAIN out: the spine in order; every other step hangs from the spine step it is
     nearest to (breadth-first over the edges, either direction), children by file and line."""
     steps = {s.id: s for s in chain.steps}
-    links: dict[str, list[Link]] = defaultdict(list)
+    # Two steps joined by edges of several kinds (a guess beside a sure one): the surest.
+    surest: dict[tuple[str, str], Edge] = {}
     for edge in chain.edges:
         if edge.src in steps and edge.dst in steps:
-            links[edge.src].append(Link(edge, edge.dst, True))
-            links[edge.dst].append(Link(edge, edge.src, False))
+            kept = surest.get((edge.src, edge.dst))
+            if kept is None or edge.confidence > kept.confidence:
+                surest[(edge.src, edge.dst)] = edge
+    links: dict[str, list[Link]] = defaultdict(list)
+    for edge in surest.values():
+        links[edge.src].append(Link(edge, edge.dst, True))
+        links[edge.dst].append(Link(edge, edge.src, False))
     for found in links.values():
         found.sort(key=lambda link: (-link.edge.confidence, place(steps[link.other])))
     spine_ids = [s for s in chain.spine if s in steps]
