@@ -383,6 +383,36 @@ def test_an_answer_that_met_a_question_being_answered_reads_what_that_one_reads(
     assert ("inner",) not in answers.found  # it read outer, which read f
 
 
+def test_each_question_of_a_cycle_holds_the_same_whichever_was_asked_first():
+    def ask_in(order: list[str]) -> dict[str, frozenset]:
+        answers = Answers(bound=24)
+
+        # loader holds what reader holds and "l"; reader what loader holds and "r".
+        def loader():
+            return answers.ask(("reader",), reader) | {"l"}
+
+        def reader():
+            return answers.ask(("loader",), loader) | {"r"}
+
+        asked = {"loader": loader, "reader": reader}
+        return {name: answers.ask((name,), asked[name]) for name in order}
+
+    both = frozenset({"l", "r"})
+    assert ask_in(["loader", "reader"]) == {"loader": both, "reader": both}
+    assert ask_in(["reader", "loader"]) == {"loader": both, "reader": both}
+
+
+def test_a_cycle_is_asked_again_until_what_it_holds_stops_growing():
+    answers = Answers(bound=24)
+    table = {"a": {"b"}, "b": {"c"}, "c": set()}
+
+    def reached() -> frozenset:  # start, and what the table maps anything reached to
+        found = answers.ask(("reached",), reached)
+        return frozenset({"a"}).union(*(table[x] for x in found))
+
+    assert answers.ask(("reached",), reached) == {"a", "b", "c"}
+
+
 def test_an_answer_found_after_the_sites_grew_is_kept_unless_it_took_an_older_one():
     answers = Answers(bound=24)
     sites = {"f": ["a"]}

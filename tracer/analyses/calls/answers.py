@@ -9,10 +9,14 @@ again), and when: the earliest time among them. When the sites of some functions
 (`grew`), the answers that read one of them before it grew are dropped (`forget`) and every
 other is kept: asked again, it would be found the same way from the same inputs.
 
-A question met again while it is being answered (recursion), or asked deeper than `bound`
-questions, is answered with nothing there; the answers under it that took that nothing are
-taken to read what the question met again reads in the end (with every question, for the
-depth bound: the outermost one's), so they are dropped with it. An answer cut short by the
+A question met again while it is being answered (recursion) is given what it holds so far
+(nothing at first); the first question of the cycle is asked again, with the answers that took
+the smaller value dropped, until it and every question of the cycle met again hold what they
+were given: each holds the cycle's least fixed point, so no answer depends on which question
+of a cycle was asked first. A question asked deeper than `bound` questions is answered with
+nothing there. The answers under a question met again are taken to read what it reads in
+the end (for the depth bound: what the outermost question reads), so they are dropped with
+it. An answer cut short by the
 depth bound (or built on one) is remembered with how deep it was asked: asked again less
 deep, it is found again with more room, so what one statement finds does not depend on how
 deep another first asked it.
@@ -31,7 +35,7 @@ class Question:
     questions met again under it that are not answered yet (each None while empty: most
     questions read nothing and meet nothing)."""
 
-    __slots__ = ("cut", "depth", "key", "open", "reads", "since")
+    __slots__ = ("cut", "depth", "key", "open", "reads", "since", "unsettled")
 
     def __init__(self, key: Key, reads: set[str] | None, now: int, depth: int) -> None:
         self.key = key
@@ -40,6 +44,7 @@ class Question:
         self.open: set[Key] | None = None
         self.depth = depth  # how deep it was asked
         self.cut = False  # a question under it was past the depth bound
+        self.unsettled = False  # a question of its cycle found more than it was given
 
     def read(self, functions: Iterable[str], since: int) -> None:
         if self.reads is None:
@@ -68,13 +73,19 @@ class Answers:
         self.grown: dict[str, int] = {}  # function -> when its sites last grew
         self.forgotten = 0  # when answers were last forgotten
         self.asking: list[Question] = []  # the questions being answered, outermost first
-        self.busy: set[Key] = set()
+        self.busy: dict[Key, Question] = {}  # the questions being answered, by key
         self.uncounted = 0  # questions being answered that do not count towards the bound
         self.waiting: dict[Key, list[Key]] = {}  # open question -> the answers that met it
         self.shared: dict[frozenset, frozenset] = {NOTHING: NOTHING}  # one copy of each
         # Answers cut short by the depth bound -> how deep they were asked: one asked less
         # deep is answered again, with more room.
         self.cut: dict[Key, int] = {}
+        # A question met again while it is being answered: what it holds so far (nothing at
+        # first), and the questions met so since their answer was last found.
+        self.provisional: dict[Key, frozenset] = {}
+        self.again: set[Key] = set()
+        # Answers that met a question still open -> those questions: taken, they meet them.
+        self.pending: dict[Key, set[Key]] = {}
 
     def ask(
         self,
@@ -100,34 +111,81 @@ class Answers:
                 read = self.reads.get(key)
                 if read is not None:
                     asking[-1].read(*read)
+                pending = self.pending.get(key)
+                if pending is not None:  # it took what an open question holds so far
+                    asking[-1].met(pending)
             return found
         busy = self.busy
-        if key in busy:
+        if key in busy:  # met again while it is being answered: what it holds so far
             asking[-1].met((key,))
-            return NOTHING
+            self.again.add(key)
+            return self.provisional.get(key, NOTHING)
         if bounded and depth > self.bound:
             asking[-1].met((asking[0].key,))
             asking[-1].cut = True
             return NOTHING
         question = Question(key, {reads} if reads is not None else None, self.clock, depth)
         asking.append(question)
-        busy.add(key)
+        busy[key] = question
         if not counted:
             self.uncounted += 1
         try:
-            found = frozenset(answer())
+            found = self.until_settled(question, answer)
         finally:
             asking.pop()
-            busy.discard(key)
+            del busy[key]
             if not counted:
                 self.uncounted -= 1
         self.keep(question, found)
         return found
 
+    def until_settled(
+        self, question: Question, answer: Callable[[], Iterable[Hashable]]
+    ) -> frozenset:
+        """ANSWER, asked again while a cycle through QUESTION finds more than its questions
+        were given when met again (the first of the cycle asks the whole cycle again; one
+        under it leaves that to it): so each question of a cycle holds the cycle's least
+        fixed point, whichever of them was asked first."""
+        key = question.key
+        while True:
+            found = frozenset(answer())
+            if key not in self.again and not question.unsettled:
+                return found
+            self.again.discard(key)
+            before = self.provisional.get(key, NOTHING)
+            grew = not found <= before
+            if grew:
+                found |= before
+                self.provisional[key] = found
+            outer = question.open is not None and any(k != key for k in question.open)
+            if outer:  # inside a larger cycle, still open: its first question asks again
+                if grew:
+                    for other in question.open:
+                        if other != key:
+                            self.busy[other].unsettled = True
+                return found
+            if not grew and not question.unsettled:
+                return found
+            question.unsettled = False
+            question.open = None
+            # What took the smaller answers is asked again with these.
+            self.drop(self.waiting.pop(key, ()))
+
+    def drop(self, keys: Iterable[Key]) -> None:
+        """Forget the answers of KEYS, found while a question they met was still open."""
+        for key in keys:
+            self.found.pop(key, None)
+            self.reads.pop(key, None)
+            self.cut.pop(key, None)
+            self.pending.pop(key, None)
+
     def keep(self, question: Question, found: frozenset) -> None:
         key, open_ = question.key, question.open
         if open_ is not None:
             open_.discard(key)
+        if not open_:
+            self.provisional.pop(key, None)
+            self.again.discard(key)
         if len(found) <= 1:  # most answers are nothing or one value: kept once
             found = self.shared.setdefault(found, found)
         self.found[key] = found
@@ -146,13 +204,26 @@ class Answers:
         waiting = self.waiting.pop(key, None)
         if waiting is not None:
             for met in waiting:
+                if met not in self.found:
+                    continue  # dropped since
                 if read is not None:
                     self.reads[met] = (read, min(since, self.reads.get(met, (read, since))[1]))
                 for other in open_ or ():
                     self.waiting.setdefault(other, []).append(met)
+                if not open_:
+                    self.provisional.pop(met, None)
+                pending = self.pending.get(met)
+                if pending is not None:
+                    pending.discard(key)
+                    pending.update(open_ or ())
+                    if not pending:
+                        del self.pending[met]
         if open_:
             for other in open_:
                 self.waiting.setdefault(other, []).append(key)
+            self.pending[key] = set(open_)
+        else:
+            self.pending.pop(key, None)
         if self.asking:
             outer = self.asking[-1]
             if question.cut:

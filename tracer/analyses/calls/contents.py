@@ -115,7 +115,7 @@ class Contents:
                 if any(e is not None and e[0] == "star" for e in elements):
                     yield UNKNOWN
                     continue
-                part = tuple(("held", box, e) for e in elements[key[1] : key[2]])
+                part = tuple(held(box, e) for e in elements[key[1] : key[2]])
                 yield Obj("box", box.name, box.scope, ("list", part), box.line)
 
     def stores(self, box: Obj) -> frozenset[Store]:
@@ -212,7 +212,7 @@ class Contents:
                 elements = obj.shape[1]
                 if any(e is not None and e[0] == "star" for e in elements):
                     continue
-                found += [("held", obj, e) for e in elements[start:end]]
+                found += [held(obj, e) for e in elements[start:end]]
         return found
 
 
@@ -229,6 +229,15 @@ class Store:
     value: Objs
     scope: str
     line: int
+
+
+def held(box: Obj, entry: Shape | None) -> Shape:
+    """ENTRY of the display BOX, taken into another display: held by the display it was
+    written in (a slice of a slice names no deeper box, so a list sliced round a loop or a
+    cycle of questions is one value, not ever deeper ones)."""
+    if entry is not None and entry[0] == "held":
+        return entry
+    return ("held", box, entry)
 
 
 def contains(pattern: Shape | None, want: Shape) -> bool:
