@@ -30,6 +30,18 @@ Key = tuple[Hashable, ...]
 NOTHING: frozenset = frozenset()
 
 
+class Reads:
+    """The functions whose parameters an answer read: those it read itself, and the Reads of
+    the answers it took (shared, not copied: an answer reads what the few under it read, and
+    copies of those unions were most of the memory of a large tree's call graph)."""
+
+    __slots__ = ("functions", "parts")
+
+    def __init__(self, functions: frozenset[str], parts: tuple[Reads, ...]) -> None:
+        self.functions = functions
+        self.parts = parts
+
+
 class Question:
     """A question being answered: the functions whose parameters it read so far, and the
     questions met again under it that are not answered yet (each None while empty: most
@@ -37,7 +49,7 @@ class Question:
 
     __slots__ = ("cut", "depth", "key", "open", "reads", "since", "unsettled")
 
-    def __init__(self, key: Key, reads: set[str] | None, now: int, depth: int) -> None:
+    def __init__(self, key: Key, reads: set[str | Reads] | None, now: int, depth: int) -> None:
         self.key = key
         self.reads = reads
         self.since = now  # when what it read was found, the earliest
@@ -46,11 +58,11 @@ class Question:
         self.cut = False  # a question under it was past the depth bound
         self.unsettled = False  # a question of its cycle found more than it was given
 
-    def read(self, functions: Iterable[str], since: int) -> None:
+    def read(self, part: Reads, since: int) -> None:
         if self.reads is None:
-            self.reads = set(functions)
+            self.reads = {part}
         else:
-            self.reads.update(functions)
+            self.reads.add(part)
         if since < self.since:
             self.since = since
 
@@ -68,7 +80,7 @@ class Answers:
         self.bound = bound
         self.found: dict[Key, frozenset] = {}
         # The answers that read something: what, and when they were found.
-        self.reads: dict[Key, tuple[frozenset[str], int]] = {}
+        self.reads: dict[Key, tuple[Reads, int]] = {}
         self.clock = 0  # how many times the sites of a function grew
         self.grown: dict[str, int] = {}  # function -> when its sites last grew
         self.forgotten = 0  # when answers were last forgotten
@@ -196,8 +208,7 @@ class Answers:
         read = None
         since = question.since
         if question.reads:
-            read = frozenset(question.reads)
-            read = self.shared.setdefault(read, read)
+            read = reads_of(question.reads)
             self.reads[key] = (read, since)
         # The answers that met this question while it was being answered took nothing for
         # it: they read what it read, and what it is still waiting for.
@@ -241,17 +252,55 @@ class Answers:
     def forget(self) -> set[Key]:
         """Drop the answers that read the parameters of a function before its sites grew;
         their questions."""
-        recent = {f for f, when in self.grown.items() if when > self.forgotten}
-        self.forgotten = self.clock
-        if not recent:
+        since_last, self.forgotten = self.forgotten, self.clock
+        if all(when <= since_last for when in self.grown.values()):
             return set()
-        grown = self.grown
+        latest = Latest(self.grown)
+        # Stale: what it read grew after it was found, and since the last time (else it was
+        # dropped then).
         stale = [
             key
             for key, (read, when) in self.reads.items()
-            if not read.isdisjoint(recent) and any(grown.get(f, 0) > when for f in read)
+            if latest.of(read) > max(when, since_last)
         ]
         for key in stale:
             del self.found[key]
             del self.reads[key]
         return set(stale)
+
+
+def reads_of(read: set[str | Reads]) -> Reads:
+    """The Reads of a question that read READ (itself one of them when it is all)."""
+    parts = tuple(r for r in read if isinstance(r, Reads))
+    functions = frozenset(r for r in read if isinstance(r, str))
+    if not functions and len(parts) == 1:
+        return parts[0]
+    return Reads(functions, parts)
+
+
+class Latest:
+    """When the sites of a function some Reads holds last grew (0 never), each Reads
+    computed once."""
+
+    def __init__(self, grown: dict[str, int]) -> None:
+        self.grown = grown
+        self.known: dict[int, int] = {}  # id of a Reads -> its latest
+
+    def of(self, read: Reads) -> int:
+        known, grown = self.known, self.grown
+        if id(read) in known:
+            return known[id(read)]
+        stack = [read]  # parts are made before what holds them: no cycle
+        while stack:
+            top = stack[-1]
+            if id(top) in known:
+                stack.pop()
+                continue
+            todo = [p for p in top.parts if id(p) not in known]
+            if todo:
+                stack += todo
+                continue
+            stack.pop()
+            latest = max((grown.get(f, 0) for f in top.functions), default=0)
+            known[id(top)] = max([latest, *(known[id(p)] for p in top.parts)])
+        return known[id(read)]
