@@ -413,6 +413,43 @@ def test_a_cycle_is_asked_again_until_what_it_holds_stops_growing():
     assert answers.ask(("reached",), reached) == {"a", "b", "c"}
 
 
+def test_an_answer_that_took_one_of_a_cycle_still_open_is_asked_again_with_it():
+    answers = Answers(bound=24)
+
+    def outer():  # asks mid, which meets outer again; then other, which takes mid's answer
+        return answers.ask(("mid",), mid) | answers.ask(("other",), other) | {"o"}
+
+    def mid():
+        return answers.ask(("outer",), outer) | {"m"}
+
+    def other():
+        return answers.ask(("mid",), mid) | {"x"}
+
+    assert answers.ask(("outer",), outer) == {"o", "m", "x"}
+    assert answers.ask(("other",), other) == {"o", "m", "x"}
+
+
+def test_a_list_copied_round_a_recursion_is_one_value(snippet_session):
+    assert graph_of(
+        snippet_session,
+        """
+        def first():
+            pass
+
+        def second():
+            pass
+
+        def shift(xs):
+            if xs:
+                return shift(xs[:])
+            return xs
+
+        handlers = shift([first, second])
+        handlers[0]()
+        """,
+    ) == {"app": ["app.first", "app.shift"], "app.shift": ["app.shift"]}
+
+
 def test_an_answer_found_after_the_sites_grew_is_kept_unless_it_took_an_older_one():
     answers = Answers(bound=24)
     sites = {"f": ["a"]}
