@@ -11,6 +11,7 @@ import networkx as nx
 
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
+from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.file_steps import FileTables, Read
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
@@ -24,8 +25,6 @@ from tracer.store.rows import CALLEE, row_at
 from tracer.versions import DERIVED
 
 ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
-COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
-MAX_FAMILY_NAMES = 40
 MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
 
@@ -39,7 +38,6 @@ class FlowGraph:
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.owners: dict[str, set[str]] = {}
-        self.renames: dict[str, set[str]] = {}
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -49,6 +47,7 @@ class FlowGraph:
             for definition in klass.fields:
                 self.field_index.setdefault(definition.name, []).append(full)
         self.flags = FlagEdges(self)
+        self.sites = CallSites(self)
 
     def flush(self) -> None:
         """Keep what this session learnt that the next one can reuse: the greps, and the
@@ -76,47 +75,6 @@ class FlowGraph:
         """The writes of ATTR in PATH (fields, `x.ATTR = ...`), without building its tables."""
         return [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
 
-    def calls_to(
-        self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
-    ) -> list[int]:
-        """Ids of the calls in PATH that resolve to a WANTED target, in order. Only calls whose
-        callee's last name is one of WORDS (or a local name for a definition named otherwise)
-        can, and only those are resolved."""
-        rows = self.facts.rows(path)
-        candidates = sorted(
-            call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
-        )
-        targets = self.resolver.targets
-        again = self.index.imports_again(path)  # names whose import depends on the line
-        found = []
-        for call_id in candidates:
-            scope, callee = rows.call_head(call_id)
-            line = rows.call_line(call_id) if callee.partition(".")[0] in again else 0
-            if any(map(wanted, targets(path, scope, callee, line))):
-                found.append(call_id)
-        return found
-
-    def renamed(self, path: str) -> set[str]:
-        """Names PATH imports or aliases that stand for a definition of another name."""
-        found = self.renames.get(path)
-        if found is None:
-            module = self.index.module_of[path]
-            summary = self.facts.summaries[path]
-            callees = self.facts.rows(path).callees  # only a called name matters here
-            local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
-            local = [name for name in local if name in callees]
-            found = set()
-            for name in local:
-                symbol = self.index.resolve(module, name)
-                if symbol is not None and symbol.name.rpartition(".")[2] != name:
-                    found.add(name)
-            # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
-            for scope, name in self.facts.names(path).called_locals:
-                if name not in found and self.resolver.class_values(path, scope, name):
-                    found.add(name)
-            self.renames[path] = found
-        return found
-
     def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None:
         """The constant keys a `**d` argument holds (see `objects.splat_keys`)."""
         return splat_keys(self, tables, call_id, arg)
@@ -140,10 +98,6 @@ class FlowGraph:
         return self.facts.matching(
             attr, rb"\." + name + rb"\s*" + assign + rb"|^\s*" + name + rb"\s*[:=]"
         )
-
-    def calling(self, name: str) -> list[str]:
-        """Files where NAME is followed by `(`: calls, and `class NAME(` lines."""
-        return self.facts.matching(name, rb"\b" + re.escape(name.encode()) + rb"\s*\(")
 
     def mentioning_with(self, word: str, classes: list[str]) -> list[str]:
         """Files that mention WORD; for a common word, only those that also name one of
@@ -466,61 +420,28 @@ class FlowGraph:
             for name, confidence in chosen
         ]
 
+    # -- call sites (see tracer.graph.callsites) ---------------------------------------------
+
     def callers(
         self, function: str, within: set[str] | None = None
     ) -> Iterator[tuple[FileTables, int, CallTarget]]:
-        """Call sites that may run FUNCTION (full name), found by grepping its name (only in
-        the files WITHIN, when given)."""
-        paths, callees = self.calling_files(function, within)
-        for caller_path in paths:
-            found = self.calls_to(caller_path, callees, lambda t: t.function == function)
-            if not found:
-                continue
-            tables = self.file(caller_path)
-            for call_id in found:
-                for target in tables.targets[call_id]:
-                    if target.function == function:
-                        yield tables, call_id, target
+        return self.sites.callers(function, within)
+
+    def calls_to(
+        self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
+    ) -> list[int]:
+        return self.sites.calls_to(path, words, wanted)
 
     def calling_files(
         self, function: str, within: set[str] | None = None
     ) -> tuple[list[str], set[str]]:
-        """The files that may call FUNCTION (full name) by name, in order, and the last names
-        such calls have: its name, or for `__init__` its class's and its subclasses' (a
-        method's callers mention a class of its family; a common function name's callers
-        import its module, or live in it). Only files WITHIN, when given."""
-        path, definition = self.index.functions[function]
-        words = [definition.name]
-        classes: list[str] = []
-        module = self.index.module_of[path]
-        if definition.class_qualname:
-            klass = f"{module}.{definition.class_qualname}"
-            classes = self.index.family(klass)
-            if definition.name == "__init__":
-                # Constructors are called by class name; super().__init__ sits in subclasses.
-                words = [klass.rpartition(".")[2]]
-                words += [c.rpartition(".")[2] for c in self.index.descendants(klass)]
-                words = words[:MAX_FAMILY_NAMES]
-        elif len(self.mentioning(definition.name)) > COMMON_WORD_FILES:
-            # A common function name: callers import its module, or live in it.
-            importers = set(self.mentioning(module.rpartition(".")[2])) | {path}
-            within = importers if within is None else within & importers
-        paths: dict[str, None] = {}
-        for word in words:
-            calls = set(self.calling(word))
-            if definition.name == "__init__":
-                # A class kept in a local and called by that name (`Worker = A if c else B`).
-                calls.update(self.choosing(word))
-            for caller_path in self.mentioning_with(word, classes):
-                if caller_path in calls and (within is None or caller_path in within):
-                    paths[caller_path] = None
-        return list(paths), {*words, definition.name}
+        return self.sites.calling_files(function, within)
 
-    def choosing(self, klass: str) -> list[str]:
-        """Files where the class name KLASS is assigned to a local (`X = KLASS`, `X = A if c
-        else KLASS`) that is then called: its constructions under another name."""
-        pattern = rb"^\s*\w+\s*=[^=\n(]*\b" + re.escape(klass.encode()) + rb"\b[^(\n]*$"
-        return [path for path in self.facts.matching(klass, pattern) if self.renamed(path)]
+    def calling(self, name: str) -> list[str]:
+        return self.sites.calling(name)
+
+    def renamed(self, path: str) -> set[str]:
+        return self.sites.renamed(path)
 
     def results_of(self, tables: FileTables, scope: str, step_id: str) -> Iterator[Edge]:
         found = self.resolver.function(tables.path, scope)

@@ -1,0 +1,145 @@
+"""Where a function is called from: the files that may call it (grepped by its name, or its
+class's and subclasses' names for a constructor, or a local a class is kept in), and the calls
+there that resolve to it. A collaborator of FlowGraph (`graph.sites`): it asks the graph only
+what `SiteQueries` declares (files, greps, the resolver), and keeps which names of a file
+stand for definitions named otherwise."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
+
+from tracer.index.index import Index
+from tracer.index.resolve import CallTarget, Resolver
+from tracer.store.facts import Facts
+
+if TYPE_CHECKING:
+    from tracer.graph.file_steps import FileTables
+
+
+class SiteQueries(Protocol):
+    """What the call sites ask of the flow graph."""
+
+    index: Index
+    facts: Facts
+    resolver: Resolver
+
+    def file(self, path: str) -> FileTables: ...
+
+    def mentioning(self, word: str) -> list[str]: ...
+
+    def mentioning_with(self, word: str, classes: list[str]) -> list[str]: ...
+
+
+COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
+MAX_FAMILY_NAMES = 40
+
+
+class CallSites:
+    """The call sites of functions, for one flow graph."""
+
+    def __init__(self, graph: SiteQueries) -> None:
+        self.graph = graph
+        self.renames: dict[str, set[str]] = {}
+
+    def calls_to(
+        self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
+    ) -> list[int]:
+        """Ids of the calls in PATH that resolve to a WANTED target, in order. Only calls whose
+        callee's last name is one of WORDS (or a local name for a definition named otherwise)
+        can, and only those are resolved."""
+        rows = self.graph.facts.rows(path)
+        candidates = sorted(
+            call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
+        )
+        targets = self.graph.resolver.targets
+        again = self.graph.index.imports_again(path)  # names whose import depends on the line
+        found = []
+        for call_id in candidates:
+            scope, callee = rows.call_head(call_id)
+            line = rows.call_line(call_id) if callee.partition(".")[0] in again else 0
+            if any(map(wanted, targets(path, scope, callee, line))):
+                found.append(call_id)
+        return found
+
+    def renamed(self, path: str) -> set[str]:
+        """Names PATH imports or aliases that stand for a definition of another name."""
+        found = self.renames.get(path)
+        if found is None:
+            module = self.graph.index.module_of[path]
+            summary = self.graph.facts.summaries[path]
+            callees = self.graph.facts.rows(path).callees  # only a called name matters here
+            local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
+            local = [name for name in local if name in callees]
+            found = set()
+            for name in local:
+                symbol = self.graph.index.resolve(module, name)
+                if symbol is not None and symbol.name.rpartition(".")[2] != name:
+                    found.add(name)
+            # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
+            for scope, name in self.graph.facts.names(path).called_locals:
+                if name not in found and self.graph.resolver.class_values(path, scope, name):
+                    found.add(name)
+            self.renames[path] = found
+        return found
+
+    def calling(self, name: str) -> list[str]:
+        """Files where NAME is followed by `(`: calls, and `class NAME(` lines."""
+        return self.graph.facts.matching(name, rb"\b" + re.escape(name.encode()) + rb"\s*\(")
+
+    def callers(
+        self, function: str, within: set[str] | None = None
+    ) -> Iterator[tuple[FileTables, int, CallTarget]]:
+        """Call sites that may run FUNCTION (full name), found by grepping its name (only in
+        the files WITHIN, when given)."""
+        paths, callees = self.calling_files(function, within)
+        for caller_path in paths:
+            found = self.calls_to(caller_path, callees, lambda t: t.function == function)
+            if not found:
+                continue
+            tables = self.graph.file(caller_path)
+            for call_id in found:
+                for target in tables.targets[call_id]:
+                    if target.function == function:
+                        yield tables, call_id, target
+
+    def calling_files(
+        self, function: str, within: set[str] | None = None
+    ) -> tuple[list[str], set[str]]:
+        """The files that may call FUNCTION (full name) by name, in order, and the last names
+        such calls have: its name, or for `__init__` its class's and its subclasses' (a
+        method's callers mention a class of its family; a common function name's callers
+        import its module, or live in it). Only files WITHIN, when given."""
+        path, definition = self.graph.index.functions[function]
+        words = [definition.name]
+        classes: list[str] = []
+        module = self.graph.index.module_of[path]
+        if definition.class_qualname:
+            klass = f"{module}.{definition.class_qualname}"
+            classes = self.graph.index.family(klass)
+            if definition.name == "__init__":
+                # Constructors are called by class name; super().__init__ sits in subclasses.
+                words = [klass.rpartition(".")[2]]
+                words += [c.rpartition(".")[2] for c in self.graph.index.descendants(klass)]
+                words = words[:MAX_FAMILY_NAMES]
+        elif len(self.graph.mentioning(definition.name)) > COMMON_WORD_FILES:
+            # A common function name: callers import its module, or live in it.
+            importers = set(self.graph.mentioning(module.rpartition(".")[2])) | {path}
+            within = importers if within is None else within & importers
+        paths: dict[str, None] = {}
+        for word in words:
+            calls = set(self.calling(word))
+            if definition.name == "__init__":
+                # A class kept in a local and called by that name (`Worker = A if c else B`).
+                calls.update(self.choosing(word))
+            for caller_path in self.graph.mentioning_with(word, classes):
+                if caller_path in calls and (within is None or caller_path in within):
+                    paths[caller_path] = None
+        return list(paths), {*words, definition.name}
+
+    def choosing(self, klass: str) -> list[str]:
+        """Files where the class name KLASS is assigned to a local (`X = KLASS`, `X = A if c
+        else KLASS`) that is then called: its constructions under another name."""
+        pattern = rb"^\s*\w+\s*=[^=\n(]*\b" + re.escape(klass.encode()) + rb"\b[^(\n]*$"
+        return [path for path in self.graph.facts.matching(klass, pattern) if self.renamed(path)]
