@@ -10,23 +10,20 @@ from collections.abc import Callable, Iterator
 import networkx as nx
 
 from tracer.extract.facts import MODULE_SCOPE, Arg
-from tracer.extract.values import call_of_ref
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.file_steps import FileTables, Read
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.objects import splat_keys
-from tracer.graph.steps import FLAG_EDGES, Edge, Step
+from tracer.graph.slots import Slots
+from tracer.graph.steps import Edge, Step
 from tracer.index.index import Index
-from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, OPAQUE, CallTarget, Resolver
+from tracer.index.resolve import GUESS, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.facts import Facts
-from tracer.store.rows import CALLEE, row_at
 from tracer.versions import DERIVED
 
 ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
-MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
-WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
 
 
 class FlowGraph:
@@ -37,7 +34,6 @@ class FlowGraph:
         self.graph = nx.MultiDiGraph()
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
-        self.owners: dict[str, set[str]] = {}
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -48,6 +44,7 @@ class FlowGraph:
                 self.field_index.setdefault(definition.name, []).append(full)
         self.flags = FlagEdges(self)
         self.sites = CallSites(self)
+        self.slots = Slots(self)
 
     def flush(self) -> None:
         """Keep what this session learnt that the next one can reuse: the greps, and the
@@ -220,131 +217,20 @@ class FlowGraph:
             return  # untyped and common: a guess would touch half the tree
         for path in self.mentioning_with(attr, classes):
             if path not in self.tables and not any(
-                self.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+                self.slots.slot_match(path, Read("", scope, base, 0), family, attr, declared)
                 for scope, base in self.facts.names(path).reads.get(attr, ())
             ):
                 continue  # no read there can be of this family: its tables are not needed
             tables = self.file(path)
             for read in tables.attr_reads.get(attr, []):
-                confidence = self.slot_match(path, read, family, attr, declared)
+                confidence = self.slots.slot_match(path, read, family, attr, declared)
                 if confidence:
                     yield attr_edge(tables, writer, read.step, f"{read.base}.{attr}", confidence)
-
-    def slot_match(
-        self, path: str, access: Read, family: set[str], attr: str, declared: bool
-    ) -> float:
-        """How sure ACCESS (a read or a write of ATTR) is on an object of FAMILY; DECLARED
-        when the other side is a class-level field."""
-        if access.base == "<class>":
-            owner = f"{self.index.module_of[path]}.{access.scope}"
-        else:
-            owner = self.resolver.ref_type(path, access.scope, access.base)
-        if owner is not None and family:
-            if owner in family:
-                return 1.0
-            # A class that never binds ATTR yet has it read (a bag filled by setattr, like
-            # a config namespace) may carry the value of a declared field of that name: the
-            # one of the class the receiver names, if it names any (see dynamic_fields).
-            if declared and not self.binds(owner, attr):
-                named = self.receiver_classes(path, access.base, attr)
-                if not named:
-                    return DYNAMIC
-                if family.isdisjoint(named):
-                    return 0.0
-                return NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
-            return 0.0
-        # One side untyped: accept only if a single class family holds ATTR.
-        return GUESS if self.single_owner(attr) else 0.0
-
-    def binds(self, klass: str, attr: str) -> bool:
-        """Does any class of KLASS's family declare ATTR or assign `self.ATTR`?"""
-        for member in self.index.family(klass):
-            path, definition = self.index.classes[member]
-            if any(f.name == attr for f in definition.fields):
-                return True
-            prefix = definition.qualname + "."
-            writes = self.writes(path, attr)
-            if any(w.base == "self" and w.scope.startswith(prefix) for w in writes):
-                return True
-        return False
-
-    def declared_fields(self, attr: str) -> list[str]:
-        """Steps of the class-level fields named ATTR, the more central modules first."""
-        found = [self.field_step(klass, attr) for klass in self.field_index.get(attr, [])]
-        return sorted(found, key=lambda s: -self.centrality(s))
-
-    def dynamic_fields(self, path: str, base: str, attr: str) -> tuple[list[str], float]:
-        """The declared fields ATTR that a read of `BASE.ATTR` in PATH, through a bag filled
-        by setattr, may come from, and how sure that is: the field of the one class the
-        receiver names (`get_schedule().x`, `self.schedule.x`: Schedule.x) as a trusted step;
-        when it names none, the one a flag sets, if one alone does, trusted too; else those of
-        several it names, or of every class, as guesses."""
-        named = self.receiver_classes(path, base, attr)
-        fields = self.declared_fields(attr)
-        if named:
-            steps = {self.field_step(klass, attr) for klass in named}
-            fields = [f for f in fields if f in steps]
-            return fields[:MAX_DYNAMIC], NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
-        # A bag of settings carries the command line's: of the fields of that name, the one
-        # a flag sets, when one alone does.
-        flagged = [f for f in fields[:MAX_DYNAMIC] if self.set_by_flag(f)]
-        if len(flagged) == 1:
-            return flagged, NAMED_DYNAMIC
-        return fields[:MAX_DYNAMIC], DYNAMIC
-
-    def set_by_flag(self, field_step: str) -> bool:
-        """Does a command-line flag set the field FIELD_STEP (surely)?"""
-        return any(
-            e.kind in FLAG_EDGES and e.confidence >= NAMED_DYNAMIC
-            for e in self.edges(field_step, False)
-        )
-
-    def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
-        """The classes declaring ATTR that the receiver BASE (read in PATH) names: words of
-        the class name, in order, among the words of the receiver or of the function it
-        calls (`get_schedule()`: Schedule)."""
-        spoken: list[str] = []
-        for part in base.split("."):
-            call_id = call_of_ref(part)
-            if call_id is not None:
-                calls = self.facts.flows(path).calls
-                part = row_at(calls, call_id)[CALLEE] if 0 <= call_id < len(calls) else ""
-            spoken += words_of(part)
-        return [
-            klass
-            for klass in self.field_index.get(attr, [])
-            if contains(spoken, words_of(klass.rpartition(".")[2]))
-        ]
 
     def field_step(self, klass: str, attr: str) -> str:
         """The step of the field ATTR declared in KLASS (full name)."""
         path, definition = self.index.classes[klass]
         return step_ids.field_id(path, definition.qualname, attr)
-
-    def single_owner(self, attr: str) -> bool:
-        if len(self.mentioning(attr)) > COMMON_WORD_FILES:
-            return False
-        owners = self.slot_owners(attr)
-        if not owners:
-            return True
-        first = set(self.index.family(next(iter(owners))))
-        return owners <= first
-
-    def slot_owners(self, attr: str) -> set[str]:
-        """Classes that declare ATTR or assign it (`self.ATTR = ...`, `obj.ATTR = ...`)."""
-        found = self.owners.get(attr)
-        if found is None:
-            found = set(self.field_index.get(attr, ()))
-            for path in self.writing(attr):
-                for write in self.writes(path, attr):
-                    if write.base == "<class>":
-                        found.add(f"{self.index.module_of[path]}.{write.scope}")
-                    else:
-                        owner = self.resolver.ref_type(path, write.scope, write.base)
-                        if owner is not None:
-                            found.add(owner)
-            self.owners[attr] = found
-        return found
 
     def bind_forward(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
         call_id = step_ids.call_of(step_id)
@@ -493,9 +379,9 @@ class FlowGraph:
                 yield local_edge(tables, source, step.id, ref)
             return
         klass = self.resolver.ref_type(tables.path, scope, base)
-        if klass is not None and not self.binds(klass, attr):
+        if klass is not None and not self.slots.binds(klass, attr):
             # Read through a bag filled by setattr: the declared fields of that name.
-            fields, confidence = self.dynamic_fields(tables.path, base, attr)
+            fields, confidence = self.slots.dynamic_fields(tables.path, base, attr)
             for field_step in fields:
                 yield attr_edge(tables, field_step, step.id, ref, confidence)
             return
@@ -508,7 +394,9 @@ class FlowGraph:
             if path not in writers:
                 continue
             for write in self.writes(path, attr):
-                confidence = self.slot_match(path, write, family, attr, write.base == "<class>")
+                confidence = self.slots.slot_match(
+                    path, write, family, attr, write.base == "<class>"
+                )
                 if confidence:
                     yield attr_edge(tables, write.step, step.id, ref, confidence)
 
@@ -564,18 +452,6 @@ def attr_edge(
     if ref in reader_tables.opaque.get(reader, ()):
         return Edge(src, reader, "attr_via_call", confidence * OPAQUE)
     return Edge(src, reader, "attr", confidence)
-
-
-def words_of(name: str) -> list[str]:
-    """The lower-case words of an identifier or dotted name: `get_schedule()` -> get,
-    schedule; `MemoryPoolConfig` -> memory, pool, config."""
-    return [w.lower() for w in WORD.findall(name)]
-
-
-def contains(words: list[str], part: list[str]) -> bool:
-    """Does PART appear in WORDS, in order and without a gap?"""
-    size = len(part)
-    return size > 0 and any(words[i : i + size] == part for i in range(len(words) - size + 1))
 
 
 def dedupe(edges: list[Edge]) -> list[Edge]:

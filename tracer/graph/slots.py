@@ -1,0 +1,177 @@
+"""Which objects an attribute is read from or written to ("slots"): how sure a read or a
+write of `x.ATTR` is on an object of a class family, which classes bind an attribute, and the
+declared fields a read through a bag filled by `setattr` may come from (`get_schedule().x`). A
+collaborator of FlowGraph (`graph.slots`): it asks the graph only what `SlotQueries` declares."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Protocol
+
+from tracer.extract.values import call_of_ref
+from tracer.graph.callsites import COMMON_WORD_FILES
+from tracer.graph.steps import FLAG_EDGES, Edge
+from tracer.index.index import Index
+from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, Resolver
+from tracer.store.facts import Facts
+from tracer.store.rows import CALLEE, row_at
+
+if TYPE_CHECKING:
+    from tracer.graph.file_steps import Read
+
+MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
+WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
+
+
+class SlotQueries(Protocol):
+    """What the slots ask of the flow graph."""
+
+    index: Index
+    facts: Facts
+    resolver: Resolver
+    field_index: dict[str, list[str]]
+
+    def writes(self, path: str, attr: str) -> list[Read]: ...
+
+    def writing(self, attr: str) -> list[str]: ...
+
+    def mentioning(self, word: str) -> list[str]: ...
+
+    def centrality(self, step_id: str) -> int: ...
+
+    def edges(self, step_id: str, forward: bool) -> list[Edge]: ...
+
+    def field_step(self, klass: str, attr: str) -> str: ...
+
+
+class Slots:
+    """Attribute slots, for one flow graph."""
+
+    def __init__(self, graph: SlotQueries) -> None:
+        self.graph = graph
+        self.owners: dict[str, set[str]] = {}  # attribute -> the classes that bind it
+
+    def slot_match(
+        self, path: str, access: Read, family: set[str], attr: str, declared: bool
+    ) -> float:
+        """How sure ACCESS (a read or a write of ATTR) is on an object of FAMILY; DECLARED
+        when the other side is a class-level field."""
+        if access.base == "<class>":
+            owner = f"{self.graph.index.module_of[path]}.{access.scope}"
+        else:
+            owner = self.graph.resolver.ref_type(path, access.scope, access.base)
+        if owner is not None and family:
+            if owner in family:
+                return 1.0
+            # A class that never binds ATTR yet has it read (a bag filled by setattr, like
+            # a config namespace) may carry the value of a declared field of that name: the
+            # one of the class the receiver names, if it names any (see dynamic_fields).
+            if declared and not self.binds(owner, attr):
+                named = self.receiver_classes(path, access.base, attr)
+                if not named:
+                    return DYNAMIC
+                if family.isdisjoint(named):
+                    return 0.0
+                return NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+            return 0.0
+        # One side untyped: accept only if a single class family holds ATTR.
+        return GUESS if self.single_owner(attr) else 0.0
+
+    def binds(self, klass: str, attr: str) -> bool:
+        """Does any class of KLASS's family declare ATTR or assign `self.ATTR`?"""
+        for member in self.graph.index.family(klass):
+            path, definition = self.graph.index.classes[member]
+            if any(f.name == attr for f in definition.fields):
+                return True
+            prefix = definition.qualname + "."
+            writes = self.graph.writes(path, attr)
+            if any(w.base == "self" and w.scope.startswith(prefix) for w in writes):
+                return True
+        return False
+
+    def declared_fields(self, attr: str) -> list[str]:
+        """Steps of the class-level fields named ATTR, the more central modules first."""
+        found = [
+            self.graph.field_step(klass, attr) for klass in self.graph.field_index.get(attr, [])
+        ]
+        return sorted(found, key=lambda s: -self.graph.centrality(s))
+
+    def dynamic_fields(self, path: str, base: str, attr: str) -> tuple[list[str], float]:
+        """The declared fields ATTR that a read of `BASE.ATTR` in PATH, through a bag filled
+        by setattr, may come from, and how sure that is: the field of the one class the
+        receiver names (`get_schedule().x`, `self.schedule.x`: Schedule.x) as a trusted step;
+        when it names none, the one a flag sets, if one alone does, trusted too; else those of
+        several it names, or of every class, as guesses."""
+        named = self.receiver_classes(path, base, attr)
+        fields = self.declared_fields(attr)
+        if named:
+            steps = {self.graph.field_step(klass, attr) for klass in named}
+            fields = [f for f in fields if f in steps]
+            return fields[:MAX_DYNAMIC], NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+        # A bag of settings carries the command line's: of the fields of that name, the one
+        # a flag sets, when one alone does.
+        flagged = [f for f in fields[:MAX_DYNAMIC] if self.set_by_flag(f)]
+        if len(flagged) == 1:
+            return flagged, NAMED_DYNAMIC
+        return fields[:MAX_DYNAMIC], DYNAMIC
+
+    def set_by_flag(self, field_step: str) -> bool:
+        """Does a command-line flag set the field FIELD_STEP (surely)?"""
+        return any(
+            e.kind in FLAG_EDGES and e.confidence >= NAMED_DYNAMIC
+            for e in self.graph.edges(field_step, False)
+        )
+
+    def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
+        """The classes declaring ATTR that the receiver BASE (read in PATH) names: words of
+        the class name, in order, among the words of the receiver or of the function it
+        calls (`get_schedule()`: Schedule)."""
+        spoken: list[str] = []
+        for part in base.split("."):
+            call_id = call_of_ref(part)
+            if call_id is not None:
+                calls = self.graph.facts.flows(path).calls
+                part = row_at(calls, call_id)[CALLEE] if 0 <= call_id < len(calls) else ""
+            spoken += words_of(part)
+        return [
+            klass
+            for klass in self.graph.field_index.get(attr, [])
+            if contains(spoken, words_of(klass.rpartition(".")[2]))
+        ]
+
+    def single_owner(self, attr: str) -> bool:
+        if len(self.graph.mentioning(attr)) > COMMON_WORD_FILES:
+            return False
+        owners = self.slot_owners(attr)
+        if not owners:
+            return True
+        first = set(self.graph.index.family(next(iter(owners))))
+        return owners <= first
+
+    def slot_owners(self, attr: str) -> set[str]:
+        """Classes that declare ATTR or assign it (`self.ATTR = ...`, `obj.ATTR = ...`)."""
+        found = self.owners.get(attr)
+        if found is None:
+            found = set(self.graph.field_index.get(attr, ()))
+            for path in self.graph.writing(attr):
+                for write in self.graph.writes(path, attr):
+                    if write.base == "<class>":
+                        found.add(f"{self.graph.index.module_of[path]}.{write.scope}")
+                    else:
+                        owner = self.graph.resolver.ref_type(path, write.scope, write.base)
+                        if owner is not None:
+                            found.add(owner)
+            self.owners[attr] = found
+        return found
+
+
+def words_of(name: str) -> list[str]:
+    """The lower-case words of an identifier or dotted name: `get_schedule()` -> get,
+    schedule; `MemoryPoolConfig` -> memory, pool, config."""
+    return [w.lower() for w in WORD.findall(name)]
+
+
+def contains(words: list[str], part: list[str]) -> bool:
+    """Does PART appear in WORDS, in order and without a gap?"""
+    size = len(part)
+    return size > 0 and any(words[i : i + size] == part for i in range(len(words) - size + 1))
