@@ -10,7 +10,7 @@ from typing import Protocol
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, Assign, FileFlows, Value
 from tracer.graph.file_steps import UNREAD, FileTables
-from tracer.graph.steps import Edge, Step
+from tracer.graph.steps import Edge, Step, field_class
 from tracer.index.index import Index
 from tracer.index.resolve import GUESS, MAX_GUESSES, CallTarget, Resolver
 from tracer.store.facts import Facts
@@ -103,7 +103,7 @@ class FlagEdges:
 
     def field_sources(self, tables: FileTables, step: Step) -> Iterator[Edge]:
         """Flags that set the field, and constructor arguments bound to it."""
-        klass = f"{self.index.module_of[tables.path]}.{step.symbol}"
+        klass = field_class(self.index, step)
         heirs = {klass, *self.index.descendants(klass)}
         names = {h.rpartition(".")[2] for h in heirs}
         # A flag for this field names it: `--mem-fraction-static` or `dest="mem_fraction_static"`.

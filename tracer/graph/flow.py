@@ -16,7 +16,7 @@ from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
-from tracer.graph.steps import Edge, Step
+from tracer.graph.steps import Edge, Step, field_class
 from tracer.index.index import Index
 from tracer.index.resolve import GUESS, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
@@ -184,7 +184,7 @@ class FlowGraph:
         elif step.kind == "return":
             yield from self.results_of(tables, scope, step_id)
         elif step.kind == "field":
-            klass = f"{self.index.module_of[tables.path]}.{step.symbol}"
+            klass = field_class(self.index, step)
             yield from self.slot_readers(klass, step.name, step_id)
         elif step.kind in ASSIGN_KINDS and "." in tables.bound.get(step_id, ""):
             base = tables.bound[step_id].rpartition(".")[0]

@@ -16,7 +16,7 @@ from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE, Call
 from tracer.graph.flags import FLAG_CALL
-from tracer.graph.steps import TRUSTED, Edge, Step
+from tracer.graph.steps import CARRYING, TRUSTED, Edge, Step
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -202,10 +202,6 @@ def whole(graph: FlowGraph, step: Step, edge: Edge) -> bool:
     """Does EDGE take STEP's value whole (the namespace itself, not `args.port` read out of
     it)? A read in the same function must name it bare (`f(args)`, `getattr(args, k)`)."""
     if edge.kind not in ("local", "local_via_call"):
-        return edge.kind in WHOLE
+        return edge.kind in CARRYING
     tables = graph.file(step_ids.file_of(edge.dst))
     return step.name in tables.refs.get(edge.dst, ())
-
-
-# Edges along which a value moves whole (besides reads of its name in one function).
-WHOLE = frozenset({"arg_to_param", "return_to_result", "default", "arg_to_field", "attr"})

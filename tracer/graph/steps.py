@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tracer.store.step_ids import StepId
+
+if TYPE_CHECKING:
+    from tracer.index.index import Index
 
 # Step kinds: the places a value lives (docs/DESIGN.md, "The trace JSON contract").
 KINDS = (
@@ -64,6 +68,10 @@ class Edge:
 
 
 TRUSTED = 0.8  # an edge at least this sure is followed as certain; below, it is a guess
+# Edges along which an object moves whole (a formula makes a new value; opaque calls too).
+CARRYING = frozenset(
+    {"local", "arg_to_param", "return_to_result", "attr", "arg_to_field", "default"}
+)
 FLAG_EDGES = frozenset({"flag_to_field", "generated_flag"})  # a flag sets the field
 
 
@@ -81,3 +89,8 @@ def edge_reason(edge: Edge) -> str:
     if edge.label:
         reason = f"{reason}, as .{edge.label}"
     return f"{reason}; {edge.condition}" if edge.condition else reason
+
+
+def field_class(index: Index, step: Step) -> str:
+    """The full name of the class a field step (or a step of a class body) is declared in."""
+    return f"{index.module_of[step.file]}.{step.symbol}"

@@ -118,7 +118,7 @@ class Factories:
         return list(found)
 
 
-BRANCH = re.compile(rb"^\s*(if|elif|else|case|match|try|except|with|for|while)\b")
+BRANCH = re.compile(rb"^\s*(if|elif|else|case)\b")
 
 
 def enclosing_branch(source: bytes, line: int, start: int) -> str:
@@ -142,7 +142,7 @@ def enclosing_branch(source: bytes, line: int, start: int) -> str:
         if stripped.startswith((b"def ", b"async def ", b"class ")):
             break
         keyword = BRANCH.match(text)
-        if keyword is None or keyword.group(1) not in (b"if", b"elif", b"else", b"case"):
+        if keyword is None:
             continue
         header = stripped.decode("utf-8", "replace").strip()
         if keyword.group(1) == b"else":

@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 
 from tracer.graph.objects import constructions, object_sources, self_class
 from tracer.graph.parsed import flag_route
-from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, edge_pairs
+from tracer.graph.steps import CARRYING, FLAG_EDGES, TRUSTED, Edge, edge_pairs, field_class
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 MAX_ROUTE = 40  # steps of an object's route shown between a store and its read
 MAX_VISITS = 400  # steps a route search may expand, per store and read
 JUMPS = frozenset({"attr", "attr_via_call"})  # a value joined to its read by name and type
-# Edges along which an object moves whole (a formula makes a new value; opaque calls too).
-CARRYING = frozenset(
-    {"local", "arg_to_param", "return_to_result", "attr", "arg_to_field", "default"}
-)
 
 Edges = dict[tuple[str, str, str], Edge]
 
@@ -75,7 +71,7 @@ def namespace_steps(
     step = graph.step(field)
     if step.kind != "field":
         return []
-    klass = f"{graph.index.module_of[step.file]}.{step.symbol}"
+    klass = field_class(graph.index, step)
     found = flag_route(graph, flag, field, klass)
     if found is None:
         return []
@@ -146,7 +142,7 @@ def holder_test(
     step = graph.step(store)
     tables = graph.file(step.file)
     if step.kind == "field":
-        klass = f"{graph.index.module_of[step.file]}.{step.symbol}"
+        klass = field_class(graph.index, step)
         if filled_by is not None and graph.step(filled_by).kind == "cli_flag":
             # A flag's value is in the objects made from the parsed flags, not in every
             # object of the class (one a test or another entry point makes).

@@ -244,11 +244,14 @@ def few_guesses(graph: FlowGraph, forward: bool = True) -> Callable[[str, Edge],
     may go to every field of a class (`cls(**{k: getattr(args, k) ...})`, keys unknown) says
     nothing of where its value goes."""
 
+    guesses: dict[str, int] = {}  # step -> how many guesses leave it this way
+
     def through(step: str, edge: Edge) -> bool:
         if edge.confidence >= TRUSTED:
             return True
-        guesses = [e for e in graph.edges(step, forward) if e.confidence < TRUSTED]
-        return len(guesses) <= MAX_GUESS_FANOUT
+        if step not in guesses:
+            guesses[step] = sum(e.confidence < TRUSTED for e in graph.edges(step, forward))
+        return guesses[step] <= MAX_GUESS_FANOUT
 
     return through
 

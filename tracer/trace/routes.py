@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.steps import TRUSTED, Edge, edge_pairs
+from tracer.graph.steps import TRUSTED, Edge, edge_pairs, field_class
 from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
 from tracer.trace.contexts import (
     Context,
@@ -180,7 +180,7 @@ def owner_family(graph: FlowGraph, step_id: str) -> set[str]:
     step = graph.step(step_id)
     tables = graph.file(step.file)
     if step.kind == "field":
-        klass: str | None = f"{graph.index.module_of[step.file]}.{step.symbol}"
+        klass: str | None = field_class(graph.index, step)
     else:
         base = tables.bound.get(step_id, "").rpartition(".")[0]
         klass = (
