@@ -7,7 +7,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tracer.graph.steps import Edge, Step, edge_reason
+from tracer.graph.steps import Edge, Step, edge_reason, surest
 from tracer.trace.chains import Chain
 
 
@@ -113,14 +113,14 @@ def outline(chain: Chain, source: str, sinks: Iterable[str] = ()) -> Outline:
     nearest to (breadth-first over the edges, either direction), children by file and line."""
     steps = {s.id: s for s in chain.steps}
     # Two steps joined by edges of several kinds (a guess beside a sure one): the surest.
-    surest: dict[tuple[str, str], Edge] = {}
+    pairs: dict[tuple[str, str], list[Edge]] = defaultdict(list)
     for edge in chain.edges:
         if edge.src in steps and edge.dst in steps:
-            kept = surest.get((edge.src, edge.dst))
-            if kept is None or edge.confidence > kept.confidence:
-                surest[(edge.src, edge.dst)] = edge
+            pairs[(edge.src, edge.dst)].append(edge)
     links: dict[str, list[Link]] = defaultdict(list)
-    for edge in surest.values():
+    for joined in pairs.values():
+        edge = surest(joined)
+        assert edge is not None
         links[edge.src].append(Link(edge, edge.dst, True))
         links[edge.dst].append(Link(edge, edge.src, False))
     for found in links.values():

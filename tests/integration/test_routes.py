@@ -14,10 +14,15 @@ way from where the package's own entry parses (`prepare_server_args`) through th
 launch (`mp.Process(target=..., args=(...))` into the scheduler process) to the worker that
 reads the field. In 0.5.23 ServerArgs is assembled at import time from namespace classes (its
 annotations merged with `Schedule`'s and the others', then `msgspec.defstruct`): the flags
-generated from it set the `Schedule` field. What a route cannot show yet, and the tests do not
-ask: the object's way from the parsed flags to `get_schedule()` (the settings are projected into
-a runtime context's bags by name); the factory `create_memory_pool_configurator`'s classes
-other than the default.
+generated from it set the `Schedule` field, and the record is made from the parsed flags. Its
+settings reach `get_schedule()` through a bag filled by name: the record is published into the
+runtime context (`publish` -> `set_server_args` -> `_build_config_bags`), each field read out of
+it by a name held in a variable (`resolution_result(server_args, field, ...)`) and given to
+`bag._set(field, value)`; the bag made there is returned, kept in the context and handed out by
+the accessor. Processes are not told apart: the publication shown is the launching process's
+(`publish(server_args, role="tokenizer")`), where the scheduler process publishes the same record
+again. What a route cannot show yet, and the tests do not ask: the factory
+`create_memory_pool_configurator`'s classes other than the default.
 
 Each line below is `FILE | the first line of the step's code`; FILE is short for a path."""
 
@@ -48,6 +53,7 @@ FILES = {
     "http": "sglang/srt/entrypoints/http_server.py",
     "engine": "sglang/srt/entrypoints/engine.py",
     "scheduler": "sglang/srt/managers/scheduler.py",
+    "context": "sglang/srt/runtime_context.py",
     "cache": "vllm/config/cache.py",
     "vllm": "vllm/config/vllm.py",
     "arg_utils": "vllm/engine/arg_utils.py",
@@ -332,7 +338,38 @@ ROUTES = {
     ("0.5.23", "mem_fraction_static"): (
         """
         server_args  | add_cli_args_from_dataclass(parser, ServerArgs)
+        server_args  | raw_args = parser.parse_args(argv)
+        server_args  | server_args = ServerArgs.from_cli_args(raw_args)
+        server_args  | args: argparse.Namespace
+        server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         schedule     | mem_fraction_static: A[
+        server_args  | server_args = ServerArgs.from_cli_args(raw_args)
+        server_args  | return server_args
+        serve        | server_args = prepare_server_args(list(request.argv))
+        serve        | run_server(server_args)
+        launch       | server_args
+        launch       | launch_server(server_args)
+        http         | server_args: ServerArgs
+        http         | server_args=server_args,
+        engine       | server_args: ServerArgs
+        engine       | publish(server_args, role="tokenizer")
+        context      | server_args
+        context      | return _configure_context(_CONTEXT, server_args, role=role, ranks=ranks)
+        context      | server_args
+        context      | context.set_server_args(server_args)
+        context      | server_args: ServerArgs
+        context      | self._config_bags = _build_config_bags(server_args)
+        context      | server_args: Any
+        context      | value = resolution_result(server_args, field, _MISSING)
+        context      | value = resolution_result(server_args, field, _MISSING)
+        context      | bag._set(field, value)
+        context      | value: Any
+        context      | bag = tops[parts[0]] = _ConfigBag(parts[0])
+        context      | return tops
+        context      | self._config_bags = _build_config_bags(server_args)
+        context      | bags = self._config_bags
+        context      | return bags[name]
+        context      | return _CONTEXT.config_bag("schedule")
         configurator | slack_gb = pre_model_load_memory * (1 - get_schedule().mem_fraction_static)
         configurator | rest_memory = available_gpu_memory - slack_gb - mm_reservation_gb
         configurator | return int(rest_memory * (1 << 30))  # return in bytes
@@ -365,7 +402,38 @@ ROUTES = {
         """,
         """
         server_args     | add_cli_args_from_dataclass(parser, ServerArgs)
+        server_args     | raw_args = parser.parse_args(argv)
+        server_args     | server_args = ServerArgs.from_cli_args(raw_args)
+        server_args     | args: argparse.Namespace
+        server_args     | return cls(**{attr: getattr(args, attr) for attr in attrs})
         schedule        | mem_fraction_static: A[
+        server_args     | server_args = ServerArgs.from_cli_args(raw_args)
+        server_args     | return server_args
+        serve           | server_args = prepare_server_args(list(request.argv))
+        serve           | run_server(server_args)
+        launch          | server_args
+        launch          | launch_server(server_args)
+        http            | server_args: ServerArgs
+        http            | server_args=server_args,
+        engine          | server_args: ServerArgs
+        engine          | publish(server_args, role="tokenizer")
+        context         | server_args
+        context         | return _configure_context(_CONTEXT, server_args, role=role, ranks=ranks)
+        context         | server_args
+        context         | context.set_server_args(server_args)
+        context         | server_args: ServerArgs
+        context         | self._config_bags = _build_config_bags(server_args)
+        context         | server_args: Any
+        context         | value = resolution_result(server_args, field, _MISSING)
+        context         | value = resolution_result(server_args, field, _MISSING)
+        context         | bag._set(field, value)
+        context         | value: Any
+        context         | bag = tops[parts[0]] = _ConfigBag(parts[0])
+        context         | return tops
+        context         | self._config_bags = _build_config_bags(server_args)
+        context         | bags = self._config_bags
+        context         | return bags[name]
+        context         | return _CONTEXT.config_bag("schedule")
         tp_worker       | mem_fraction_static=get_schedule().mem_fraction_static,
         model_runner    | mem_fraction_static: float
         model_runner    | self.mem_fraction_static = mem_fraction_static

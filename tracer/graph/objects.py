@@ -4,11 +4,13 @@ which class), and which hold `self` in a method of a class."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
+from tracer.graph.steps import CARRYING, TRUSTED, Edge
 from tracer.store import step_ids
 from tracer.store.rows import (
     ASSIGN_VALUE,
@@ -24,7 +26,7 @@ from tracer.store.rows import (
 
 if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
-    from tracer.graph.steps import Edge, Step
+    from tracer.graph.steps import Step
     from tracer.index.resolve import Resolver
 
 
@@ -35,11 +37,116 @@ class FlowGraph(Protocol):
 
     def file(self, path: str) -> FileTables: ...
 
+    def step(self, step_id: str) -> Step: ...
+
+    def edges(self, step_id: str, forward: bool) -> list[Edge]: ...
+
     def ref_sources(
         self, tables: FileTables, scope: str, step: Step, ref: str
     ) -> Iterator[Edge]: ...
 
     def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]: ...
+
+
+MAX_ROUTE = 40  # steps of an object's route, at most
+MAX_VISITS = 400  # steps a route search may expand
+
+
+GUARD_COST = 4  # steps a call made only in a branch that has a default counts for
+
+
+def route_back(
+    graph: FlowGraph,
+    starts: list[str],
+    holds: Callable[[str], bool],
+    kinds: frozenset[str] = CARRYING,
+    least: float = TRUSTED,
+) -> list[Edge]:
+    """Backward from STARTS along edges of KINDS at least LEAST sure (by default trusted
+    edges that carry a whole object; never into a formula) to the nearest step that HOLDS
+    what is sought: the route from it to a start, in forward order, as the edges between
+    its steps, after a first edge (its kind "start") into the holder; [] when none is found
+    within the bounds. Nearest by steps, where a call made only under a condition (inside
+    an `if` or `except` block, not the default way) counts as GUARD_COST steps: of two
+    launchers, the route through the one a server runs by default."""
+    parent: dict[str, Edge | None] = dict.fromkeys(starts)
+    depth = dict.fromkeys(starts, 0)
+    cost = dict.fromkeys(starts, 0)
+    queue = [(0, i, step) for i, step in enumerate(starts)]
+    order = len(queue)
+    done: set[str] = set()
+    visits = 0
+    while queue:
+        spent, _, current = heappop(queue)
+        if current in done or spent > cost[current]:
+            continue
+        done.add(current)
+        if holds(current):
+            route = [Edge(current, current, "start", 1.0)]
+            step = current
+            while (edge := parent[step]) is not None:
+                route.append(edge)
+                step = edge.dst
+            return route
+        visits += 1
+        if visits > MAX_VISITS or depth[current] >= MAX_ROUTE:
+            continue
+        for edge in graph.edges(current, False):
+            if edge.kind not in kinds or edge.confidence < least or edge.src in done:
+                continue
+            source = graph.step(edge.src)
+            if source.kind == "formula":
+                continue
+            reached = (
+                spent + 1 + (GUARD_COST * guards(graph, source) if source.kind == "call_arg" else 0)
+            )
+            if edge.src in cost and cost[edge.src] <= reached:
+                continue
+            parent[edge.src] = edge
+            depth[edge.src] = depth[current] + 1
+            cost[edge.src] = reached
+            heappush(queue, (reached, order, edge.src))
+            order += 1
+    return []
+
+
+def guards(graph: FlowGraph, step: Step) -> int:
+    """How many branches of a dispatch hold STEP, within its function: `if`/`elif` blocks of a
+    chain whose `else:` does something (a default way; an `else:` that only raises is none)."""
+    lines = graph.file(step.file).lines.lines
+    if not 0 < step.line <= len(lines):
+        return 0
+    found = 0
+    indent = len(lines[step.line - 1]) - len(lines[step.line - 1].lstrip())
+    for number in range(step.line - 1, 0, -1):
+        text = lines[number - 1]
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
+            continue
+        indent = len(text) - len(stripped)
+        if stripped.startswith(("def ", "async def ", "class ")):
+            break
+        if stripped.startswith(("if ", "elif ")) and has_default(lines, number, indent):
+            found += 1
+        if indent == 0:
+            break
+    return found
+
+
+def has_default(lines: list[str], header: int, indent: int) -> bool:
+    """Does the `if`/`elif` chain whose header is at line HEADER (1-based, at INDENT) end in
+    an `else:` whose body does more than raise?"""
+    for number in range(header + 1, len(lines) + 1):
+        text = lines[number - 1]
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#") or len(text) - len(stripped) > indent:
+            continue
+        if len(text) - len(stripped) < indent or not stripped.startswith(("elif ", "else")):
+            return False
+        if stripped.startswith("else"):
+            body = next((t.strip() for t in lines[number:] if t.strip()), "")
+            return not body.startswith("raise")
+    return False
 
 
 def object_sources(graph: FlowGraph, step_id: str, attr: str) -> list[Edge]:

@@ -71,6 +71,10 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
         if parser:
             starts.extend(namespaces(graph, tables, call.scope, parser, HAND_ON))
     family = set(graph.index.family(klass))
+    if method != FLAG_CALL:
+        # A generated flag's value lands in an object of the class the generator was given
+        # (which may hold KLASS's fields merged into its own).
+        family.update(given_classes(graph, tables, call))
     for start in sorted(starts, key=lambda s: -graph.centrality(s)):
         found = held_from(graph, start, family)
         if found is not None:
@@ -79,6 +83,18 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
             last = Edge(path[-1].dst if path else start, field_id, "copied_to_field", 1.0)
             return FlagRoute((first, *path, last), frozenset(holders))
     return None
+
+
+def given_classes(graph: FlowGraph, tables: FileTables, call: Call) -> set[str]:
+    """The classes (and their families) a call is handed as arguments (`gen(parser, Config)`)."""
+    found: set[str] = set()
+    module = graph.index.module_of[tables.path]
+    for arg in call.args:
+        for ref in arg.value.refs:
+            symbol = graph.index.resolve(module, ref)
+            if symbol is not None and symbol.kind == "class":
+                found.update(graph.index.family(symbol.name))
+    return found
 
 
 def parser_name(graph: FlowGraph, tables: FileTables, scope: str, name: str, line: int) -> str:

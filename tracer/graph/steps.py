@@ -42,6 +42,8 @@ EDGE_REASONS = {
     "copied_to_field": "the namespace's value is copied into the field of the same name",
     "store": "the value is kept in this object",
     "read": "taken out of the object here",
+    "read_by_name": "read out of this object by a name held in a variable",
+    "filled_by_name": "kept in the object this step makes, under the name it is given",
 }
 
 
@@ -81,6 +83,17 @@ def edge_pairs(edges: Iterable[Edge]) -> dict[tuple[str, str], list[Edge]]:
     for edge in edges:
         pairs.setdefault((edge.src, edge.dst), []).append(edge)
     return pairs
+
+
+# Edges that say no more than that a name is read: of two edges as sure between the same
+# steps, the other says why (`read_by_name` beside the `local` read of the record).
+PLAIN = frozenset({"local", "local_via_call"})
+
+
+def surest(edges: Iterable[Edge]) -> Edge | None:
+    """Of EDGES (between the same two steps), the one to show: the surest, and of those as
+    sure, one that says more than a plain read of a name."""
+    return max(edges, key=lambda e: (e.confidence, e.kind not in PLAIN), default=None)
 
 
 def edge_reason(edge: Edge) -> str:

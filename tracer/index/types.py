@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tracer.extract.facts import Assign, Call, FunctionDef
+from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FunctionDef
 from tracer.extract.values import call_of_ref
 from tracer.index.factories import Factories
 from tracer.index.index import Index
@@ -78,16 +78,53 @@ class Types:
                     continue
                 if i == 0 and function.class_qualname is not None and not function.is_static:
                     return self.scopes.self_class(path, scope)
+                if param.annotation is None and param.kind == "positional":
+                    return self.passed_class(path, found[0], function, i)
                 return self.index.annotation_class(module, param.annotation)
         assigns = self.facts.flows(path).assigns
         for index in self.scopes.assigns(path, scope).get(name, ()):
             klass = self.assigned_type(path, scope, assigns[index])
             if klass is not None:
                 return klass
+        if scope != MODULE_SCOPE and not self.scopes.is_local(path, scope, name):
+            # A module-level name a function reads (a settings holder, `_CONTEXT =
+            # RuntimeContext()`): what the module binds it to.
+            for index in self.scopes.assigns(path, MODULE_SCOPE).get(name, ()):
+                klass = self.assigned_type(path, MODULE_SCOPE, assigns[index])
+                if klass is not None:
+                    return klass
         symbol = self.index.resolve(module, name)
         if symbol is not None and symbol.kind == "class":
             return symbol.name  # Class.attr reads the class attribute
         return None
+
+    def passed_class(self, path: str, full: str, function: FunctionDef, index: int) -> str | None:
+        """The class of what the calls of FULL in its own file pass to its unannotated
+        parameter number INDEX, when they all pass one class (a module's helper handed its
+        settings holder: `_configure(_CONTEXT, ...)`); None when one passes something else,
+        or no call there passes it."""
+        param = function.params[index].name
+        flows = self.facts.flows(path)
+        found: set[str | None] = set()
+        for call_id in self.facts.rows(path).callees.get(function.name, ()):
+            call = flows.calls[call_id]
+            target = next(
+                (t for t in self.calls.resolve_call(path, call) if t.function == full), None
+            )
+            if target is None or target.confidence < 1.0:
+                continue
+            position = index - (1 if target.bound else 0)
+            for arg in call.args:
+                if arg.star or not (arg.keyword == param or arg.position == position):
+                    continue
+                value = arg.value
+                if len(value.refs) == 1 and not value.calls:
+                    found.add(self.ref_type(path, call.scope, value.refs[0]))
+                elif len(value.calls) == 1 and not value.refs:
+                    found.add(self.result_class(path, flows.calls[value.calls[0]]))
+                else:
+                    found.add(None)
+        return found.pop() if len(found) == 1 else None
 
     def assigned_type(self, path: str, scope: str, assign: Assign) -> str | None:
         module = self.index.module_of[path]

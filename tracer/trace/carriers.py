@@ -14,22 +14,20 @@ step (its reason says so)."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from tracer.graph.objects import constructions, object_sources, self_class
+from tracer.graph.bags import fillings, read_by_name, receiver_sources
+from tracer.graph.objects import constructions, object_sources, route_back, self_class
 from tracer.graph.parsed import flag_route
-from tracer.graph.steps import CARRYING, FLAG_EDGES, TRUSTED, Edge, edge_pairs, field_class
+from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, edge_pairs, field_class
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
     from tracer.graph.flow import FlowGraph
 
-MAX_ROUTE = 40  # steps of an object's route shown between a store and its read
-MAX_VISITS = 400  # steps a route search may expand, per store and read
 JUMPS = frozenset({"attr", "attr_via_call"})  # a value joined to its read by name and type
 
 Edges = dict[tuple[str, str, str], Edge]
@@ -120,10 +118,10 @@ def find_route(graph: FlowGraph, filled_by: str | None, store: str, read: str) -
     if holds is None:
         return []
     sources = [e for e in object_sources(graph, read, attr) if e.confidence >= TRUSTED]
-    if not sources:
-        return []
-    route = search(graph, [e.src for e in sources], holds)
-    if not route or (len(route) == 1 and self_class(graph, route[0].dst) is not None):
+    route = route_back(graph, [e.src for e in sources], holds) if sources else []
+    if not route:
+        return bag_route(graph, holds, store, read, attr)
+    if len(route) == 1 and self_class(graph, route[0].dst) is not None:
         return []  # `self.f` read in a method of the storing class: the same object
     first, last = route[0].dst, route[-1].dst
     return [
@@ -176,32 +174,33 @@ def holder_test(
     return of_class
 
 
-def search(graph: FlowGraph, starts: list[str], holds: Callable[[str], bool]) -> list[Edge]:
-    """Backward from STARTS (the reader's object) along carrying edges to the nearest step
-    that HOLDS the stored object: the route from it to a start, in forward order, as the
-    edges between its steps, after a first edge (its kind "start") into the holder."""
-    parent: dict[str, Edge | None] = dict.fromkeys(starts)
-    depth = dict.fromkeys(starts, 0)
-    queue = deque(starts)
-    visits = 0
-    while queue:
-        current = queue.popleft()
-        if holds(current):
-            route = [Edge(current, current, "start", 1.0)]
-            step = current
-            while (edge := parent[step]) is not None:
-                route.append(edge)
-                step = edge.dst
-            return route
-        visits += 1
-        if visits > MAX_VISITS or depth[current] >= MAX_ROUTE:
-            continue
-        for edge in graph.edges(current, False):
-            if edge.kind not in CARRYING or edge.confidence < TRUSTED or edge.src in parent:
+def bag_route(
+    graph: FlowGraph, holds: Callable[[str], bool], store: str, read: str, attr: str
+) -> list[Edge]:
+    """The route of a value read out of an object filled by name (see tracer/graph/bags.py):
+    the object the store is in (a step HOLDS it), to where the value given to the bag's
+    setter is read out of it by the name the setter is given, then the bag from where it
+    is made (in the same function) to READ, through an accessor that returns it perhaps.
+    [] when not found."""
+    sources = [e.src for e in receiver_sources(graph, read, attr) if e.confidence >= TRUSTED]
+    bag = route_back(graph, sources, lambda s: bool(fillings(graph, s))) if sources else []
+    if not bag:
+        return []
+    made = bag[0].dst
+    for filling in fillings(graph, made):
+        for obj, value in read_by_name(graph, filling.value, filling.key):
+            kept = route_back(graph, [obj], holds)
+            if not kept:
                 continue
-            if graph.step(edge.src).kind == "formula":
-                continue
-            parent[edge.src] = edge
-            depth[edge.src] = depth[current] + 1
-            queue.append(edge.src)
+            given = [] if value == filling.value else [Edge(value, filling.value, "local", 1.0)]
+            return [
+                Edge(store, kept[0].dst, "store", 1.0, attr),
+                *kept[1:],
+                Edge(obj, value, "read_by_name", 1.0, attr),
+                *given,
+                Edge(filling.value, filling.param, "arg_to_param", 1.0),
+                Edge(filling.param, made, "filled_by_name", 1.0, attr),
+                *bag[1:],
+                Edge(bag[-1].dst, read, "read", 1.0, attr),
+            ]
     return []

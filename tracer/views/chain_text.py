@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from tracer.graph.steps import Edge, Step, edge_reason
+from tracer.graph.steps import Edge, Step, edge_reason, surest
 from tracer.trace.chains import Chain
 
 KIND_COLOURS = {
@@ -148,7 +148,7 @@ def route_lines(
         step = steps[step_id]
         if previous is not None:
             joining = [e for e in incoming[step_id] if e.src == previous]
-            edge = max(joining, key=lambda e: e.confidence, default=None)  # the surest reason
+            edge = surest(joining)  # the surest reason
             if edge is not None:
                 lines.append(" " * (width + 3) + paint(f"| {why(edge)}", "2"))
         lines.append(
