@@ -572,9 +572,11 @@ def test_calls_and_file_scopes_on_sglang_0_5_9(release, graphviz):
     # A caller one level up, which holds a chain step itself: it copies the KV size from
     # its `model_runner` (a property typed `-> "ModelRunner"`).
     assert calls.nodes[f"{worker}.__init__"]["bold"]
-    # A bench script's module code takes a ServerArgs made from its own flags: a chain step.
-    assert calls.nodes["sglang.bench_one_batch_server"]["bold"]
-    assert not calls.nodes["sglang.bench_one_batch_server.run_benchmark"]["bold"]  # no step
+    # The objects that carry the value are followed, not every other use of them: `launch`,
+    # which hands the ServerArgs record on, holds a chain step; a bench script that makes a
+    # ServerArgs from its own flags is no way of this value (its module code holds none).
+    assert calls.nodes["sglang.srt.entrypoints.engine._launch_subprocesses"]["bold"]
+    assert not calls.nodes["sglang.bench_one_batch_server"]["bold"]
     labels = {(s, d): data["label"] for s, d, data in calls.edges(data=True)}
     assert labels[(f"{worker}.__init__", f"{worker}._init_model_runner")] == "line 247"
     assert labels[(f"{worker}._init_model_runner", f"{runner}.__init__")] == "line 330"

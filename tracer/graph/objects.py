@@ -4,6 +4,7 @@ which class), and which hold `self` in a method of a class."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Protocol
@@ -52,6 +53,9 @@ MAX_ROUTE = 40  # steps of an object's route, at most
 MAX_VISITS = 400  # steps a route search may expand
 
 
+# Test code (a `test` or `tests` folder, `test_*.py`, `*_test.py`, `conftest.py`) makes its own
+# objects: an object's way through a package never goes through it.
+TEST_CODE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
 GUARD_COST = 4  # steps a call made only in a branch that has a default counts for
 
 
@@ -63,12 +67,12 @@ def route_back(
     least: float = TRUSTED,
 ) -> list[Edge]:
     """Backward from STARTS along edges of KINDS at least LEAST sure (by default trusted
-    edges that carry a whole object; never into a formula) to the nearest step that HOLDS
-    what is sought: the route from it to a start, in forward order, as the edges between
-    its steps, after a first edge (its kind "start") into the holder; [] when none is found
-    within the bounds. Nearest by steps, where a call made only under a condition (inside
-    an `if` or `except` block, not the default way) counts as GUARD_COST steps: of two
-    launchers, the route through the one a server runs by default."""
+    edges that carry a whole object; never into a formula, never through test code) to the
+    nearest step that HOLDS what is sought: the route from it to a start, in forward order,
+    as the edges between its steps, after a first edge (its kind "start") into the holder;
+    [] when none is found within the bounds. Nearest by steps, where a call made in a
+    branch of a dispatch counts as GUARD_COST steps (see `guards`): of two launchers, the
+    route through the one a server runs by default."""
     parent: dict[str, Edge | None] = dict.fromkeys(starts)
     depth = dict.fromkeys(starts, 0)
     cost = dict.fromkeys(starts, 0)
@@ -95,7 +99,7 @@ def route_back(
             if edge.kind not in kinds or edge.confidence < least or edge.src in done:
                 continue
             source = graph.step(edge.src)
-            if source.kind == "formula":
+            if source.kind == "formula" or TEST_CODE.search(source.file):
                 continue
             reached = (
                 spent + 1 + (GUARD_COST * guards(graph, source) if source.kind == "call_arg" else 0)

@@ -153,7 +153,10 @@ def chain_of(
     routes = [with_carriers(graph, route, edges) for route in unwidened]
     spine = routes[0]
     reached = set(spine) | set(seeds)
-    around = list(reached)
+    # Around the steps that hold the value (not those an object carrying it takes: every
+    # other use of a settings object is no input or output of this value).
+    holding = set(unwidened[0]) | set(seeds)
+    around = [step for step in spine if step in holding] + [s for s in seeds if s not in spine]
     if direction != "backward":
         reached.update(walk(graph, around, True, branch_depth, edges, through=few_guesses(graph)))
     if direction != "forward":
