@@ -138,7 +138,12 @@ def test_checkout_against_the_commit_it_is_on(
         assert [step(s) for s in diff["steps"]["added"]] == [
             ("formula", 694, "ModelRunner.profile_max_num_token", "available_gpu_memory -= 1.5")
         ]
-        assert diff["steps"]["removed"] == diff["steps"]["changed"] == []
+        # The measurement now reaches the formula only through the new line, which always
+        # runs after it: it is two steps from the spine, no longer around it.
+        assert [step(s)[:3] for s in diff["steps"]["removed"]] == [
+            ("local_assign", 690, "ModelRunner.profile_max_num_token")
+        ]
+        assert diff["steps"]["changed"] == []
         assert [(h["reference_lines"], h["target_lines"]) for h in diff["hunks"]] == [
             ([693, 692], [693, 694]),
             ([708, 708], [710, 710]),

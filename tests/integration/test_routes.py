@@ -100,6 +100,7 @@ ROUTES = {
         kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
         pools        | available_bytes: int
         pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools        | max_total_num_tokens: int
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
@@ -132,6 +133,7 @@ ROUTES = {
         kv_mixin     | config = configurator.calculate_pool_sizes(available_bytes, page_size)
         pools        | available_bytes: int
         pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools        | max_total_num_tokens: int
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
@@ -184,12 +186,17 @@ ROUTES = {
         configurator | budget_bytes, self.server_args.page_size
         pools        | available_bytes: int
         pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools        | max_total_num_tokens: int
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         configurator | config = configurator.calculate_pool_sizes(
         configurator | return config
         configurator | config = self.config_from_budget(available_bytes)
+        configurator | config = configurator.finalize_with_max_running_requests(config)
+        pools        | config: MemoryPoolConfig
+        pools        | return config
+        configurator | config = configurator.finalize_with_max_running_requests(config)
         configurator | return config
         configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
         configurator | sizes = self._derive_pool_sizes(config=config)
@@ -244,6 +251,7 @@ ROUTES = {
         configurator    | budget_bytes, self.server_args.page_size
         pools           | available_bytes: int
         pools           | max_total_num_tokens = available_bytes // self._cell_size
+        pools           | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools           | max_total_num_tokens: int
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
@@ -282,12 +290,17 @@ ROUTES = {
         configurator | budget_bytes, self.server_args.page_size
         pools        | available_bytes: int
         pools        | max_total_num_tokens = available_bytes // self._cell_size
+        pools        | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools        | max_total_num_tokens: int
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         configurator | config = configurator.calculate_pool_sizes(
         configurator | return config
         configurator | config = self.config_from_budget(available_bytes)
+        configurator | config = configurator.finalize_with_max_running_requests(config)
+        pools        | config: MemoryPoolConfig
+        pools        | return config
+        configurator | config = configurator.finalize_with_max_running_requests(config)
         configurator | return config
         configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
         configurator | sizes = self._derive_pool_sizes(config=config)
@@ -322,6 +335,7 @@ ROUTES = {
         configurator    | budget_bytes, self.server_args.page_size
         pools           | available_bytes: int
         pools           | max_total_num_tokens = available_bytes // self._cell_size
+        pools           | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools           | max_total_num_tokens: int
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
@@ -378,18 +392,25 @@ ROUTES = {
         configurator | budget_bytes: int
         configurator | budget_bytes, get_schedule().page_size
         pools        | available_bytes: int
+        pools        | available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)
         pools        | max_total_num_tokens = (
+        pools        | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools        | max_total_num_tokens: int
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         configurator | config = configurator.calculate_pool_sizes(
         configurator | return config
         configurator | config = self.config_from_budget(available_bytes)
+        configurator | config = configurator.finalize_with_max_running_requests(config)
+        pools        | config: MemoryPoolConfig
+        pools        | return config
+        configurator | config = configurator.finalize_with_max_running_requests(config)
         configurator | return config
         configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
         configurator | sizes = self._derive_pool_sizes(config=config)
         configurator | config: MemoryPoolConfig
         configurator | max_total_num_tokens = config.max_total_num_tokens
+        configurator | max_total_num_tokens *= loc_scale
         configurator | max_total_num_tokens=max_total_num_tokens,
         configurator | max_total_num_tokens: int
         configurator | return _PoolSizes(
@@ -446,7 +467,9 @@ ROUTES = {
         configurator    | budget_bytes: int
         configurator    | budget_bytes, get_schedule().page_size
         pools           | available_bytes: int
+        pools           | available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)
         pools           | max_total_num_tokens = (
+        pools           | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools           | max_total_num_tokens: int
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
@@ -481,18 +504,25 @@ ROUTES = {
         configurator | budget_bytes: int
         configurator | budget_bytes, get_schedule().page_size
         pools        | available_bytes: int
+        pools        | available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)
         pools        | max_total_num_tokens = (
+        pools        | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools        | max_total_num_tokens: int
         pools        | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         configurator | config = configurator.calculate_pool_sizes(
         configurator | return config
         configurator | config = self.config_from_budget(available_bytes)
+        configurator | config = configurator.finalize_with_max_running_requests(config)
+        pools        | config: MemoryPoolConfig
+        pools        | return config
+        configurator | config = configurator.finalize_with_max_running_requests(config)
         configurator | return config
         configurator | config = self._resolve_memory_pool_config(pre_model_load_memory)
         configurator | sizes = self._derive_pool_sizes(config=config)
         configurator | config: MemoryPoolConfig
         configurator | max_total_num_tokens = config.max_total_num_tokens
+        configurator | max_total_num_tokens *= loc_scale
         configurator | max_total_num_tokens=max_total_num_tokens,
         configurator | max_total_num_tokens: int
         configurator | return _PoolSizes(
@@ -519,7 +549,9 @@ ROUTES = {
         configurator    | budget_bytes: int
         configurator    | budget_bytes, get_schedule().page_size
         pools           | available_bytes: int
+        pools           | available_bytes = max(available_bytes - self._fixed_overhead_bytes, 0)
         pools           | max_total_num_tokens = (
+        pools           | max_total_num_tokens = max_total_num_tokens // page_size * page_size
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)
         pools           | max_total_num_tokens: int
         pools           | return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)

@@ -196,8 +196,18 @@ class FlowGraph:
     def local_readers(self, tables: FileTables, scope: str, step: Step) -> Iterator[Edge]:
         name = tables.bound.get(step.id, step.name)
         after = step.kind != "param"
+        # Bindings at the top level of the function after this one overwrite it for the
+        # reads below them.
+        straight = tables.flows.straight
+        later = [
+            line
+            for d in tables.local_defs.get((scope, name), [])
+            if (line := tables.steps[d].line) > step.line and line in straight
+        ]
+        cut = min(later, default=None)
         for reader in tables.local_reads.get((scope, name), []):
-            if not after or tables.steps[reader].line >= step.line:
+            line = tables.steps[reader].line
+            if (not after or line >= step.line) and (cut is None or line <= cut):
                 yield Edge(step.id, reader, "local", 1.0)
         # Closures and globals: functions inside that read the name without binding it.
         for (inner, local), readers in tables.inner_reads(scope):
@@ -375,7 +385,7 @@ class FlowGraph:
         if not base:
             defs = self.local_definitions(tables, scope, ref)
             before = [d for d in defs if tables.steps[d].line < step.line or step_ids.is_param(d)]
-            for source in before or defs:
+            for source in reaching(tables, scope, before) or defs:
                 yield local_edge(tables, source, step.id, ref)
             return
         klass = self.resolver.ref_type(tables.path, scope, base)
@@ -433,6 +443,19 @@ class FlowGraph:
                         )
         # Run by a launcher too, perhaps (a function both called and handed to a process).
         yield from launch_sources(self, found[0], step.id)
+
+
+def reaching(tables: FileTables, scope: str, defs: list[str]) -> list[str]:
+    """Of DEFS (bindings of a name in SCOPE before a read of it there, in order), those that
+    may reach the read: one followed by a binding at the top level of SCOPE's body (no branch
+    or loop around it, so it always runs after it and before the read) is overwritten."""
+    straight = tables.flows.straight
+    last = -1
+    for d in defs:
+        step = tables.steps[d]
+        if not step_ids.is_param(d) and step.line in straight and tables.scope_of[d] == scope:
+            last = max(last, step.line)
+    return [d for d in defs if tables.steps[d].line >= last]
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tracer.index.targets import BY_DEFAULT
 from tracer.store.step_ids import StepId
 
 if TYPE_CHECKING:
@@ -94,6 +95,12 @@ def surest(edges: Iterable[Edge]) -> Edge | None:
     """Of EDGES (between the same two steps), the one to show: the surest, and of those as
     sure, one that says more than a plain read of a name."""
     return max(edges, key=lambda e: (e.confidence, e.kind not in PLAIN), default=None)
+
+
+def by_condition(edge: Edge) -> bool:
+    """Does EDGE run a method of a class a factory makes only under a condition (not the
+    class it makes by default)?"""
+    return bool(edge.condition) and not edge.condition.endswith(BY_DEFAULT)
 
 
 def edge_reason(edge: Edge) -> str:

@@ -9,7 +9,7 @@ import re
 from tracer.extract.values import call_of_ref
 from tracer.index.index import Index
 from tracer.index.scopes import Scopes
-from tracer.index.targets import CallResolver
+from tracer.index.targets import BY_DEFAULT, CallResolver
 from tracer.store.facts import Facts
 
 
@@ -88,7 +88,7 @@ class Factories:
             if not any(t.klass == klass for t in made):
                 continue
             if ret.line in flows.straight:
-                return "by default"
+                return BY_DEFAULT
             headers = enclosing_branch(self.facts.source(path), ret.line, function.line)
             return f"when {headers}" if headers else ""
         return ""

@@ -9,6 +9,8 @@ from typing import Protocol
 
 from tracer.extract.facts import Call
 
+BY_DEFAULT = "by default"  # how a factory's branch says the class it makes when no condition holds
+
 
 @dataclass(frozen=True, slots=True)
 class CallTarget:

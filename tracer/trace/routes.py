@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.steps import TRUSTED, Edge, edge_pairs, field_class
+from tracer.graph.steps import TRUSTED, Edge, by_condition, edge_pairs, field_class
 from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
 from tracer.trace.contexts import (
     Context,
@@ -27,6 +27,7 @@ MAX_ROUTE_SEARCHES = 6  # searches for them (a path through another sink is no n
 ROUTE_SLACK = 8  # steps another route may be longer than the first found
 MIN_ROUTE_BUDGET = 50  # steps a search for another route may look at, at least
 ROUTE_BUDGET = 2  # ... and at most this many times as many as the spine's search did
+CONDITION_DELAY = 2  # layers a step into a factory's non-default class waits, in `meet`
 
 
 class Budget:
@@ -244,6 +245,12 @@ def meet(
     seen_ahead: dict[str, list[Context]] = {s: [known.get(s, ((), None))[0]] for s in starts}
     seen_behind: dict[str, list[Context]] = {s: [()] for s in goals}
     front, back = list(ahead), list(behind)
+    # States reached by an edge into a class a factory makes only under a condition (not its
+    # default): they join their side's frontier CONDITION_DELAY layers later, so the default
+    # way is taken where it is no more than that many steps longer.
+    later: dict[bool, list[list[tuple[State, State]]]] = {
+        side: [[] for _ in range(CONDITION_DELAY)] for side in (True, False)
+    }
 
     def states_path(parents: dict[State, State | None], end: State) -> list[str]:
         path = [end]
@@ -303,14 +310,22 @@ def meet(
                 list(reversed(states_path(ahead, forward_end)))
                 + states_path(behind, backward_end)[1:]
             )
-        if not front or not back:
+        waiting = {side: sum(len(bucket) for bucket in later[side]) for side in later}
+        if not (front or waiting[True]) or not (back or waiting[False]):
             return []
-        forward = len(front) <= len(back)
+        forward = len(front) + waiting[True] <= len(back) + waiting[False]
         parents = ahead if forward else behind
         seen = seen_ahead if forward else seen_behind
         other_side = seen_behind if forward else seen_ahead
         layer: list[State] = []
         met = False
+        delayed = later[forward].pop(0)
+        later[forward].append([])
+        for nxt, current in delayed:
+            if nxt not in parents:
+                parents[nxt] = current
+                seen.setdefault(nxt[0], []).append(nxt[1])
+                layer.append(nxt)
         for current in front if forward else back:
             step, context = current
             if budget is not None and not budget.spend():
@@ -328,6 +343,9 @@ def meet(
                 allowed, nxt_context = transition(previous, edge, context, forward)
                 nxt = (edge.dst if forward else edge.src, nxt_context)
                 if not allowed or nxt in parents or (nxt[0] in avoid and nxt[0] not in goals):
+                    continue
+                if by_condition(edge):
+                    later[forward][-1].append((nxt, current))
                     continue
                 parents[nxt] = current
                 seen.setdefault(nxt[0], []).append(nxt_context)
