@@ -61,11 +61,17 @@ def test_0523_profile_route_to_the_logged_count(release: Callable[[str], Session
         "get_schedule().mem_fraction_static": (0.88, "logged-args"),
         "available_gpu_memory": (63.49, "measured"),
         "mm_reservation_gb": (0.0, "implied"),
+        # The configurator's own adjustments, which the log does not give: each taken as
+        # leaving the value as it is (a fixed overhead, a scale), and said so.
+        "self._fixed_overhead_bytes": (0.0, "assumed"),
         "self._cell_size": (CELL, "solved"),
+        "page_size": (1.0, "logged-args"),
+        "loc_scale": (1.0, "assumed"),
     }
     assert (
         "server_args['mem_fraction_static']" in e.bindings["get_schedule().mem_fraction_static"].why
     )
+    assert e.bindings["loc_scale"].why.endswith("the value on its way is scaled by it: taken as 1")
     # Through the objects: MemoryPoolConfig, _PoolSizes, KVCacheConfigResult hold the count.
     held = [ev.shown for ev in e.evaluations if ev.shown.startswith("holds")]
     assert held and set(held) == {f"holds .max_total_num_tokens = {TOKENS}"}

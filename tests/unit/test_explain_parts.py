@@ -3,9 +3,13 @@ and the arithmetic evaluator (which never runs the code it reads)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from tree_sitter import Node
 
 from tracer.analyses.explain.arith import Unbound, evaluate, statement_value
+from tracer.analyses.explain.evaluate import neutral
 from tracer.analyses.explain.logread import read_log
 from tracer.analyses.explain.templates import Hole, file_templates
 
@@ -122,3 +126,35 @@ def test_the_evaluator_refuses_what_is_not_arithmetic() -> None:
         evaluate(statement_value("x = 2 ** 10000"), values())
     with pytest.raises(Unbound, match="division by zero"):
         evaluate(statement_value("x = a / 0"), values(a=1))
+
+
+def test_an_adjustment_the_log_cannot_give_leaves_the_value_as_it_is() -> None:
+    """Where the value on its way (here `tokens`) is adjusted by something the log does not
+    give, that something is taken as what changes it least; anything else stays unknown."""
+
+    def neutral_of(code: str, name: str) -> tuple[float, str] | None:
+        """What NAME, read in CODE's value, is taken as when the log cannot give it."""
+        node = statement_value(code)
+        assert node is not None
+        found = [n for n in walk(node) if n.text.decode() == name and n.type in NAMES]
+        return neutral(found[0], "tokens")
+
+    assert neutral_of("x = max(tokens - self.overhead, 0)", "self.overhead")[0] == 0.0
+    assert neutral_of("x = tokens // page * page", "page")[0] == 1.0
+    assert neutral_of("x = 1 - fraction", "fraction") is None  # no adjustment of the value
+    assert neutral_of("x = tokens // cell", "cell") is None  # the count solves a divisor
+    assert neutral_of("x = budget - tokens", "budget") is None
+    augmented = statement_value("tokens *= scale")
+    assert augmented is not None and augmented.type == "augmented_assignment"
+    scale = augmented.child_by_field_name("right")
+    assert scale is not None
+    assert neutral(scale, "tokens") == (1.0, "the value on its way is scaled by it: taken as 1")
+
+
+NAMES = ("identifier", "attribute")
+
+
+def walk(node: Node) -> Iterator[Node]:
+    yield node
+    for child in node.named_children:
+        yield from walk(child)

@@ -25,6 +25,9 @@ MAX_BACK = 14  # steps walked back from a formula variable to where its value is
 TRUSTED = 0.8  # the confidence of an edge a value is followed back along
 
 
+Neutral = tuple[float, str]  # a value that changes the value on its way least, and why
+
+
 class LogBindings:
     """What the Binder holds that binding reads."""
 
@@ -39,11 +42,20 @@ class LogBindings:
 
     # -- binding a variable --------------------------------------------------------------------
 
-    def bind(self, name: str, at: Step, record: bool = True) -> Binding:
+    def bind(
+        self, name: str, at: Step, record: bool = True, neutral: Neutral | None = None
+    ) -> Binding:
+        """NAME's binding at the step AT (RECORD: kept for the explanation). NEUTRAL: what
+        NAME does to the value on its way where it changes it least (a term added or taken
+        away: 0; the step of a rounding `x // n * n`: 1), taken when the log cannot give it,
+        and said so."""
         known = self.bindings.get(name)
-        if known is not None:
+        if known is not None and (known.value is not None or neutral is None):
             return known
         binding = self.find_binding(name, at)
+        if binding.value is None and neutral is not None:
+            value, why = neutral
+            binding = Binding(name, value, "assumed", f"{binding.why}; {why}")
         if record:
             self.bindings[name] = binding
         return binding

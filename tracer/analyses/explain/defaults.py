@@ -6,7 +6,7 @@ starts (the card's memory capacity) bound from the log where the log shows it.""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracer.analyses.explain.arith import number
 from tracer.analyses.explain.classcode import Program, Unknown, literal, program
@@ -74,10 +74,13 @@ def compute_default(
     if write is None or not run.complete:
         return None  # the construction does not set it, or was not read to its end
     value = final.value if number_like(final.value) else None
+    flips = {
+        a.key: flipped(prog, starting, external, a.key, field_name) for a in run.assumed.values()
+    }
     assumed = tuple(
-        a
+        replace(a, otherwise=flips[a.key])
         for a in run.assumed.values()
-        if flipped(prog, starting, external, a.key, field_name) != final.value
+        if flips[a.key] != final.value
     )
     used = tuple(
         inputs.get(d) or externals[d]

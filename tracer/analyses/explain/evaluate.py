@@ -19,7 +19,7 @@ from tracer.analyses.explain.arith import (
     statement_target,
     statement_value,
 )
-from tracer.analyses.explain.bind import PASS_THROUGH
+from tracer.analyses.explain.bind import PASS_THROUGH, Neutral
 from tracer.analyses.explain.binding import Binding
 from tracer.analyses.explain.split import PassedBy
 from tracer.analyses.explain.templates import calls_in
@@ -47,7 +47,7 @@ class Formula:
         holding: list[str],
         passed: PassedBy,
         graph: FlowGraph,
-        bind: Callable[[str, Step, bool], Binding],
+        bind: Callable[[str, Step, bool, Neutral | None], Binding],
     ) -> None:
         self.steps = steps
         self.holding = holding  # per step: the attribute of an object it holds the value in
@@ -108,6 +108,7 @@ class Formula:
                     previous: float | None = previous,
                     previous_function: str = previous_function,
                     taken: str = taken,
+                    carried: str = previous_name,
                 ) -> float | None:
                     if name in overrides:
                         return overrides[name]
@@ -125,7 +126,7 @@ class Formula:
                     tail = name.rsplit(".", 1)[-1]
                     if "." in name and tail in last:
                         return last[tail]
-                    binding = self.bind(name, step, record)
+                    binding = self.bind(name, step, record, neutral(at, carried))
                     return binding.value
 
                 try:
@@ -170,6 +171,54 @@ class Formula:
             out.append(Evaluation(step, target, write.code, shown, value))
             previous = value
         return out
+
+
+def neutral(node: Node, carried: str) -> Neutral | None:
+    """What the value NODE reads does least to the value on its way (named CARRIED), where
+    it adjusts it: a term added to it or taken from it (`carried - NODE`, `carried -= NODE`:
+    0), a scale (`carried *= NODE`: 1), the step of a rounding down (`carried // NODE * NODE`:
+    1); None otherwise (a divisor that turns bytes into tokens is what the logged count
+    solves; `1 - NODE` is no adjustment of the value)."""
+    parent = outer(node)
+    if parent is None or not carried:
+        return None
+    right = parent.child_by_field_name("right")
+    left = parent.child_by_field_name("left")
+    operator = parent.child_by_field_name("operator")
+    kind = operator.type if operator is not None else ""
+    if right != node or left is None or not reads(left, carried):
+        return None
+    if kind in ("+", "-", "+=", "-="):
+        return 0.0, "added to or taken from the value on its way: taken as 0"
+    if kind in ("*=", "/=", "//="):
+        return 1.0, "the value on its way is scaled by it: taken as 1"
+    if kind == "//":
+        rounding = outer(parent)
+        if rounding is not None and rounding.type == "binary_operator":
+            again = rounding.child_by_field_name("right")
+            times = rounding.child_by_field_name("operator")
+            if again is not None and again.text == node.text and times and times.type == "*":
+                return 1.0, "the value is rounded down to a multiple of it: taken as 1"
+    return None
+
+
+def reads(node: Node, name: str) -> bool:
+    """Does NODE read the name NAME (as a name or an attribute's last part)?"""
+    if node.type == "identifier":
+        return node.text.decode() == name
+    if node.type == "attribute":
+        attribute = node.child_by_field_name("attribute")
+        if attribute is not None and attribute.text.decode() == name:
+            return True
+    return any(reads(child, name) for child in node.named_children)
+
+
+def outer(node: Node) -> Node | None:
+    """NODE's parent, through parentheses."""
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    return parent
 
 
 def calls_only(code: str, function: str) -> bool:

@@ -24,7 +24,7 @@ from tracer.analyses.explain.observed import after_formula, carriers, find_obser
 from tracer.analyses.explain.settings import StartSettings
 from tracer.analyses.explain.split import PassedBy
 from tracer.analyses.explain.starts import Start, find_starts
-from tracer.analyses.explain.whatif import solve_missing, what_ifs
+from tracer.analyses.explain.whatif import decide_by_count, solve_missing, what_ifs
 from tracer.errors import SgtraceError
 from tracer.graph.steps import Edge, Step
 from tracer.session import Session
@@ -194,6 +194,8 @@ class Binder(LogBindings):
         elif unknown and self.observed:
             solved = solve_missing(self.formula, self.bindings, self.observed, evaluations)
             evaluations = solved or evaluations
+            decided = decide_by_count(self.formula, self.bindings, self.observed, evaluations)
+            evaluations = decided or evaluations
         for ev in evaluations:
             if ev.step.id in self.passed.ids:
                 self.notes.append(self.passed.evaluate(ev.step, self.before(evaluations, ev)).why)

@@ -51,6 +51,7 @@ class Assumed:
     line: int
     condition: str
     unknown: str
+    otherwise: object = None  # the value it decides, with the condition true instead
 
 
 @dataclass

@@ -5,6 +5,7 @@ log shows left free at the end."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from tracer.analyses.explain.arith import number, solve
 from tracer.analyses.explain.binding import Binding
@@ -51,6 +52,45 @@ def solve_missing(
     )
     del old
     return formula.evaluate({})
+
+
+def decide_by_count(
+    formula: Formula,
+    bindings: dict[str, Binding],
+    observed: list[Observation],
+    evaluations: list[Evaluation],
+) -> list[Evaluation] | None:
+    """Where the formula cannot give the logged count exactly (a value solved from it lands
+    near it, not on it) with a setting the code computes through a condition the log cannot
+    decide (taken as false), the evaluations with that condition true instead, when the
+    formula then gives the count exactly: the log's own count decides the condition. None
+    when no such condition does."""
+    target = observed[0].value if observed else None
+    if target is None or not evaluations or evaluations[-1].value in (None, target):
+        return None
+    solved = [name for name, b in bindings.items() if b.how == "solved"]
+    for name, setting in list(bindings.items()):
+        computed = setting.computed
+        if computed is None:
+            continue
+        for assumed in computed.assumed:
+            value = assumed.otherwise
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                continue
+            kept = {n: bindings[n] for n in (name, *solved)}
+            why = (
+                f"{setting.why}; with `{assumed.condition}` (line {assumed.line}) true: taken "
+                f"as false it gives {number(setting.value or 0)}, and the formula cannot then "
+                f"give the logged {number(target)}"
+            )
+            bindings[name] = replace(setting, value=float(value), why=why)
+            for n in solved:
+                bindings[n] = replace(kept[n], value=None, how="unbound")
+            again = solve_missing(formula, bindings, observed, formula.evaluate({}, record=False))
+            if again is not None and again[-1].value == target:
+                return again
+            bindings.update(kept)
+    return None
 
 
 def what_ifs(
