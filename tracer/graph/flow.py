@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import networkx as nx
 
 from tracer.extract.facts import MODULE_SCOPE, Arg
+from tracer.extract.values import call_of_ref
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.file_steps import FileTables, Read
 from tracer.graph.flags import FlagEdges
@@ -18,7 +19,7 @@ from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
 from tracer.graph.steps import Edge, Step, field_class
 from tracer.index.index import Index
-from tracer.index.resolve import GUESS, OPAQUE, CallTarget, Resolver
+from tracer.index.resolve import DYNAMIC, GUESS, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.facts import Facts
 from tracer.versions import DERIVED
@@ -225,7 +226,22 @@ class FlowGraph:
         declared = step_ids.is_field(writer)
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
             return  # untyped and common: a guess would touch half the tree
-        for path in self.mentioning_with(attr, classes):
+        candidates = self.mentioning_with(attr, classes)
+        if declared and family:
+            # A declared field is also read through bags that name no class of it
+            # (`get_schedule().x`, see Slots.dynamic_fields): files whose reads of ATTR are
+            # on a call's result, though they name no class of FAMILY.
+            named = set(candidates)
+            candidates = candidates + [
+                path
+                for path in self.mentioning(attr)
+                if path not in named
+                and any(
+                    call_of_ref(base) is not None
+                    for _, base in self.facts.names(path).reads.get(attr, ())
+                )
+            ]
+        for path in candidates:
             if path not in self.tables and not any(
                 self.slots.slot_match(path, Read("", scope, base, 0), family, attr, declared)
                 for scope, base in self.facts.names(path).reads.get(attr, ())
@@ -234,6 +250,10 @@ class FlowGraph:
             tables = self.file(path)
             for read in tables.attr_reads.get(attr, []):
                 confidence = self.slots.slot_match(path, read, family, attr, declared)
+                if confidence == DYNAMIC and declared:
+                    # As sure as the read's own way back to the fields it may come from.
+                    fields, sure = self.slots.dynamic_fields(path, read.base, attr)
+                    confidence = sure if writer in fields else confidence
                 if confidence:
                     yield attr_edge(tables, writer, read.step, f"{read.base}.{attr}", confidence)
 
