@@ -116,9 +116,6 @@ class FlowGraph:
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
             for edge in found:
-                for node in (edge.src, edge.dst):
-                    if node not in self.graph:
-                        self.graph.add_node(node, step=self.step(node))
                 self.graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
         return found
 
