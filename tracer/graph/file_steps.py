@@ -5,6 +5,7 @@ tables are `step_tables.py`'s; `unit_steps.py` makes a unit's steps from its cac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 
@@ -43,7 +44,7 @@ class FileTables(StepTables):
         flows: FileFlows,
         names: FileNames,
         resolver: Resolver,
-        source: bytes,
+        source: bytes | Callable[[], bytes],
     ) -> None:
         super().__init__(flows.calls, set(names.flag_generators), demands=self)
         self.path = path
@@ -65,7 +66,9 @@ class FileTables(StepTables):
 
     @cached_property
     def lines(self) -> CodeLines:
-        return CodeLines(self.source)
+        # SOURCE may be how to read it: most files a query reaches show no step.
+        source = self.source
+        return CodeLines(source if isinstance(source, bytes) else source())
 
     def step(self, step_id: str) -> Step:
         """The step STEP_ID, with its code (read from the source the first time it is asked

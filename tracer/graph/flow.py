@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import networkx as nx
 
@@ -62,8 +63,8 @@ class FlowGraph:
         if tables is None:
             summary = self.facts.summaries[path]
             flows = self.facts.flows(path)
-            source = self.facts.snapshot.read(path)
             names = self.facts.names(path)
+            source = partial(self.facts.snapshot.read, path)
             tables = FileTables(path, summary, flows, names, self.resolver, source)
             self.tables[path] = tables
         return tables
