@@ -58,6 +58,7 @@ class FileTables(StepTables):
         self.whole = names.whole
         self.classes = top_classes(summary)
         self.unit_names: dict[str, str] = {}  # scope -> its unit
+        self.demanded: set[str] = set()  # step ids whose unit is built
         self.defaults: dict[str, set[str]] | None = None
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
@@ -132,8 +133,11 @@ class FileTables(StepTables):
     def by_step(self, step_id: object) -> None:
         if step_id is ALL:
             self.ensure_all()
-        elif isinstance(step_id, str) and step_ids.file_of(step_id) == self.path:
-            self.ensure(self.step_unit(step_id))
+        elif isinstance(step_id, str) and step_id not in self.demanded:
+            if step_ids.file_of(step_id) == self.path:
+                self.ensure(self.step_unit(step_id))
+            if not self.building:  # its unit is built now: asked again, nothing to do
+                self.demanded.add(step_id)
 
     def step_unit(self, step_id: str) -> str:
         """The unit of STEP_ID, a step of this file."""
