@@ -58,7 +58,10 @@ class FileTables(StepTables):
         self.whole = names.whole
         self.classes = top_classes(summary)
         self.unit_names: dict[str, str] = {}  # scope -> its unit
-        self.demanded: set[str] = set()  # step ids whose unit is built
+        # Keys whose units are built (read again, they build nothing): step ids, calls, attributes.
+        self.demanded: set[str] = set()
+        self.demanded_calls: set[int] = set()
+        self.demanded_attrs: set[str] = set()
         self.defaults: dict[str, set[str]] | None = None
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
@@ -178,18 +181,25 @@ class FileTables(StepTables):
     def by_call(self, call_id: object) -> None:
         if call_id is ALL:
             self.ensure_all()
-        elif isinstance(call_id, int) and 0 <= call_id < len(self.calls):
-            self.ensure(self.unit_of_member(CALLS, call_id))
+        elif isinstance(call_id, int) and call_id not in self.demanded_calls:
+            if 0 <= call_id < len(self.calls):
+                self.ensure(self.unit_of_member(CALLS, call_id))
+            if not self.building:
+                self.demanded_calls.add(call_id)
 
     def by_attr_read(self, attr: object) -> None:
         if attr is ALL or not isinstance(attr, str):
             self.ensure_all()
+            return
+        if attr in self.demanded_attrs:
             return
         for scope in {scope for scope, _ in self.names.reads.get(attr, ())}:
             self.ensure(self.unit_of(scope))
         # A default value is read in the scope around its function, built with the function.
         for unit in self.default_readers().get(attr, ()):
             self.ensure(unit)
+        if not self.building:
+            self.demanded_attrs.add(attr)
 
     def default_readers(self) -> dict[str, set[str]]:
         """Attribute -> the units of the functions whose default values read it."""
