@@ -17,7 +17,7 @@ from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
-from tracer.graph.steps import Edge, Step, field_class
+from tracer.graph.steps import FLAG_EDGES, Edge, Step, field_class
 from tracer.index.index import Index
 from tracer.index.resolve import GUESS, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
@@ -119,6 +119,15 @@ class FlowGraph:
             for edge in found:
                 self.graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
         return found
+
+    def flag_edges(self, field_step: str) -> list[Edge]:
+        """The edges into the field FIELD_STEP from the flags that set it: those of its
+        backward edges, found without the constructions of its class when not found yet."""
+        found = self.expanded.get((field_step, False))
+        if found is None:
+            step = self.file(step_ids.file_of(field_step)).steps[field_step]
+            found = [e for e in self.flags.flag_sources(step) if e.src != e.dst]
+        return [e for e in found if e.kind in FLAG_EDGES]
 
     # -- seeds -------------------------------------------------------------------------------
 

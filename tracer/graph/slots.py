@@ -41,6 +41,8 @@ class SlotQueries(Protocol):
 
     def edges(self, step_id: str, forward: bool) -> list[Edge]: ...
 
+    def flag_edges(self, field_step: str) -> list[Edge]: ...
+
     def field_step(self, klass: str, attr: str) -> str: ...
 
 
@@ -119,7 +121,7 @@ class Slots:
         """Does a command-line flag set the field FIELD_STEP (surely)?"""
         return any(
             e.kind in FLAG_EDGES and e.confidence >= NAMED_DYNAMIC
-            for e in self.graph.edges(field_step, False)
+            for e in self.graph.flag_edges(field_step)
         )
 
     def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
