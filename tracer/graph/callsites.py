@@ -57,6 +57,8 @@ class CallSites:
         candidates = sorted(
             call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
         )
+        if not candidates:
+            return []
         targets = self.graph.resolver.targets
         again = self.graph.index.imports_again(path)  # names whose import depends on the line
         found = []
