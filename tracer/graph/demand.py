@@ -23,17 +23,18 @@ class Demanded(dict[K, V]):
         super().__init__()
         self.demand = demand
 
+    # dict's own methods called directly: `super()` costs as much again on these hot paths.
     def __getitem__(self, key: object) -> Any:
         self.demand(key)
-        return super().__getitem__(key)
+        return dict.__getitem__(self, key)
 
     def get(self, key: object, default: Any = None) -> Any:
         self.demand(key)
-        return super().get(key, default)
+        return dict.get(self, key, default)
 
     def __contains__(self, key: object) -> bool:
         self.demand(key)
-        return super().__contains__(key)
+        return dict.__contains__(self, key)
 
     def __iter__(self) -> Iterator[Any]:
         self.demand(ALL)
@@ -58,10 +59,10 @@ class Demanded(dict[K, V]):
     # -- for the builders: what is built so far, building nothing ----------------------------
 
     def put(self, key: K, value: V) -> None:
-        super().__setitem__(key, value)
+        dict.__setitem__(self, key, value)
 
     def held(self, key: object, default: Any = None) -> Any:
-        return super().get(key, default)
+        return dict.get(self, key, default)
 
     def held_values(self) -> Any:
         return super().values()
