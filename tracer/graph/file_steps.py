@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
+from textwrap import dedent
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, FileFlows, FileSummary
-from tracer.extract.parse import SourceLines
+from tracer.extract.parse import BOM, MAX_CODE_LINES, SourceLines
 from tracer.graph.demand import ALL
 from tracer.graph.step_tables import Read, StepTables
 from tracer.graph.steps import Step
@@ -22,13 +23,41 @@ from tracer.store.rows import file_rows
 from tracer.store.units import MEMBER_KINDS, top_classes, unit_of
 
 
-class CodeLines(SourceLines):
-    """SourceLines whose one-line spans skip `dedent` (most steps are one line)."""
+class CodeLines:
+    """The spans SourceLines gives, each decoded from the file's bytes when first asked: a
+    query shows a few steps of a file, and decoding and splitting all of it cost more. A
+    line break is one byte that no other character's encoding holds, so a span decoded
+    alone reads as the same lines of the whole text decoded."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.text = source[len(BOM) :] if source.startswith(BOM) else source
+        self.starts = [0]  # where each line found so far starts, in bytes
+
+    def start(self, line: int) -> int | None:
+        """Where LINE (1-based) starts; None past the last line."""
+        starts, text = self.starts, self.text
+        while len(starts) < line:
+            end = text.find(b"\n", starts[-1])
+            if end < 0:
+                return None
+            starts.append(end + 1)
+        return starts[line - 1]
 
     def span(self, line: int, end_line: int) -> str:
-        if line == end_line and 0 < line <= len(self.lines):
-            return self.lines[line - 1].strip()
-        return super().span(line, end_line)
+        """SourceLines.span(LINE, END_LINE); a one-line span is not dedented (most are)."""
+        start = self.start(line) if 0 < line <= end_line else None
+        if start is None:  # past the end, or no span: as SourceLines slices its lines
+            return self.whole.span(line, end_line)
+        last = min(end_line, line + MAX_CODE_LINES - 1)
+        after = self.start(last + 1)
+        end = len(self.text) if after is None else after - 1
+        code = self.text[start:end].decode("utf-8", "replace")
+        return code.strip() if line == end_line else dedent(code).strip()
+
+    @cached_property
+    def whole(self) -> SourceLines:
+        return SourceLines(self.source)
 
 
 class FileTables(StepTables):
