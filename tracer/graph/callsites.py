@@ -80,8 +80,8 @@ class CallSites:
             local = [name for name in local if name in callees]
             found = set()
             for name in local:
-                symbol = self.graph.index.resolve(module, name)
-                if symbol is not None and symbol.name.rpartition(".")[2] != name:
+                full = self.graph.index.full_name(module, name)
+                if full is not None and full.rpartition(".")[2] != name:
                     found.add(name)
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
             for scope, name in self.graph.facts.names(path).called_locals:

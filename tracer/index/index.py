@@ -203,6 +203,32 @@ class Index:
             return self.resolve(source, imp.name)
         return Symbol("external", submodule)
 
+    def full_name(self, module: str, name: str) -> str | None:
+        """The name of what the plain NAME resolves to in MODULE (`resolve(...).name`), worked
+        out without a Symbol, nor a kept answer, where MODULE defines NAME or imports it from
+        outside the tree or as a module: asked of every name a file imports, most are."""
+        found = self.resolved.get((module, name), self)
+        path = self.path_of.get(module)
+        if found is not self or path is None or "." in name:
+            symbol = found if found is not self else self.resolve(module, name)
+            return symbol.name if isinstance(symbol, Symbol) else None
+        full = f"{module}.{name}"
+        if full in self.classes or full in self.functions:
+            return full
+        aliases, imports, _ = self.namespace(module, path)
+        imp = imports.get(name)
+        if imp is None or name in aliases:
+            symbol = self.resolve(module, name)
+            return None if symbol is None else symbol.name
+        if imp.name is None:  # as `imported` gives it
+            return imp.module if imp.alias != imp.module.split(".")[0] else imp.alias
+        source = self.absolute(imp.module, imp.level, module)
+        submodule = f"{source}.{imp.name}" if source else imp.name
+        if submodule not in self.path_of and source in self.path_of:
+            symbol = self.resolve(source, imp.name)
+            return None if symbol is None else symbol.name
+        return submodule
+
     def imports_again(self, path: str) -> dict[str, list[ImportDef]]:
         """The local names PATH imports more than once from different places (each branch
         of a function importing its own `launch_server`), each with its imports in order."""
