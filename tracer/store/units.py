@@ -51,6 +51,7 @@ class RowIndex:
     assigns_by_scope: dict[str, tuple[int, ...]]
     returns_by_scope: dict[str, tuple[int, ...]]
     self_writes: dict[str, tuple[int, ...]]  # ATTR -> the assignments to `self.ATTR`
+    assign_targets: tuple[tuple[str, ...], ...]  # each assignment's targets (paths)
     callees: dict[str, tuple[int, ...]]  # last name of a callee -> the ids of its calls
     call_scopes: tuple[str, ...]
     call_callees: tuple[str, ...]  # each call's callee as written (`self.pool.alloc`)
@@ -92,6 +93,7 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
         assigns_by_scope=by_scope(scopes[MEMBER_KINDS.index("assigns")]),
         returns_by_scope=by_scope(scopes[MEMBER_KINDS.index("returns")]),
         self_writes={attr: tuple(found) for attr, found in self_writes.items()},
+        assign_targets=tuple(tuple(t.path for t in a.targets) for a in flows.assigns),
         callees={name: tuple(calls) for name, calls in callees.items()},
         call_scopes=tuple(scopes[MEMBER_KINDS.index("calls")]),
         call_callees=tuple(call.callee for call in flows.calls),
