@@ -84,7 +84,7 @@ class CallSites:
                 if full is not None and full.rpartition(".")[2] != name:
                     found.add(name)
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
-            for scope, name in self.graph.facts.names(path).called_locals:
+            for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):
                     found.add(name)
             self.renames[path] = found

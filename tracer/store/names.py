@@ -99,9 +99,6 @@ class FileNames:
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
     self_attrs: NameSet  # ATTR of every `self.ATTR = ...` (the resolver types them)
-    # (scope, name) of each plain name called in a scope that binds it only to values read
-    # from names, never from a call (`Worker = A if c else B; Worker()`): a class chosen there.
-    called_locals: frozenset[tuple[str, str]]
 
 
 def crosses_units(summary: FileSummary, flows: FileFlows) -> bool:
@@ -240,22 +237,4 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
             for t in a.targets
             if t.path.startswith("self.") and t.path.count(".") == 1
         ),
-        called_locals=called_locals(flows),
-    )
-
-
-def called_locals(flows: FileFlows) -> frozenset[tuple[str, str]]:
-    """See FileNames.called_locals."""
-    values: dict[tuple[str, str], list[Value]] = {}
-    for assign in flows.assigns:
-        for target in assign.targets:
-            if "." not in target.path:
-                values.setdefault((assign.scope, target.path), []).append(assign.value)
-    return frozenset(
-        (call.scope, call.callee)
-        for call in flows.calls
-        if call.callee
-        and "." not in call.callee
-        and (bound := values.get((call.scope, call.callee)))
-        and all(v.refs and not v.calls for v in bound)
     )

@@ -28,12 +28,13 @@ from tracer.store.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, 
 
 # Parts of a file's entry: where the units are (names, sizes, spans, where each unit's rows
 # end in the rows part); the columns the resolver reads (assignments and returns by scope,
-# `self.x` writes, each assignment's targets); the calls by their callee's last name, with
-# each call's scope and callee; assignment targets by last name; the units' rows, each unit's
-# pickled apart, one after the other; what the call graph reads of the whole file (assignment
-# patterns, yields, raises). Each part but the rows is one pickle.
-ROWS_PARTS = 6
-LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS, OBJECTS = range(ROWS_PARTS)
+# `self.x` writes, each assignment's targets); the calls by their callee's last name, and the
+# locals called that may hold classes; each call's scope and callee; assignment targets by
+# last name; the units' rows, each unit's pickled apart, one after the other; what the call
+# graph reads of the whole file (assignment patterns, yields, raises). Each part but the rows
+# is one pickle.
+ROWS_PARTS = 7
+LAYOUT, COLUMNS, CALLEES, HEADS, BINDERS, CHUNKS, OBJECTS = range(ROWS_PARTS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
 
@@ -81,12 +82,14 @@ class FileRows:
     self_writes = Column[dict[str, tuple[int, ...]]](COLUMNS, 2)
     assign_targets = Column[tuple[tuple[str, ...], ...]](COLUMNS, 3)  # per assignment
     callees = Column[dict[str, tuple[int, ...]]](CALLEES, 0)  # last name -> ids of its calls
+    # (scope, name) of the plain names called where they are bound only to names' values.
+    called_locals = Column[frozenset[tuple[str, str]]](CALLEES, 1)
     binders = Column[dict[str, tuple[int, ...]]](BINDERS)
     objects = Column[tuple[Any, ...]](OBJECTS)  # (patterns, yields, raises, straight)
 
     def call_head(self, call_id: int) -> tuple[str, str]:
         """The scope and the callee (as written) of the call CALL_ID."""
-        _, scopes, callees = self.part(CALLEES)
+        scopes, callees = self.part(HEADS)
         return scopes[call_id], callees[call_id]
 
     def call_line(self, call_id: int) -> int:
@@ -252,8 +255,9 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
         index.self_writes,
         index.assign_targets,
     )
-    calls = (index.callees, index.call_scopes, index.call_callees)
-    parts = (layout, columns, calls, index.binders)
+    calls = (index.callees, index.called_locals)
+    heads = (index.call_scopes, index.call_callees)
+    parts = (layout, columns, calls, heads, index.binders)
     raises = tuple((r.scope, value_row(r.value), r.line) for r in flows.raises)
     objects = (dict(flows.patterns), flows.yields, raises, flows.straight)
     return (*map(dumps, parts), b"".join(chunks), dumps(objects))
