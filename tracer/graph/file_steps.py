@@ -95,7 +95,7 @@ class FileTables(StepTables):
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
         self.units = (WHOLE,) if self.whole else self.rows.units
-        self.unit_steps = UnitSteps(path, summary, flows, resolver, self)
+        self.unit_steps = UnitSteps(path, summary, flows, resolver, self, self.rows)
 
     @cached_property
     def lines(self) -> CodeLines:

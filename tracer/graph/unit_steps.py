@@ -29,8 +29,14 @@ from tracer.store.rows import (
     VALUE_CALLS,
     VALUE_REFS,
     VALUE_SHAPE,
+    FileRows,
     Row,
     row_at,
+)
+from tracer.store.units import ROW_KINDS
+
+CALL_ROWS, ASSIGN_ROWS, RETURN_ROWS, USE_ROWS = map(
+    ROW_KINDS.index, ("calls", "assigns", "returns", "uses")
 )
 
 # The code of a step made from a row, until the step is first asked for (most never are):
@@ -61,12 +67,14 @@ class UnitSteps:
         flows: FileFlows,
         resolver: Resolver,
         tables: StepTables,
+        rows: FileRows,
     ) -> None:
         self.path = path
         self.summary = summary
         self.flows = flows
         self.resolver = resolver
         self.tables = tables
+        self.rows = rows  # FLOWS' rows
         self.calls = flows.calls
         self.in_class_body: Callable[[int], bool] | None = None
 
@@ -74,41 +82,38 @@ class UnitSteps:
         """The steps of one unit, made in the order (and with the ids) of a whole-file build.
         They are made from the cached rows (see `tracer.store.rows`): a unit's facts are read once,
         here, and making fact objects of them would cost more than the steps."""
-        path, flows, tables = self.path, self.flows, self.tables
+        path, tables, row = self.path, self.tables, self.rows.row
         targets = self.resolver.targets
-        for call_id in unit.calls:
-            row = row_at(flows.calls, call_id)
-            tables.targets.put(call_id, targets(path, row[CALL_SCOPE], row[CALLEE], row[CALL_LINE]))
+        calls = [row(CALL_ROWS, call_id) for call_id in unit.calls]
+        resolved = []
+        for call_id, call in zip(unit.calls, calls, strict=True):
+            found = targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
+            tables.targets.put(call_id, found)
+            resolved.append(found)
         self.add_definitions(unit)
         if unit.assigns and self.in_class_body is None:
             self.in_class_body = class_bodies(self.summary)
         for i in unit.assigns:
-            row = row_at(flows.assigns, i)
+            assign = row(ASSIGN_ROWS, i)
             assert self.in_class_body is not None
-            if not self.in_class_body(row[ASSIGN_LINE]):  # class-level ones are fields already
-                self.add_assign(i, row)
+            if not self.in_class_body(assign[ASSIGN_LINE]):  # class-level ones are fields already
+                self.add_assign(i, assign)
         for i in unit.returns:
-            self.add_return(i, row_at(flows.returns, i))
+            self.add_return(i, row(RETURN_ROWS, i))
         for i in unit.uses:
-            scope, value, line, end_line = row_at(flows.uses, i)
+            scope, value, line, end_line = row(USE_ROWS, i)
             step = Step(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
             tables.add(step, scope, (4, i))
             record_reads(tables, step, scope, value)
-        for call_id in unit.calls:
-            row = row_at(flows.calls, call_id)
+        for call, found in zip(calls, resolved, strict=True):
+            last = call[CALLEE].rpartition(".")[2]
             # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
-            if (
-                row[DISCARDED]
-                or tables.targets.held(call_id)
-                or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
-            ):
-                self.add_call(row)
-            if row[CALLEE].rpartition(".")[2] in LAUNCHER_NAMES and not tables.targets.held(
-                call_id
-            ):
-                launcher = self.resolver.launcher(path, row[CALL_SCOPE], row[CALLEE])
+            if call[DISCARDED] or found or last in FLAG_METHODS:
+                self.add_call(call)
+            if last in LAUNCHER_NAMES and not found:
+                launcher = self.resolver.launcher(path, call[CALL_SCOPE], call[CALLEE])
                 if launcher is not None:
-                    self.add_launch(row, launcher)
+                    self.add_launch(call, launcher)
 
     def add_launch(self, row: Row, launcher: Launcher) -> None:
         """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
