@@ -57,15 +57,9 @@ class Demanded(dict[K, V]):
         return super().items()
 
     # -- for the builders: what is built so far, building nothing ----------------------------
+    # (dict's own methods under other names: no call of Python code on the builders' paths)
 
-    def put(self, key: K, value: V) -> None:
-        dict.__setitem__(self, key, value)
-
-    def held(self, key: object, default: Any = None) -> Any:
-        return dict.get(self, key, default)
-
-    def held_values(self) -> Any:
-        return super().values()
-
-    def held_items(self) -> Any:
-        return super().items()
+    put = dict.__setitem__
+    held = dict.get
+    held_values = dict.values
+    held_items = dict.items
