@@ -57,20 +57,32 @@ class Pickled(Generic[V]):
         return type(self), (self.data,)
 
 
-class ByName(Pickled[dict[str, V]]):
-    """Name -> V: a file's attribute reads and writes, the bulk of its names."""
+class ByName(Pickled[dict[str, bytes]], Generic[V]):
+    """Name -> V: a file's attribute reads and writes, the bulk of its names; each name's V
+    pickled apart, and unpickled when that name is asked (a query asks a file for one)."""
 
-    __slots__ = ()
+    __slots__ = ("made",)
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.made: dict[str, V] = {}
 
     @classmethod
     def of(cls, table: dict[str, V]) -> ByName[V]:
-        return cls(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+        each = {name: pickle.dumps(value, pickle.HIGHEST_PROTOCOL) for name, value in table.items()}
+        return cls(pickle.dumps(each, pickle.HIGHEST_PROTOCOL))
 
     def get(self, name: str, default: Any = ()) -> V:
-        return self.value().get(name, default)
+        found = self.made.get(name)
+        if found is None:
+            data = self.value().get(name)
+            if data is None:
+                return default  # type: ignore[no-any-return]
+            found = self.made[name] = pickle.loads(data)
+        return found
 
     def items(self) -> ItemsView[str, V]:
-        return self.value().items()
+        return {name: self.get(name) for name in self.value()}.items()
 
 
 class NameSet(Pickled[frozenset[str]]):
