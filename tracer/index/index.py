@@ -241,7 +241,7 @@ class Index:
             found = self.reimports[path] = {
                 alias: imps
                 for alias, imps in by_alias.items()
-                if len({(i.module, i.level, i.name) for i in imps}) > 1
+                if len(imps) > 1 and len({(i.module, i.level, i.name) for i in imps}) > 1
             }
         return found
 
