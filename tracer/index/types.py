@@ -15,6 +15,10 @@ from tracer.index.index import Index
 from tracer.index.scopes import Scopes
 from tracer.index.targets import CallResolver
 from tracer.store.facts import Facts
+from tracer.store.rows import ASSIGN_VALUE, VALUE_CALLS, VALUE_REFS
+from tracer.store.units import ROW_KINDS
+
+ASSIGN_ROWS = ROW_KINDS.index("assigns")
 
 
 class Types:
@@ -148,15 +152,15 @@ class Types:
         """The classes the local NAME of SCOPE may be when every assignment of it names
         classes only (`X = A`, `X = A if c else B`; no call): all of them, in order."""
         module = self.index.module_of[path]
-        flows = self.facts.flows(path)
+        rows = self.facts.rows(path)  # the values' rows: no fact is made
         found: dict[str, None] = {}
         for index in self.scopes.assigns(path, scope).get(name, ()):
-            value = flows.assigns[index].value
-            if value.calls:
+            value = rows.row(ASSIGN_ROWS, index)[ASSIGN_VALUE]
+            if value[VALUE_CALLS]:
                 return []
             named = [
                 symbol.name
-                for ref in value.refs
+                for ref in value[VALUE_REFS]
                 if (symbol := self.index.resolve(module, ref)) is not None
                 and symbol.kind == "class"
             ]
