@@ -6,7 +6,6 @@ tables are `step_tables.py`'s; `unit_steps.py` makes a unit's steps from its cac
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from functools import cached_property
 from textwrap import dedent
 
@@ -108,7 +107,17 @@ class FileTables(StepTables):
         for: most steps a query makes are never shown)."""
         step = self.steps[step_id]
         if step.code == UNREAD:
-            step = replace(step, code=self.lines.span(step.line, step.end_line))
+            code = self.lines.span(step.line, step.end_line)
+            step = Step(
+                step.id,
+                step.kind,
+                step.file,
+                step.line,
+                step.end_line,
+                step.symbol,
+                code,
+                step.name,
+            )
             self.steps.put(step_id, step)
         return step
 

@@ -39,6 +39,8 @@ CALL_ROWS, ASSIGN_ROWS, RETURN_ROWS, USE_ROWS = map(
     ROW_KINDS.index, ("calls", "assigns", "returns", "uses")
 )
 
+# Steps are made with positional arguments, in Step's field order (id, kind, file, line,
+# end_line, symbol, code, name): a call by keyword costs half as much again, thousands a query.
 # The code of a step made from a row, until the step is first asked for (most never are):
 # then the lines of its span. A span is stripped: it never is a lone space.
 UNREAD = " "
@@ -137,14 +139,14 @@ class UnitSteps:
                 spread_values(value, self.flows, keyword == launcher.kwargs)
             ):
                 step = Step(
-                    id=step_ids.element_id(path, call_id, i, j),
-                    kind="call_arg",
-                    file=path,
-                    line=line,
-                    end_line=end_line,
-                    symbol=scope,
-                    code=UNREAD,
-                    name=key if isinstance(key, str) else "",
+                    step_ids.element_id(path, call_id, i, j),
+                    "call_arg",
+                    path,
+                    line,
+                    end_line,
+                    scope,
+                    UNREAD,
+                    key if isinstance(key, str) else "",
                 )
                 self.tables.add(step, scope, (5, call_id, 1000 + 100 * i + j))
                 self.tables.elements.put(step.id, (call_id, key))
@@ -165,14 +167,14 @@ class UnitSteps:
             attr = "." in target
             kind = "attr_write" if attr else "local_assign"
             step = Step(
-                id=step_ids.target_id(path, index, j),
-                kind="formula" if value[VALUE_ARITHMETIC] or changes else kind,
-                file=path,
-                line=line,
-                end_line=end_line,
-                symbol=scope,
-                code=UNREAD,
-                name=target.rpartition(".")[2],
+                step_ids.target_id(path, index, j),
+                "formula" if value[VALUE_ARITHMETIC] or changes else kind,
+                path,
+                line,
+                end_line,
+                scope,
+                UNREAD,
+                target.rpartition(".")[2],
             )
             self.tables.add(step, scope, (2, index, j))
             self.tables.bound[step.id] = target
@@ -210,14 +212,14 @@ class UnitSteps:
             function = self.summary.functions[i]
             for j, param in enumerate(function.params):
                 step = Step(
-                    id=step_ids.param_id(path, function.qualname, param.name),
-                    kind="param",
-                    file=path,
-                    line=param.line,
-                    end_line=param.line,
-                    symbol=function.qualname,
-                    code=param.code,
-                    name=param.name,
+                    step_ids.param_id(path, function.qualname, param.name),
+                    "param",
+                    path,
+                    param.line,
+                    param.line,
+                    function.qualname,
+                    param.code,
+                    param.name,
                 )
                 self.tables.add(step, function.qualname, (0, i, j))
                 self.tables.local_defs.setdefault((function.qualname, param.name), []).append(
@@ -230,14 +232,14 @@ class UnitSteps:
             klass = self.summary.classes[i]
             for j, definition in enumerate(klass.fields):
                 step = Step(
-                    id=step_ids.field_id(path, klass.qualname, definition.name),
-                    kind="field",
-                    file=path,
-                    line=definition.line,
-                    end_line=definition.end_line,
-                    symbol=klass.qualname,
-                    code=definition.code,
-                    name=definition.name,
+                    step_ids.field_id(path, klass.qualname, definition.name),
+                    "field",
+                    path,
+                    definition.line,
+                    definition.end_line,
+                    klass.qualname,
+                    definition.code,
+                    definition.name,
                 )
                 self.tables.add(step, MODULE_SCOPE, (1, i, j))
 
@@ -252,14 +254,14 @@ class UnitSteps:
         if self.tables.targets.held(call_id):
             for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
                 step = Step(
-                    id=step_ids.argument_id(path, call_id, i),
-                    kind="call_arg",
-                    file=path,
-                    line=arg_line,
-                    end_line=arg_end_line,
-                    symbol=scope,
-                    code=UNREAD,
-                    name=keyword or "",
+                    step_ids.argument_id(path, call_id, i),
+                    "call_arg",
+                    path,
+                    arg_line,
+                    arg_end_line,
+                    scope,
+                    UNREAD,
+                    keyword or "",
                 )
                 self.tables.add(step, scope, (5, call_id, i))
                 self.tables.call_args.setdefault(call_id, []).append(step.id)
@@ -278,14 +280,14 @@ class UnitSteps:
             self.tables.flag_generators.add(call.scope)
             return
         step = Step(
-            id=step_ids.flag_id(self.path, call.id),
-            kind="cli_flag",
-            file=self.path,
-            line=call.line,
-            end_line=call.end_line,
-            symbol=call.scope,
-            code=UNREAD,
-            name=dest,
+            step_ids.flag_id(self.path, call.id),
+            "cli_flag",
+            self.path,
+            call.line,
+            call.end_line,
+            call.scope,
+            UNREAD,
+            dest,
         )
         self.tables.add(step, call.scope, (5, call.id, -1))
         default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
