@@ -1,6 +1,7 @@
-"""The call + dataflow graph: one networkx MultiDiGraph, grown on demand from what a query
-reaches. Files are turned into steps when first touched; edges are found when a step is
-expanded forward (who reads this value) or backward (where does this value come from)."""
+"""The call + dataflow graph, grown on demand from what a query reaches (a networkx
+MultiDiGraph of it is made when asked). Files are turned into steps when first touched; edges
+are found when a step is expanded forward (who reads this value) or backward (where does
+this value come from)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ class FlowGraph:
         self.index = index
         self.facts = facts
         self.resolver = Resolver(index, facts)
-        self.graph = nx.MultiDiGraph()
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         found = facts.cached(DERIVED, facts.snapshot_key)
@@ -46,6 +46,15 @@ class FlowGraph:
         self.flags = FlagEdges(self)
         self.sites = CallSites(self)
         self.slots = Slots(self)
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The edges found so far, as a networkx graph (made when asked: no query reads it)."""
+        graph = nx.MultiDiGraph()
+        for found in self.expanded.values():
+            for edge in found:
+                graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
+        return graph
 
     def flush(self) -> None:
         """Keep what this session learnt that the next one can reuse: the greps, and the
@@ -116,8 +125,6 @@ class FlowGraph:
             found = list(self.find_forward(step_id) if forward else self.find_backward(step_id))
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
-            for edge in found:
-                self.graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
         return found
 
     def flag_edges(self, field_step: str) -> list[Edge]:

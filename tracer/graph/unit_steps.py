@@ -41,6 +41,7 @@ CALL_ROWS, ASSIGN_ROWS, RETURN_ROWS, USE_ROWS = map(
 
 # Steps are made with positional arguments, in Step's field order (id, kind, file, line,
 # end_line, symbol, code, name): a call by keyword costs half as much again, thousands a query.
+
 # The code of a step made from a row, until the step is first asked for (most never are):
 # then the lines of its span. A span is stripped: it never is a lone space.
 UNREAD = " "

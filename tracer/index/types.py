@@ -49,9 +49,10 @@ class Types:
 
     def name_type(self, path: str, scope: str, name: str) -> str | None:
         # A name typed through itself (x = x.f()) stays unknown.
-        return self.inferred(
-            self.name_types, (path, scope, name), lambda: self.infer_name(path, scope, name)
-        )
+        key = (path, scope, name)
+        if key in self.name_types:  # most are asked again: no closure made for them
+            return self.name_types[key]
+        return self.inferred(self.name_types, key, lambda: self.infer_name(path, scope, name))
 
     def inferred(
         self, table: dict[Any, str | None], key: Any, infer: Callable[[], str | None]
@@ -172,7 +173,10 @@ class Types:
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what
         `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
-        return self.inferred(self.attr_types, (klass, attr), lambda: self.infer_attr(klass, attr))
+        key = (klass, attr)
+        if key in self.attr_types:
+            return self.attr_types[key]
+        return self.inferred(self.attr_types, key, lambda: self.infer_attr(klass, attr))
 
     def infer_attr(self, klass: str, attr: str) -> str | None:
         found = None
