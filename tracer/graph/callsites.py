@@ -77,12 +77,7 @@ class CallSites:
             summary = self.graph.facts.summaries[path]
             callees = self.graph.facts.rows(path).callees  # only a called name matters here
             local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
-            local = [name for name in local if name in callees]
-            found = set()
-            for name in local:
-                full = self.graph.index.full_name(module, name)
-                if full is not None and full.rpartition(".")[2] != name:
-                    found.add(name)
+            found = self.graph.index.renamed(module, [name for name in local if name in callees])
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
             for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):
