@@ -13,11 +13,12 @@ import networkx as nx
 
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
-from tracer.graph.file_steps import FileTables, Read
+from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
+from tracer.graph.step_tables import Read
 from tracer.graph.steps import FLAG_EDGES, Edge, Step, field_class
 from tracer.index.index import Index
 from tracer.index.resolve import GUESS, OPAQUE, CallTarget, Resolver
@@ -35,6 +36,7 @@ class FlowGraph:
         self.resolver = Resolver(index, facts)
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
+        self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -80,7 +82,12 @@ class FlowGraph:
 
     def writes(self, path: str, attr: str) -> list[Read]:
         """The writes of ATTR in PATH (fields, `x.ATTR = ...`), without building its tables."""
-        return [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
+        key = (path, attr)
+        found = self.attr_writes.get(key)
+        if found is None:  # asked again for each reader of the attribute
+            found = [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
+            self.attr_writes[key] = found
+        return found
 
     def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None:
         """The constant keys a `**d` argument holds (see `objects.splat_keys`)."""

@@ -17,7 +17,7 @@ from tracer.store.facts import Facts
 from tracer.store.rows import CALLEE, row_at
 
 if TYPE_CHECKING:
-    from tracer.graph.file_steps import Read
+    from tracer.graph.step_tables import Read
 
 MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
