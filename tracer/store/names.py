@@ -57,9 +57,23 @@ class Pickled(Generic[V]):
         return type(self), (self.data,)
 
 
+class Table(Pickled[dict[str, V]]):
+    """Name -> V, unpickled whole when first asked: a file's attribute reads (compact:
+    strings shared across names)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, table: dict[str, V]) -> Table[V]:
+        return cls(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+
+    def get(self, name: str, default: Any = ()) -> V:
+        return self.value().get(name, default)
+
+
 class ByName(Pickled[dict[str, bytes]], Generic[V]):
-    """Name -> V: a file's attribute reads and writes, the bulk of its names; each name's V
-    pickled apart, and unpickled when that name is asked (a query asks a file for one)."""
+    """Name -> V: a file's attribute writes, the bulk of its names; each name's V pickled
+    apart, and unpickled when that name is asked (a query asks a file for one)."""
 
     __slots__ = ("made",)
 
@@ -106,7 +120,7 @@ class NameSet(Pickled[frozenset[str]]):
 class FileNames:
     binders: NameSet  # names a parameter, field, assignment or flag of the file binds
     writes: ByName[tuple[Write, ...]]  # attribute -> its writes, in the tables' order
-    reads: ByName[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
+    reads: Table[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
@@ -239,7 +253,7 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
     return FileNames(
         binders=NameSet.of(binders),
         writes=ByName.of(share(attribute_writes(path, summary, flows), {})),
-        reads=ByName.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
+        reads=Table.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
         whole=crosses_units(summary, flows),
