@@ -42,6 +42,10 @@ class CallSites:
     def __init__(self, graph: SiteQueries) -> None:
         self.graph = graph
         self.renames: dict[str, set[str]] = {}
+        # Asked again and again in one query (a function's every parameter asks for its
+        # callers): the files that may call a function, and its calls in each of them.
+        self.files_calling: dict[str, tuple[list[str], set[str]]] = {}
+        self.sites: dict[tuple[str, str], list[tuple[int, CallTarget]]] = {}
 
     def calls_to(
         self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
@@ -53,6 +57,8 @@ class CallSites:
         candidates = sorted(
             call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
         )
+        if not candidates:
+            return []
         targets = self.graph.resolver.targets
         again = self.graph.index.imports_again(path)  # names whose import depends on the line
         found = []
@@ -71,14 +77,9 @@ class CallSites:
             summary = self.graph.facts.summaries[path]
             callees = self.graph.facts.rows(path).callees  # only a called name matters here
             local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
-            local = [name for name in local if name in callees]
-            found = set()
-            for name in local:
-                symbol = self.graph.index.resolve(module, name)
-                if symbol is not None and symbol.name.rpartition(".")[2] != name:
-                    found.add(name)
+            found = self.graph.index.renamed(module, [name for name in local if name in callees])
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
-            for scope, name in self.graph.facts.names(path).called_locals:
+            for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):
                     found.add(name)
             self.renames[path] = found
@@ -95,26 +96,52 @@ class CallSites:
         the files WITHIN, when given)."""
         paths, callees = self.calling_files(function, within)
         for caller_path in paths:
-            found = self.calls_to(caller_path, callees, lambda t: t.function == function)
-            if not found:
-                continue
-            tables = self.graph.file(caller_path)
-            for call_id in found:
-                for target in tables.targets[call_id]:
-                    if target.function == function:
-                        yield tables, call_id, target
+            sites = self.sites_in(caller_path, function, callees)
+            if sites:
+                tables = self.graph.file(caller_path)
+                for call_id, target in sites:
+                    yield tables, call_id, target
+
+    def sites_in(self, path: str, function: str, callees: set[str]) -> list[tuple[int, CallTarget]]:
+        """The calls in PATH that may run FUNCTION (named by one of CALLEES), each with the
+        target that is FUNCTION, in order."""
+        key = (path, function)
+        found = self.sites.get(key)
+        if found is None:
+            calls = self.calls_to(path, callees, lambda t: t.function == function)
+            found = []
+            if calls:
+                tables = self.graph.file(path)
+                for call_id in calls:
+                    found += [
+                        (call_id, t) for t in tables.targets[call_id] if t.function == function
+                    ]
+            self.sites[key] = found
+        return found
 
     def calling_files(
         self, function: str, within: set[str] | None = None
     ) -> tuple[list[str], set[str]]:
         """The files that may call FUNCTION (full name) by name, in order, and the last names
+        such calls have (see `files_calling_by_name`). Only files WITHIN, when given."""
+        found = self.files_calling.get(function)
+        if found is None:
+            found = self.files_calling[function] = self.files_calling_by_name(function)
+        paths, callees = found
+        if within is not None:
+            return [path for path in paths if path in within], callees
+        return list(paths), callees
+
+    def files_calling_by_name(self, function: str) -> tuple[list[str], set[str]]:
+        """The files that may call FUNCTION (full name) by name, in order, and the last names
         such calls have: its name, or for `__init__` its class's and its subclasses' (a
         method's callers mention a class of its family; a common function name's callers
-        import its module, or live in it). Only files WITHIN, when given."""
+        import its module, or live in it)."""
         path, definition = self.graph.index.functions[function]
         words = [definition.name]
         classes: list[str] = []
         module = self.graph.index.module_of[path]
+        within: set[str] | None = None
         if definition.class_qualname:
             klass = f"{module}.{definition.class_qualname}"
             classes = self.graph.index.family(klass)
@@ -125,8 +152,7 @@ class CallSites:
                 words = words[:MAX_FAMILY_NAMES]
         elif len(self.graph.mentioning(definition.name)) > COMMON_WORD_FILES:
             # A common function name: callers import its module, or live in it.
-            importers = set(self.graph.mentioning(module.rpartition(".")[2])) | {path}
-            within = importers if within is None else within & importers
+            within = set(self.graph.mentioning(module.rpartition(".")[2])) | {path}
         paths: dict[str, None] = {}
         for word in words:
             calls = set(self.calling(word))

@@ -23,17 +23,18 @@ class Demanded(dict[K, V]):
         super().__init__()
         self.demand = demand
 
+    # dict's own methods called directly: `super()` costs as much again on these hot paths.
     def __getitem__(self, key: object) -> Any:
         self.demand(key)
-        return super().__getitem__(key)
+        return dict.__getitem__(self, key)
 
     def get(self, key: object, default: Any = None) -> Any:
         self.demand(key)
-        return super().get(key, default)
+        return dict.get(self, key, default)
 
     def __contains__(self, key: object) -> bool:
         self.demand(key)
-        return super().__contains__(key)
+        return dict.__contains__(self, key)
 
     def __iter__(self) -> Iterator[Any]:
         self.demand(ALL)
@@ -56,15 +57,9 @@ class Demanded(dict[K, V]):
         return super().items()
 
     # -- for the builders: what is built so far, building nothing ----------------------------
+    # (dict's own methods under other names: no call of Python code on the builders' paths)
 
-    def put(self, key: K, value: V) -> None:
-        super().__setitem__(key, value)
-
-    def held(self, key: object, default: Any = None) -> Any:
-        return super().get(key, default)
-
-    def held_values(self) -> Any:
-        return super().values()
-
-    def held_items(self) -> Any:
-        return super().items()
+    put = dict.__setitem__
+    held = dict.get
+    held_values = dict.values
+    held_items = dict.items

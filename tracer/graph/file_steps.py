@@ -5,11 +5,12 @@ tables are `step_tables.py`'s; `unit_steps.py` makes a unit's steps from its cac
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
 from functools import cached_property
+from textwrap import dedent
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, FileFlows, FileSummary
-from tracer.extract.parse import SourceLines
+from tracer.extract.parse import BOM, MAX_CODE_LINES, SourceLines
 from tracer.graph.demand import ALL
 from tracer.graph.step_tables import Read, StepTables
 from tracer.graph.steps import Step
@@ -21,13 +22,41 @@ from tracer.store.rows import file_rows
 from tracer.store.units import MEMBER_KINDS, top_classes, unit_of
 
 
-class CodeLines(SourceLines):
-    """SourceLines whose one-line spans skip `dedent` (most steps are one line)."""
+class CodeLines:
+    """The spans SourceLines gives, each decoded from the file's bytes when first asked: a
+    query shows a few steps of a file, and decoding and splitting all of it cost more. A
+    line break is one byte that no other character's encoding holds, so a span decoded
+    alone reads as the same lines of the whole text decoded."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.text = source[len(BOM) :] if source.startswith(BOM) else source
+        self.starts = [0]  # where each line found so far starts, in bytes
+
+    def start(self, line: int) -> int | None:
+        """Where LINE (1-based) starts; None past the last line."""
+        starts, text = self.starts, self.text
+        while len(starts) < line:
+            end = text.find(b"\n", starts[-1])
+            if end < 0:
+                return None
+            starts.append(end + 1)
+        return starts[line - 1]
 
     def span(self, line: int, end_line: int) -> str:
-        if line == end_line and 0 < line <= len(self.lines):
-            return self.lines[line - 1].strip()
-        return super().span(line, end_line)
+        """SourceLines.span(LINE, END_LINE); a one-line span is not dedented (most are)."""
+        start = self.start(line) if 0 < line <= end_line else None
+        if start is None:  # past the end, or no span: as SourceLines slices its lines
+            return self.whole.span(line, end_line)
+        last = min(end_line, line + MAX_CODE_LINES - 1)
+        after = self.start(last + 1)
+        end = len(self.text) if after is None else after - 1
+        code = self.text[start:end].decode("utf-8", "replace")
+        return code.strip() if line == end_line else dedent(code).strip()
+
+    @cached_property
+    def whole(self) -> SourceLines:
+        return SourceLines(self.source)
 
 
 class FileTables(StepTables):
@@ -43,7 +72,7 @@ class FileTables(StepTables):
         flows: FileFlows,
         names: FileNames,
         resolver: Resolver,
-        source: bytes,
+        source: bytes | Callable[[], bytes],
     ) -> None:
         super().__init__(flows.calls, set(names.flag_generators), demands=self)
         self.path = path
@@ -57,22 +86,38 @@ class FileTables(StepTables):
         self.whole = names.whole
         self.classes = top_classes(summary)
         self.unit_names: dict[str, str] = {}  # scope -> its unit
+        # Keys whose units are built (read again, they build nothing): step ids, calls, attributes.
+        self.demanded: set[str] = set()
+        self.demanded_calls: set[int] = set()
+        self.demanded_attrs: set[str] = set()
         self.defaults: dict[str, set[str]] | None = None
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
         self.units = (WHOLE,) if self.whole else self.rows.units
-        self.unit_steps = UnitSteps(path, summary, flows, resolver, self)
+        self.unit_steps = UnitSteps(path, summary, flows, resolver, self, self.rows)
 
     @cached_property
     def lines(self) -> CodeLines:
-        return CodeLines(self.source)
+        # SOURCE may be how to read it: most files a query reaches show no step.
+        source = self.source
+        return CodeLines(source if isinstance(source, bytes) else source())
 
     def step(self, step_id: str) -> Step:
         """The step STEP_ID, with its code (read from the source the first time it is asked
         for: most steps a query makes are never shown)."""
         step = self.steps[step_id]
         if step.code == UNREAD:
-            step = replace(step, code=self.lines.span(step.line, step.end_line))
+            code = self.lines.span(step.line, step.end_line)
+            step = Step(
+                step.id,
+                step.kind,
+                step.file,
+                step.line,
+                step.end_line,
+                step.symbol,
+                code,
+                step.name,
+            )
             self.steps.put(step_id, step)
         return step
 
@@ -129,8 +174,11 @@ class FileTables(StepTables):
     def by_step(self, step_id: object) -> None:
         if step_id is ALL:
             self.ensure_all()
-        elif isinstance(step_id, str) and step_ids.file_of(step_id) == self.path:
-            self.ensure(self.step_unit(step_id))
+        elif isinstance(step_id, str) and step_id not in self.demanded:
+            if step_ids.file_of(step_id) == self.path:
+                self.ensure(self.step_unit(step_id))
+            if not self.building:  # its unit is built now: asked again, nothing to do
+                self.demanded.add(step_id)
 
     def step_unit(self, step_id: str) -> str:
         """The unit of STEP_ID, a step of this file."""
@@ -171,18 +219,25 @@ class FileTables(StepTables):
     def by_call(self, call_id: object) -> None:
         if call_id is ALL:
             self.ensure_all()
-        elif isinstance(call_id, int) and 0 <= call_id < len(self.calls):
-            self.ensure(self.unit_of_member(CALLS, call_id))
+        elif isinstance(call_id, int) and call_id not in self.demanded_calls:
+            if 0 <= call_id < len(self.calls):
+                self.ensure(self.unit_of_member(CALLS, call_id))
+            if not self.building:
+                self.demanded_calls.add(call_id)
 
     def by_attr_read(self, attr: object) -> None:
         if attr is ALL or not isinstance(attr, str):
             self.ensure_all()
+            return
+        if attr in self.demanded_attrs:
             return
         for scope in {scope for scope, _ in self.names.reads.get(attr, ())}:
             self.ensure(self.unit_of(scope))
         # A default value is read in the scope around its function, built with the function.
         for unit in self.default_readers().get(attr, ()):
             self.ensure(unit)
+        if not self.building:
+            self.demanded_attrs.add(attr)
 
     def default_readers(self) -> dict[str, set[str]]:
         """Attribute -> the units of the functions whose default values read it."""

@@ -103,6 +103,11 @@ class FlagEdges:
 
     def field_sources(self, tables: FileTables, step: Step) -> Iterator[Edge]:
         """Flags that set the field, and constructor arguments bound to it."""
+        yield from self.flag_sources(step)
+        yield from self.construction_sources(step)
+
+    def flag_sources(self, step: Step) -> Iterator[Edge]:
+        """Flags that set the field STEP: written for it, or generated from its class."""
         klass = field_class(self.index, step)
         heirs = {klass, *self.index.descendants(klass)}
         names = {h.rpartition(".")[2] for h in heirs}
@@ -122,6 +127,14 @@ class FlagEdges:
         for flag_id, owner in self.generated_flags(names).get(step.name, []):
             if owner in heirs:
                 yield Edge(flag_id, step.id, "generated_flag", 0.9)
+
+    def construction_sources(self, step: Step) -> Iterator[Edge]:
+        """Arguments of constructions of the field STEP's record class (or a subclass) that
+        are bound to it."""
+        klass = field_class(self.index, step)
+        heirs = {klass, *self.index.descendants(klass)}
+        names = {h.rpartition(".")[2] for h in heirs}
+        mentioning = self.graph.mentioning
         if not any(self.index.is_record(h) for h in heirs):
             return
         # Keyword arguments name the field; only files that spell both are read.

@@ -1,23 +1,26 @@
-"""The call + dataflow graph: one networkx MultiDiGraph, grown on demand from what a query
-reaches. Files are turned into steps when first touched; edges are found when a step is
-expanded forward (who reads this value) or backward (where does this value come from)."""
+"""The call + dataflow graph, grown on demand from what a query reaches (a networkx
+MultiDiGraph of it is made when asked). Files are turned into steps when first touched; edges
+are found when a step is expanded forward (who reads this value) or backward (where does
+this value come from)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import networkx as nx
 
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
-from tracer.graph.file_steps import FileTables, Read
+from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
-from tracer.graph.steps import Edge, Step, field_class
+from tracer.graph.step_tables import Read
+from tracer.graph.steps import FLAG_EDGES, Edge, Step, field_class
 from tracer.index.index import Index
 from tracer.index.resolve import DYNAMIC, GUESS, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
@@ -32,9 +35,9 @@ class FlowGraph:
         self.index = index
         self.facts = facts
         self.resolver = Resolver(index, facts)
-        self.graph = nx.MultiDiGraph()
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
+        self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -46,6 +49,15 @@ class FlowGraph:
         self.flags = FlagEdges(self)
         self.sites = CallSites(self)
         self.slots = Slots(self)
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The edges found so far, as a networkx graph (made when asked: no query reads it)."""
+        graph = nx.MultiDiGraph()
+        for found in self.expanded.values():
+            for edge in found:
+                graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
+        return graph
 
     def flush(self) -> None:
         """Keep what this session learnt that the next one can reuse: the greps, and the
@@ -63,15 +75,20 @@ class FlowGraph:
         if tables is None:
             summary = self.facts.summaries[path]
             flows = self.facts.flows(path)
-            source = self.facts.snapshot.read(path)
             names = self.facts.names(path)
+            source = partial(self.facts.snapshot.read, path)
             tables = FileTables(path, summary, flows, names, self.resolver, source)
             self.tables[path] = tables
         return tables
 
     def writes(self, path: str, attr: str) -> list[Read]:
         """The writes of ATTR in PATH (fields, `x.ATTR = ...`), without building its tables."""
-        return [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
+        key = (path, attr)
+        found = self.attr_writes.get(key)
+        if found is None:  # asked again for each reader of the attribute
+            found = [Read(*write) for write in self.facts.names(path).writes.get(attr, ())]
+            self.attr_writes[key] = found
+        return found
 
     def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None:
         """The constant keys a `**d` argument holds (see `objects.splat_keys`)."""
@@ -116,12 +133,16 @@ class FlowGraph:
             found = list(self.find_forward(step_id) if forward else self.find_backward(step_id))
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
-            for edge in found:
-                for node in (edge.src, edge.dst):
-                    if node not in self.graph:
-                        self.graph.add_node(node, step=self.step(node))
-                self.graph.add_edge(edge.src, edge.dst, key=edge.kind, edge=edge)
         return found
+
+    def flag_edges(self, field_step: str) -> list[Edge]:
+        """The edges into the field FIELD_STEP from the flags that set it: those of its
+        backward edges, found without the constructions of its class when not found yet."""
+        found = self.expanded.get((field_step, False))
+        if found is None:
+            step = self.file(step_ids.file_of(field_step)).steps[field_step]
+            found = [e for e in self.flags.flag_sources(step) if e.src != e.dst]
+        return [e for e in found if e.kind in FLAG_EDGES]
 
     # -- seeds -------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from tracer.store.facts import Facts
 from tracer.store.rows import CALLEE, row_at
 
 if TYPE_CHECKING:
-    from tracer.graph.file_steps import Read
+    from tracer.graph.step_tables import Read
 
 MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
@@ -40,6 +40,8 @@ class SlotQueries(Protocol):
     def centrality(self, step_id: str) -> int: ...
 
     def edges(self, step_id: str, forward: bool) -> list[Edge]: ...
+
+    def flag_edges(self, field_step: str) -> list[Edge]: ...
 
     def field_step(self, klass: str, attr: str) -> str: ...
 
@@ -119,7 +121,7 @@ class Slots:
         """Does a command-line flag set the field FIELD_STEP (surely)?"""
         return any(
             e.kind in FLAG_EDGES and e.confidence >= NAMED_DYNAMIC
-            for e in self.graph.edges(field_step, False)
+            for e in self.graph.flag_edges(field_step)
         )
 
     def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:

@@ -29,9 +29,18 @@ from tracer.store.rows import (
     VALUE_CALLS,
     VALUE_REFS,
     VALUE_SHAPE,
+    FileRows,
     Row,
     row_at,
 )
+from tracer.store.units import ROW_KINDS
+
+CALL_ROWS, ASSIGN_ROWS, RETURN_ROWS, USE_ROWS = map(
+    ROW_KINDS.index, ("calls", "assigns", "returns", "uses")
+)
+
+# Steps are made with positional arguments, in Step's field order (id, kind, file, line,
+# end_line, symbol, code, name): a call by keyword costs half as much again, thousands a query.
 
 # The code of a step made from a row, until the step is first asked for (most never are):
 # then the lines of its span. A span is stripped: it never is a lone space.
@@ -61,12 +70,14 @@ class UnitSteps:
         flows: FileFlows,
         resolver: Resolver,
         tables: StepTables,
+        rows: FileRows,
     ) -> None:
         self.path = path
         self.summary = summary
         self.flows = flows
         self.resolver = resolver
         self.tables = tables
+        self.rows = rows  # FLOWS' rows
         self.calls = flows.calls
         self.in_class_body: Callable[[int], bool] | None = None
 
@@ -74,41 +85,38 @@ class UnitSteps:
         """The steps of one unit, made in the order (and with the ids) of a whole-file build.
         They are made from the cached rows (see `tracer.store.rows`): a unit's facts are read once,
         here, and making fact objects of them would cost more than the steps."""
-        path, flows, tables = self.path, self.flows, self.tables
+        path, tables, row = self.path, self.tables, self.rows.row
         targets = self.resolver.targets
-        for call_id in unit.calls:
-            row = row_at(flows.calls, call_id)
-            tables.targets.put(call_id, targets(path, row[CALL_SCOPE], row[CALLEE], row[CALL_LINE]))
+        calls = [row(CALL_ROWS, call_id) for call_id in unit.calls]
+        resolved = []
+        for call_id, call in zip(unit.calls, calls, strict=True):
+            found = targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
+            tables.targets.put(call_id, found)
+            resolved.append(found)
         self.add_definitions(unit)
         if unit.assigns and self.in_class_body is None:
             self.in_class_body = class_bodies(self.summary)
         for i in unit.assigns:
-            row = row_at(flows.assigns, i)
+            assign = row(ASSIGN_ROWS, i)
             assert self.in_class_body is not None
-            if not self.in_class_body(row[ASSIGN_LINE]):  # class-level ones are fields already
-                self.add_assign(i, row)
+            if not self.in_class_body(assign[ASSIGN_LINE]):  # class-level ones are fields already
+                self.add_assign(i, assign)
         for i in unit.returns:
-            self.add_return(i, row_at(flows.returns, i))
+            self.add_return(i, row(RETURN_ROWS, i))
         for i in unit.uses:
-            scope, value, line, end_line = row_at(flows.uses, i)
+            scope, value, line, end_line = row(USE_ROWS, i)
             step = Step(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
             tables.add(step, scope, (4, i))
             record_reads(tables, step, scope, value)
-        for call_id in unit.calls:
-            row = row_at(flows.calls, call_id)
+        for call, found in zip(calls, resolved, strict=True):
+            last = call[CALLEE].rpartition(".")[2]
             # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
-            if (
-                row[DISCARDED]
-                or tables.targets.held(call_id)
-                or row[CALLEE].rpartition(".")[2] in FLAG_METHODS
-            ):
-                self.add_call(row)
-            if row[CALLEE].rpartition(".")[2] in LAUNCHER_NAMES and not tables.targets.held(
-                call_id
-            ):
-                launcher = self.resolver.launcher(path, row[CALL_SCOPE], row[CALLEE])
+            if call[DISCARDED] or found or last in FLAG_METHODS:
+                self.add_call(call)
+            if last in LAUNCHER_NAMES and not found:
+                launcher = self.resolver.launcher(path, call[CALL_SCOPE], call[CALLEE])
                 if launcher is not None:
-                    self.add_launch(row, launcher)
+                    self.add_launch(call, launcher)
 
     def add_launch(self, row: Row, launcher: Launcher) -> None:
         """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
@@ -132,14 +140,14 @@ class UnitSteps:
                 spread_values(value, self.flows, keyword == launcher.kwargs)
             ):
                 step = Step(
-                    id=step_ids.element_id(path, call_id, i, j),
-                    kind="call_arg",
-                    file=path,
-                    line=line,
-                    end_line=end_line,
-                    symbol=scope,
-                    code=UNREAD,
-                    name=key if isinstance(key, str) else "",
+                    step_ids.element_id(path, call_id, i, j),
+                    "call_arg",
+                    path,
+                    line,
+                    end_line,
+                    scope,
+                    UNREAD,
+                    key if isinstance(key, str) else "",
                 )
                 self.tables.add(step, scope, (5, call_id, 1000 + 100 * i + j))
                 self.tables.elements.put(step.id, (call_id, key))
@@ -160,14 +168,14 @@ class UnitSteps:
             attr = "." in target
             kind = "attr_write" if attr else "local_assign"
             step = Step(
-                id=step_ids.target_id(path, index, j),
-                kind="formula" if value[VALUE_ARITHMETIC] or changes else kind,
-                file=path,
-                line=line,
-                end_line=end_line,
-                symbol=scope,
-                code=UNREAD,
-                name=target.rpartition(".")[2],
+                step_ids.target_id(path, index, j),
+                "formula" if value[VALUE_ARITHMETIC] or changes else kind,
+                path,
+                line,
+                end_line,
+                scope,
+                UNREAD,
+                target.rpartition(".")[2],
             )
             self.tables.add(step, scope, (2, index, j))
             self.tables.bound[step.id] = target
@@ -205,14 +213,14 @@ class UnitSteps:
             function = self.summary.functions[i]
             for j, param in enumerate(function.params):
                 step = Step(
-                    id=step_ids.param_id(path, function.qualname, param.name),
-                    kind="param",
-                    file=path,
-                    line=param.line,
-                    end_line=param.line,
-                    symbol=function.qualname,
-                    code=param.code,
-                    name=param.name,
+                    step_ids.param_id(path, function.qualname, param.name),
+                    "param",
+                    path,
+                    param.line,
+                    param.line,
+                    function.qualname,
+                    param.code,
+                    param.name,
                 )
                 self.tables.add(step, function.qualname, (0, i, j))
                 self.tables.local_defs.setdefault((function.qualname, param.name), []).append(
@@ -225,14 +233,14 @@ class UnitSteps:
             klass = self.summary.classes[i]
             for j, definition in enumerate(klass.fields):
                 step = Step(
-                    id=step_ids.field_id(path, klass.qualname, definition.name),
-                    kind="field",
-                    file=path,
-                    line=definition.line,
-                    end_line=definition.end_line,
-                    symbol=klass.qualname,
-                    code=definition.code,
-                    name=definition.name,
+                    step_ids.field_id(path, klass.qualname, definition.name),
+                    "field",
+                    path,
+                    definition.line,
+                    definition.end_line,
+                    klass.qualname,
+                    definition.code,
+                    definition.name,
                 )
                 self.tables.add(step, MODULE_SCOPE, (1, i, j))
 
@@ -247,14 +255,14 @@ class UnitSteps:
         if self.tables.targets.held(call_id):
             for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
                 step = Step(
-                    id=step_ids.argument_id(path, call_id, i),
-                    kind="call_arg",
-                    file=path,
-                    line=arg_line,
-                    end_line=arg_end_line,
-                    symbol=scope,
-                    code=UNREAD,
-                    name=keyword or "",
+                    step_ids.argument_id(path, call_id, i),
+                    "call_arg",
+                    path,
+                    arg_line,
+                    arg_end_line,
+                    scope,
+                    UNREAD,
+                    keyword or "",
                 )
                 self.tables.add(step, scope, (5, call_id, i))
                 self.tables.call_args.setdefault(call_id, []).append(step.id)
@@ -273,14 +281,14 @@ class UnitSteps:
             self.tables.flag_generators.add(call.scope)
             return
         step = Step(
-            id=step_ids.flag_id(self.path, call.id),
-            kind="cli_flag",
-            file=self.path,
-            line=call.line,
-            end_line=call.end_line,
-            symbol=call.scope,
-            code=UNREAD,
-            name=dest,
+            step_ids.flag_id(self.path, call.id),
+            "cli_flag",
+            self.path,
+            call.line,
+            call.end_line,
+            call.scope,
+            UNREAD,
+            dest,
         )
         self.tables.add(step, call.scope, (5, call.id, -1))
         default = next((a.value.refs for a in call.args if a.keyword == "default"), ())

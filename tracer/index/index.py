@@ -203,6 +203,42 @@ class Index:
             return self.resolve(source, imp.name)
         return Symbol("external", submodule)
 
+    def renamed(self, module: str, names: Iterable[str]) -> set[str]:
+        """Those of NAMES (plain names MODULE binds) that stand for something named otherwise:
+        what `resolve` gives has another last name. Worked out without a Symbol, nor a kept
+        answer, where MODULE defines the name or imports it from outside the tree or as a
+        module (most of the names a file imports)."""
+        found: set[str] = set()
+        path = self.path_of.get(module)
+        if path is None:
+            return found
+        aliases, imports, _ = self.namespace(module, path)
+        resolved, classes, functions = self.resolved, self.classes, self.functions
+        modules = self.path_of
+        prefix = module + "."
+        for name in dict.fromkeys(names):
+            full: str | None
+            imp = imports.get(name)
+            if (module, name) in resolved or "." in name:
+                symbol = self.resolve(module, name)
+                full = None if symbol is None else symbol.name
+            elif (full := prefix + name) in classes or full in functions:
+                continue  # a definition of its own: never renamed
+            elif imp is None or name in aliases:
+                symbol = self.resolve(module, name)
+                full = None if symbol is None else symbol.name
+            elif imp.name is None:  # as `imported` gives it
+                full = imp.module if imp.alias != imp.module.split(".")[0] else imp.alias
+            else:
+                source = self.absolute(imp.module, imp.level, module)
+                full = f"{source}.{imp.name}" if source else imp.name
+                if full not in modules and source in modules:
+                    symbol = self.resolve(source, imp.name)
+                    full = None if symbol is None else symbol.name
+            if full is not None and full.rpartition(".")[2] != name:
+                found.add(name)
+        return found
+
     def imports_again(self, path: str) -> dict[str, list[ImportDef]]:
         """The local names PATH imports more than once from different places (each branch
         of a function importing its own `launch_server`), each with its imports in order."""
@@ -215,7 +251,7 @@ class Index:
             found = self.reimports[path] = {
                 alias: imps
                 for alias, imps in by_alias.items()
-                if len({(i.module, i.level, i.name) for i in imps}) > 1
+                if len(imps) > 1 and len({(i.module, i.level, i.name) for i in imps}) > 1
             }
         return found
 

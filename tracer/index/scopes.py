@@ -7,7 +7,6 @@ from __future__ import annotations
 from tracer.extract.facts import MODULE_SCOPE, Assign, FunctionDef
 from tracer.index.index import Index
 from tracer.store.facts import Facts
-from tracer.store.rows import TARGETS, row_at
 
 
 class Scopes:
@@ -49,10 +48,10 @@ class Scopes:
         table = self.assigns_in_scope.get(key)
         if table is None:
             table = self.assigns_in_scope[key] = {}
-            rows = self.facts.flows(path).assigns
+            targets = self.facts.rows(path).assign_targets
             for index in self.scopes_of(path).get(scope, ()):
-                for target in row_at(rows, index)[TARGETS]:
-                    table.setdefault(target[0], []).append(index)
+                for target in targets[index]:
+                    table.setdefault(target, []).append(index)
         return table
 
     def locals_of(self, path: str, scope: str) -> frozenset[str]:
@@ -91,5 +90,8 @@ class Scopes:
 
     def self_writes(self, path: str, attr: str) -> list[Assign]:
         """The assignments `self.ATTR = ...` of a file (facts made for ATTR's alone)."""
+        indices = self.facts.rows(path).self_writes.get(attr, ())
+        if not indices:
+            return []
         assigns = self.facts.flows(path).assigns
-        return [assigns[index] for index in self.facts.rows(path).self_writes.get(attr, ())]
+        return [assigns[index] for index in indices]

@@ -15,6 +15,10 @@ from tracer.index.index import Index
 from tracer.index.scopes import Scopes
 from tracer.index.targets import CallResolver
 from tracer.store.facts import Facts
+from tracer.store.rows import ASSIGN_VALUE, VALUE_CALLS, VALUE_REFS
+from tracer.store.units import ROW_KINDS
+
+ASSIGN_ROWS = ROW_KINDS.index("assigns")
 
 
 class Types:
@@ -45,9 +49,10 @@ class Types:
 
     def name_type(self, path: str, scope: str, name: str) -> str | None:
         # A name typed through itself (x = x.f()) stays unknown.
-        return self.inferred(
-            self.name_types, (path, scope, name), lambda: self.infer_name(path, scope, name)
-        )
+        key = (path, scope, name)
+        if key in self.name_types:  # most are asked again: no closure made for them
+            return self.name_types[key]
+        return self.inferred(self.name_types, key, lambda: self.infer_name(path, scope, name))
 
     def inferred(
         self, table: dict[Any, str | None], key: Any, infer: Callable[[], str | None]
@@ -185,15 +190,15 @@ class Types:
         """The classes the local NAME of SCOPE may be when every assignment of it names
         classes only (`X = A`, `X = A if c else B`; no call): all of them, in order."""
         module = self.index.module_of[path]
-        flows = self.facts.flows(path)
+        rows = self.facts.rows(path)  # the values' rows: no fact is made
         found: dict[str, None] = {}
         for index in self.scopes.assigns(path, scope).get(name, ()):
-            value = flows.assigns[index].value
-            if value.calls:
+            value = rows.row(ASSIGN_ROWS, index)[ASSIGN_VALUE]
+            if value[VALUE_CALLS]:
                 return []
             named = [
                 symbol.name
-                for ref in value.refs
+                for ref in value[VALUE_REFS]
                 if (symbol := self.index.resolve(module, ref)) is not None
                 and symbol.kind == "class"
             ]
@@ -205,7 +210,10 @@ class Types:
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a field annotation, or what
         `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
-        return self.inferred(self.attr_types, (klass, attr), lambda: self.infer_attr(klass, attr))
+        key = (klass, attr)
+        if key in self.attr_types:
+            return self.attr_types[key]
+        return self.inferred(self.attr_types, key, lambda: self.infer_attr(klass, attr))
 
     def infer_attr(self, klass: str, attr: str) -> str | None:
         found = None

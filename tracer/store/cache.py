@@ -31,8 +31,7 @@ class FactCache:
         if not self.enabled:
             return None
         try:
-            with open(f"{self.root}/{kind.name}/{key[:2]}/{key}-{kind.version}.pkl", "rb") as entry:
-                return entry.read()
+            return read_file(f"{self.root}/{kind.name}/{key[:2]}/{key}-{kind.version}.pkl")
         except OSError:
             return None
 
@@ -105,6 +104,23 @@ class FactCache:
     def packs(self, kind: CachedKind) -> Path:
         """The folder of KIND's packs of this version: another version's are never read."""
         return self.root / f"{kind.name}-packs" / kind.version
+
+
+def read_file(path: str) -> bytes:
+    """The bytes of the file PATH, read with few system calls (a query reads hundreds of
+    entries: `open()` makes seven calls of each, this four or five)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)  # asked one byte more, it stops at the end of the file
+        if len(data) == size:
+            return data
+        chunks = [data]  # the file changed size meanwhile, or the read stopped short
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 class PackedEntry(NamedTuple):

@@ -28,7 +28,6 @@ from tracer.store.rows import (
     FileRows,
     decode_flows,
     encode_flows,
-    file_rows,
 )
 from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
@@ -40,7 +39,8 @@ class Facts:
         self.snapshot = snapshot
         self.cache = cache or FactCache()
         self.summaries: dict[str, FileSummary] = {}
-        self.flows_by_path: dict[str, FileFlows] = {}
+        self.rows_by_path: dict[str, FileRows] = {}  # the flows as cached, by path
+        self.flows_by_path: dict[str, FileFlows] = {}  # facts over them, for those asked
         self.names_by_path: dict[str, FileNames] = {}
         self.parsed_files = 0
         self.greps: dict[str, list[str]] | None = None
@@ -170,27 +170,32 @@ class Facts:
         return summarize(parse(self.snapshot.read(path)))
 
     def flows(self, path: str) -> FileFlows:
+        """PATH's flows, each fact made when first read (see `rows`)."""
         found = self.flows_by_path.get(path)
-        if found is not None:
-            return found
-        key = self.key(path)
-        rows = self.cached(FLOWS, key)
-        if not (isinstance(rows, tuple) and len(rows) == ROWS_PARTS):  # else not ours: redo
-            parsed = parse(self.snapshot.read(path))
-            self.parsed_files += 1
-            summary = self.summaries.get(path) or summarize(parsed)
-            rows = encode_flows(extract_flows(parsed, summary), summary)
-            self.keep(FLOWS, key, rows)
-        found = self.flows_by_path[path] = decode_flows(rows)
+        if found is None:
+            found = self.flows_by_path[path] = decode_flows(self.rows(path))
         return found
 
     def rows(self, path: str) -> FileRows:
-        """PATH's flows as cached: by unit, with the tables that locate them."""
-        return file_rows(self.flows(path), self.summaries[path])
+        """PATH's flows as cached: by unit, with the tables that locate them (what most files
+        a query reaches are asked: their facts are not made)."""
+        found = self.rows_by_path.get(path)
+        if found is not None:
+            return found
+        key = self.key(path)
+        parts = self.cached(FLOWS, key)
+        if not (isinstance(parts, tuple) and len(parts) == ROWS_PARTS):  # else not ours: redo
+            parsed = parse(self.snapshot.read(path))
+            self.parsed_files += 1
+            summary = self.summaries.get(path) or summarize(parsed)
+            parts = encode_flows(extract_flows(parsed, summary), summary)
+            self.keep(FLOWS, key, parts)
+        found = self.rows_by_path[path] = FileRows(*parts)
+        return found
 
     def has_flows(self, path: str) -> bool:
         """Are PATH's flows in memory already?"""
-        return path in self.flows_by_path
+        return path in self.rows_by_path
 
     def names(self, path: str) -> FileNames:
         """What PATH binds, writes, reads and calls by name; cached apart from its flows,

@@ -57,20 +57,46 @@ class Pickled(Generic[V]):
         return type(self), (self.data,)
 
 
-class ByName(Pickled[dict[str, V]]):
-    """Name -> V: a file's attribute reads and writes, the bulk of its names."""
+class Table(Pickled[dict[str, V]]):
+    """Name -> V, unpickled whole when first asked: a file's attribute reads (compact:
+    strings shared across names)."""
 
     __slots__ = ()
 
     @classmethod
-    def of(cls, table: dict[str, V]) -> ByName[V]:
+    def of(cls, table: dict[str, V]) -> Table[V]:
         return cls(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
 
     def get(self, name: str, default: Any = ()) -> V:
         return self.value().get(name, default)
 
+
+class ByName(Pickled[dict[str, bytes]], Generic[V]):
+    """Name -> V: a file's attribute writes, the bulk of its names; each name's V pickled
+    apart, and unpickled when that name is asked (a query asks a file for one)."""
+
+    __slots__ = ("made",)
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.made: dict[str, V] = {}
+
+    @classmethod
+    def of(cls, table: dict[str, V]) -> ByName[V]:
+        each = {name: pickle.dumps(value, pickle.HIGHEST_PROTOCOL) for name, value in table.items()}
+        return cls(pickle.dumps(each, pickle.HIGHEST_PROTOCOL))
+
+    def get(self, name: str, default: Any = ()) -> V:
+        found = self.made.get(name)
+        if found is None:
+            data = self.value().get(name)
+            if data is None:
+                return default  # type: ignore[no-any-return]
+            found = self.made[name] = pickle.loads(data)
+        return found
+
     def items(self) -> ItemsView[str, V]:
-        return self.value().items()
+        return {name: self.get(name) for name in self.value()}.items()
 
 
 class NameSet(Pickled[frozenset[str]]):
@@ -94,14 +120,11 @@ class NameSet(Pickled[frozenset[str]]):
 class FileNames:
     binders: NameSet  # names a parameter, field, assignment or flag of the file binds
     writes: ByName[tuple[Write, ...]]  # attribute -> its writes, in the tables' order
-    reads: ByName[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
+    reads: Table[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
     self_attrs: NameSet  # ATTR of every `self.ATTR = ...` (the resolver types them)
-    # (scope, name) of each plain name called in a scope that binds it only to values read
-    # from names, never from a call (`Worker = A if c else B; Worker()`): a class chosen there.
-    called_locals: frozenset[tuple[str, str]]
 
 
 def crosses_units(summary: FileSummary, flows: FileFlows) -> bool:
@@ -230,7 +253,7 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
     return FileNames(
         binders=NameSet.of(binders),
         writes=ByName.of(share(attribute_writes(path, summary, flows), {})),
-        reads=ByName.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
+        reads=Table.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
         flag_dests=frozenset(dests),
         flag_generators=frozenset(generators),
         whole=crosses_units(summary, flows),
@@ -240,22 +263,4 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
             for t in a.targets
             if t.path.startswith("self.") and t.path.count(".") == 1
         ),
-        called_locals=called_locals(flows),
-    )
-
-
-def called_locals(flows: FileFlows) -> frozenset[tuple[str, str]]:
-    """See FileNames.called_locals."""
-    values: dict[tuple[str, str], list[Value]] = {}
-    for assign in flows.assigns:
-        for target in assign.targets:
-            if "." not in target.path:
-                values.setdefault((assign.scope, target.path), []).append(assign.value)
-    return frozenset(
-        (call.scope, call.callee)
-        for call in flows.calls
-        if call.callee
-        and "." not in call.callee
-        and (bound := values.get((call.scope, call.callee)))
-        and all(v.refs and not v.calls for v in bound)
     )

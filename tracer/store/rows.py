@@ -8,6 +8,7 @@ from __future__ import annotations
 import pickle
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate
 from typing import Any, Generic, TypeVar, overload
 
 from tracer.extract.facts import (
@@ -25,13 +26,15 @@ from tracer.extract.facts import (
 from tracer.extract.values import NOTHING
 from tracer.store.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
 
-# Pickles in a file's entry: where the units are (names, sizes, spans); the columns the
-# resolver reads (assignments and returns by scope, `self.x` writes); the calls by their
-# callee's last name, with each call's scope and callee; assignment targets by last name;
-# the units' rows; what the call graph reads of the whole file (assignment patterns, yields,
-# raises).
-ROWS_PARTS = 6
-LAYOUT, COLUMNS, CALLEES, BINDERS, CHUNKS, OBJECTS = range(ROWS_PARTS)
+# Parts of a file's entry: where the units are (names, sizes, spans, where each unit's rows
+# end in the rows part); the columns the resolver reads (assignments and returns by scope,
+# `self.x` writes, each assignment's targets); the calls by their callee's last name, and the
+# locals called that may hold classes; each call's scope and callee; assignment targets by
+# last name; the units' rows, each unit's pickled apart, one after the other; what the call
+# graph reads of the whole file (assignment patterns, yields, raises). Each part but the rows
+# is one pickle.
+ROWS_PARTS = 7
+LAYOUT, COLUMNS, CALLEES, HEADS, BINDERS, CHUNKS, OBJECTS = range(ROWS_PARTS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
 
@@ -50,9 +53,9 @@ class Column(Generic[T]):
 
 class FileRows:
     """A file's rows as cached: pickled unit by unit (see `tracer.store.units`), each unit's rows
-    unpickled the first time one of them is read: a query reads few units of the files it
-    touches. The other parts, each unpickled when first asked, answer what a query asks of
-    many rows it makes no fact of."""
+    unpickled, from where they lie in the rows part, the first time one of them is read: a
+    query reads few units of the files it touches. The other parts, each unpickled when first
+    asked, answer what a query asks of many rows it makes no fact of."""
 
     __slots__ = ("loaded", "members", "parts", "runs")
 
@@ -77,13 +80,16 @@ class FileRows:
     assigns_by_scope = Column[dict[str, tuple[int, ...]]](COLUMNS, 0)
     returns_by_scope = Column[dict[str, tuple[int, ...]]](COLUMNS, 1)
     self_writes = Column[dict[str, tuple[int, ...]]](COLUMNS, 2)
+    assign_targets = Column[tuple[tuple[str, ...], ...]](COLUMNS, 3)  # per assignment
     callees = Column[dict[str, tuple[int, ...]]](CALLEES, 0)  # last name -> ids of its calls
+    # (scope, name) of the plain names called where they are bound only to names' values.
+    called_locals = Column[frozenset[tuple[str, str]]](CALLEES, 1)
     binders = Column[dict[str, tuple[int, ...]]](BINDERS)
     objects = Column[tuple[Any, ...]](OBJECTS)  # (patterns, yields, raises, straight)
 
     def call_head(self, call_id: int) -> tuple[str, str]:
         """The scope and the callee (as written) of the call CALL_ID."""
-        _, scopes, callees = self.part(CALLEES)
+        scopes, callees = self.part(HEADS)
         return scopes[call_id], callees[call_id]
 
     def call_line(self, call_id: int) -> int:
@@ -121,7 +127,9 @@ class FileRows:
     def load(self, unit: int) -> None:
         assert self.loaded is not None
         members = self.unit_members(unit)
-        for kind, rows in enumerate(pickle.loads(self.part(CHUNKS)[unit])):
+        ends = self.part(LAYOUT)[3]
+        chunk = memoryview(self.parts[CHUNKS])[ends[unit - 1] if unit else 0 : ends[unit]]
+        for kind, rows in enumerate(pickle.loads(chunk)):
             loaded = self.loaded[kind]
             for i, row in zip(members[ROW_MEMBER[kind]], rows, strict=True):
                 loaded[i] = row
@@ -240,13 +248,19 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
         )
         for unit in members
     )
-    layout = (index.units, index.sizes, index.spans)
-    columns = (index.assigns_by_scope, index.returns_by_scope, index.self_writes)
-    calls = (index.callees, index.call_scopes, index.call_callees)
-    parts = (layout, columns, calls, index.binders)
+    layout = (index.units, index.sizes, index.spans, tuple(accumulate(map(len, chunks))))
+    columns = (
+        index.assigns_by_scope,
+        index.returns_by_scope,
+        index.self_writes,
+        index.assign_targets,
+    )
+    calls = (index.callees, index.called_locals)
+    heads = (index.call_scopes, index.call_callees)
+    parts = (layout, columns, calls, heads, index.binders)
     raises = tuple((r.scope, value_row(r.value), r.line) for r in flows.raises)
     objects = (dict(flows.patterns), flows.yields, raises, flows.straight)
-    return (*map(dumps, parts), pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), dumps(objects))
+    return (*map(dumps, parts), b"".join(chunks), dumps(objects))
 
 
 def dumps(item: Any) -> bytes:
@@ -317,10 +331,9 @@ def use(row: Row) -> Use:
     return Use(scope, value(read), line, end_line)
 
 
-def decode_flows(encoded: tuple[bytes, ...]) -> FileFlows:
-    """Flows over the rows ENCODED holds; each unit's rows are unpickled, and each fact made,
-    when first read."""
-    file_rows = FileRows(*encoded)
+def decode_flows(file_rows: FileRows) -> FileFlows:
+    """Flows over FILE_ROWS; each unit's rows are unpickled, and each fact made, when first
+    read."""
     patterns, yields, raises, straight = file_rows.objects
     return FileFlows(
         calls=Rows(file_rows, 0, call),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracer.extract.facts import MODULE_SCOPE, FileFlows, FileSummary
+from tracer.extract.facts import MODULE_SCOPE, FileFlows, FileSummary, Value
 
 # A unit's members, in this order: indices into the summary's functions and classes, and into
 # the flows' assignments, returns, uses and calls.
@@ -51,9 +51,11 @@ class RowIndex:
     assigns_by_scope: dict[str, tuple[int, ...]]
     returns_by_scope: dict[str, tuple[int, ...]]
     self_writes: dict[str, tuple[int, ...]]  # ATTR -> the assignments to `self.ATTR`
+    assign_targets: tuple[tuple[str, ...], ...]  # each assignment's targets (paths)
     callees: dict[str, tuple[int, ...]]  # last name of a callee -> the ids of its calls
     call_scopes: tuple[str, ...]
     call_callees: tuple[str, ...]  # each call's callee as written (`self.pool.alloc`)
+    called_locals: frozenset[tuple[str, str]]  # see `called_locals`
     binders: dict[str, tuple[int, ...]]  # last name of an assignment target -> units
 
 
@@ -92,10 +94,30 @@ def index_rows(flows: FileFlows, summary: FileSummary) -> RowIndex:
         assigns_by_scope=by_scope(scopes[MEMBER_KINDS.index("assigns")]),
         returns_by_scope=by_scope(scopes[MEMBER_KINDS.index("returns")]),
         self_writes={attr: tuple(found) for attr, found in self_writes.items()},
+        assign_targets=tuple(tuple(t.path for t in a.targets) for a in flows.assigns),
         callees={name: tuple(calls) for name, calls in callees.items()},
         call_scopes=tuple(scopes[MEMBER_KINDS.index("calls")]),
         call_callees=tuple(call.callee for call in flows.calls),
+        called_locals=called_locals(flows),
         binders={name: tuple(sorted(units)) for name, units in binders.items()},
+    )
+
+
+def called_locals(flows: FileFlows) -> frozenset[tuple[str, str]]:
+    """(scope, name) of each plain name called in a scope that binds it only to values read
+    from names, never from a call (`Worker = A if c else B; Worker()`): a class chosen there."""
+    values: dict[tuple[str, str], list[Value]] = {}
+    for assign in flows.assigns:
+        for target in assign.targets:
+            if "." not in target.path:
+                values.setdefault((assign.scope, target.path), []).append(assign.value)
+    return frozenset(
+        (call.scope, call.callee)
+        for call in flows.calls
+        if call.callee
+        and "." not in call.callee
+        and (bound := values.get((call.scope, call.callee)))
+        and all(v.refs and not v.calls for v in bound)
     )
 
 
