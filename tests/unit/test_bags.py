@@ -237,6 +237,10 @@ def test_a_branch_with_a_default_else_is_a_dispatch_one_that_raises_is_not():
         "    if settings.debug:",
         "        dump(settings)",
     ]
-    assert has_default(lines, 2, 4) and has_default(lines, 4, 4)
-    assert not has_default(lines, 8, 4)  # its else only raises
-    assert not has_default(lines, 12, 4)  # no else at all
+
+    def line(number: int) -> str | None:
+        return lines[number - 1] if 0 < number <= len(lines) else None
+
+    assert has_default(line, 2, 4) and has_default(line, 4, 4)
+    assert not has_default(line, 8, 4)  # its else only raises
+    assert not has_default(line, 12, 4)  # no else at all

@@ -43,6 +43,14 @@ class CodeLines:
             starts.append(end + 1)
         return starts[line - 1]
 
+    def line(self, number: int) -> str | None:
+        """Line NUMBER (1-based) as written, indentation kept; None past the last line."""
+        start = self.start(number) if number > 0 else None
+        if start is None:
+            return None
+        end = self.text.find(b"\n", start)
+        return self.text[start : end if end >= 0 else len(self.text)].decode("utf-8", "replace")
+
     def span(self, line: int, end_line: int) -> str:
         """SourceLines.span(LINE, END_LINE); a one-line span is not dedented (most are)."""
         start = self.start(line) if 0 < line <= end_line else None

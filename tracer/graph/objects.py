@@ -117,39 +117,42 @@ def route_back(
 def guards(graph: FlowGraph, step: Step) -> int:
     """How many branches of a dispatch hold STEP, within its function: `if`/`elif` blocks of a
     chain whose `else:` does something (a default way; an `else:` that only raises is none)."""
-    lines = graph.file(step.file).lines.lines
-    if not 0 < step.line <= len(lines):
+    line = graph.file(step.file).lines.line
+    first = line(step.line)
+    if first is None:
         return 0
     found = 0
-    indent = len(lines[step.line - 1]) - len(lines[step.line - 1].lstrip())
+    indent = len(first) - len(first.lstrip())
     for number in range(step.line - 1, 0, -1):
-        text = lines[number - 1]
+        text = line(number) or ""
         stripped = text.lstrip()
         if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
             continue
         indent = len(text) - len(stripped)
         if stripped.startswith(("def ", "async def ", "class ")):
             break
-        if stripped.startswith(("if ", "elif ")) and has_default(lines, number, indent):
+        if stripped.startswith(("if ", "elif ")) and has_default(line, number, indent):
             found += 1
         if indent == 0:
             break
     return found
 
 
-def has_default(lines: list[str], header: int, indent: int) -> bool:
-    """Does the `if`/`elif` chain whose header is at line HEADER (1-based, at INDENT) end in
-    an `else:` whose body does more than raise?"""
-    for number in range(header + 1, len(lines) + 1):
-        text = lines[number - 1]
+def has_default(line: Callable[[int], str | None], header: int, indent: int) -> bool:
+    """Does the `if`/`elif` chain whose header is line HEADER (1-based, at INDENT; LINE gives
+    a line by its number) end in an `else:` whose body does more than raise?"""
+    number = header
+    while (text := line(number := number + 1)) is not None:
         stripped = text.lstrip()
         if not stripped or stripped.startswith("#") or len(text) - len(stripped) > indent:
             continue
         if len(text) - len(stripped) < indent or not stripped.startswith(("elif ", "else")):
             return False
         if stripped.startswith("else"):
-            body = next((t.strip() for t in lines[number:] if t.strip()), "")
-            return not body.startswith("raise")
+            after = number
+            while (body := line(after := after + 1)) is not None and not body.strip():
+                pass
+            return not (body or "").strip().startswith("raise")
     return False
 
 
