@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Protocol
+from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
@@ -114,9 +115,19 @@ def route_back(
     return []
 
 
+GUARDS: WeakKeyDictionary[FlowGraph, dict[str, int]] = WeakKeyDictionary()
+
+
 def guards(graph: FlowGraph, step: Step) -> int:
     """How many branches of a dispatch hold STEP, within its function: `if`/`elif` blocks of a
     chain whose `else:` does something (a default way; an `else:` that only raises is none)."""
+    known = GUARDS.setdefault(graph, {})
+    if step.id not in known:
+        known[step.id] = count_guards(graph, step)
+    return known[step.id]
+
+
+def count_guards(graph: FlowGraph, step: Step) -> int:
     line = graph.file(step.file).lines.line
     first = line(step.line)
     if first is None:
