@@ -14,7 +14,7 @@ from weakref import WeakKeyDictionary
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.objects import constructions, object_sources
-from tracer.graph.steps import Edge
+from tracer.graph.steps import TRUSTED, Edge
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class Filling:
 def fillings(graph: FlowGraph, made: str) -> list[Filling]:
     """Where the function of MADE (a step that takes a new object of a class filled by name)
     fills such objects: the calls of a setter there."""
-    classes = {klass for _, klass in constructions(graph, made, 0.8)}
+    classes = {klass for _, klass in constructions(graph, made, TRUSTED)}
     wanted = {s.function: s for klass in sorted(classes) for s in setters(graph, klass)}
     if not wanted:
         return []
