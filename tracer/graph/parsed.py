@@ -75,7 +75,7 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
         # A generated flag's value lands in an object of the class the generator was given
         # (which may hold KLASS's fields merged into its own).
         family.update(given_classes(graph, tables, call))
-    for start in sorted(starts, key=lambda s: -graph.centrality(s)):
+    for start in entries_first(graph, starts):
         found = held_from(graph, start, family)
         if found is not None:
             path, holders = found
@@ -95,6 +95,40 @@ def given_classes(graph: FlowGraph, tables: FileTables, call: Call) -> set[str]:
             if symbol is not None and symbol.kind == "class":
                 found.update(graph.index.family(symbol.name))
     return found
+
+
+def entries_first(graph: FlowGraph, starts: list[str]) -> list[str]:
+    """STARTS, those in the modules most modules import first; of those as central, the one
+    whose parser is given the fewest flags besides (see flags_besides) first."""
+    ranked = sorted(starts, key=lambda s: -graph.centrality(s))
+    tied = (
+        [s for s in ranked if graph.centrality(s) == graph.centrality(ranked[0])] if ranked else []
+    )
+    if len(tied) < 2:
+        return ranked
+    return sorted(tied, key=lambda s: flags_besides(graph, s)) + ranked[len(tied) :]
+
+
+def flags_besides(graph: FlowGraph, start: str) -> int:
+    """How many calls of START's function (a step that takes what a parser parses) give that
+    parser flags (`X.add_cli_args(parser)`, `parser.add_argument(...)`): of two entries in
+    modules as central, the settings' own (`launch_server.py`) gives fewer than a tool that
+    adds flags of its own (`bench_latency.py`, `BenchArgs.add_cli_args(parser)`)."""
+    tables = graph.file(step_ids.file_of(start))
+    scope, line = tables.scope_of[start], tables.steps[start].line
+    calls = [tables.calls[c] for c in range(len(tables.calls)) if tables.calls[c].scope == scope]
+    parsers = {
+        c.callee.rpartition(".")[0]
+        for c in calls
+        if c.line == line and c.callee.rpartition(".")[2] in PARSE_METHODS
+    } - {""}
+    count = 0
+    for call in calls:
+        head, _, method = call.callee.rpartition(".")
+        given = any(arg.value.refs == (name,) for arg in call.args for name in parsers)
+        if (head in parsers and method == FLAG_CALL) or given:
+            count += 1
+    return count
 
 
 def parser_name(graph: FlowGraph, tables: FileTables, scope: str, name: str, line: int) -> str:
