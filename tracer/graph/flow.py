@@ -18,6 +18,7 @@ from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSite
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
+from tracer.graph.namespace_reads import flag_read_edges, flag_read_sources
 from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
 from tracer.graph.step_tables import Read
@@ -153,7 +154,11 @@ class FlowGraph:
         word = parts[-1]
         owner = ".".join(parts[:-1])
         found = []
-        for path in self.mentioning(word):
+        # A flag's dest may be spelled only with dashes there (`--learning-rate`).
+        paths = dict.fromkeys(self.mentioning(word))
+        if "_" in word:
+            paths.update(dict.fromkeys(self.mentioning(word.replace("_", "-"))))
+        for path in paths:
             if path not in self.tables and word not in self.facts.names(path).binders:
                 continue
             tables = self.file(path)
@@ -199,7 +204,9 @@ class FlowGraph:
         step = tables.steps[step_id]
         scope = tables.scope_of[step_id]
         if step.kind == "cli_flag":
-            yield from self.flags.forward(tables, step)
+            fields = list(self.flags.forward(tables, step))
+            # A dest no class declares stays in the namespace: its reads there.
+            yield from fields or flag_read_edges(self, step_id)
         elif step.kind == "call_arg" and tables.elements.get(step_id) is not None:
             yield from launch_edges(self, tables, step_id)  # a value a launcher passes
         elif step.kind == "call_arg":
@@ -382,6 +389,8 @@ class FlowGraph:
             for field_step in fields:
                 yield attr_edge(tables, field_step, step.id, ref, confidence)
             return
+        if klass is None and call_of_ref(base.partition(".")[0]) is None:
+            yield from flag_read_sources(self, step.id, attr)  # `args.x`: a parsed namespace?
         classes = self.index.family(klass) if klass else []
         family = set(classes)
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:

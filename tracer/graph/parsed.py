@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE, Call
@@ -20,8 +20,42 @@ from tracer.graph.steps import CARRYING, TRUSTED, Edge, Step
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tracer.extract.facts import Arg
     from tracer.graph.file_steps import FileTables
-    from tracer.graph.flow import FlowGraph
+    from tracer.index.index import Index
+    from tracer.index.resolve import CallTarget, Resolver
+    from tracer.store.facts import Facts
+
+
+class FlowGraph(Protocol):
+    """What the parsed flags ask of the flow graph (`tracer.graph.flow.FlowGraph`)."""
+
+    index: Index
+    resolver: Resolver
+    facts: Facts
+
+    def file(self, path: str) -> FileTables: ...
+
+    def step(self, step_id: str) -> Step: ...
+
+    def edges(self, step_id: str, forward: bool) -> list[Edge]: ...
+
+    def centrality(self, step_id: str) -> int: ...
+
+    def callers(
+        self, function: str, within: set[str] | None = None
+    ) -> Iterator[tuple[FileTables, int, CallTarget]]: ...
+
+    def bindings(
+        self,
+        target: CallTarget,
+        arg: Arg,
+        siblings: tuple[Arg, ...] = (),
+        keys: frozenset[str] | None = None,
+    ) -> list[tuple[str, str, float]]: ...
+
 
 PARSE_METHODS = ("parse_args", "parse_known_args", "parse_intermixed_args")
 # Calls that make a parser's part whose flags the parser parses (`parser.add_argument_group`).
@@ -60,16 +94,8 @@ def flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> Fla
 def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> FlagRoute | None:
     tables = graph.file(step_ids.file_of(flag_id))
     call = tables.calls[step_ids.call_of(flag_id)]
-    head, _, method = call.callee.rpartition(".")
-    if method == FLAG_CALL:  # `parser.add_argument(...)`
-        names = [head]
-    else:  # flags a generator makes (`add_flags(parser, Config)`): the parser is handed to it
-        names = [a.value.refs[0] for a in call.args if len(a.value.refs) == 1]
-    starts: list[str] = []
-    for name in names:
-        parser = parser_name(graph, tables, call.scope, name, call.line)
-        if parser:
-            starts.extend(namespaces(graph, tables, call.scope, parser, HAND_ON))
+    method = call.callee.rpartition(".")[2]
+    starts = parse_starts(graph, flag_id)
     family = set(graph.index.family(klass))
     if method != FLAG_CALL:
         # A generated flag's value lands in an object of the class the generator was given
@@ -83,6 +109,23 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
             last = Edge(path[-1].dst if path else start, field_id, "copied_to_field", 1.0)
             return FlagRoute((first, *path, last), frozenset(holders))
     return None
+
+
+def parse_starts(graph: FlowGraph, flag_id: str) -> list[str]:
+    """The steps that take what the parser of the flag FLAG_ID parses (see namespaces)."""
+    tables = graph.file(step_ids.file_of(flag_id))
+    call = tables.calls[step_ids.call_of(flag_id)]
+    head, _, method = call.callee.rpartition(".")
+    if method == FLAG_CALL:  # `parser.add_argument(...)`
+        names = [head]
+    else:  # flags a generator makes (`add_flags(parser, Config)`): the parser is handed to it
+        names = [a.value.refs[0] for a in call.args if len(a.value.refs) == 1]
+    starts: list[str] = []
+    for name in names:
+        parser = parser_name(graph, tables, call.scope, name, call.line)
+        if parser:
+            starts.extend(namespaces(graph, tables, call.scope, parser, HAND_ON))
+    return starts
 
 
 def given_classes(graph: FlowGraph, tables: FileTables, call: Call) -> set[str]:
@@ -176,7 +219,20 @@ def namespaces(
     if found or hops == 0 or scope == MODULE_SCOPE:
         return found
     function = graph.resolver.function(tables.path, scope)
-    if function is None or parser not in {p.name for p in function[1].params}:
+    if function is None:
+        return found
+    if returns_name(graph, tables, scope, parser):
+        # `parser = make_parser(); args = parser.parse_args()`: where the callers parse.
+        for caller, call_id, _ in graph.callers(function[0]):
+            for step_id in taking(graph, caller, call_id):
+                name = caller.bound.get(step_id, "")
+                if name and "." not in name:
+                    there = caller.scope_of[step_id]
+                    found.extend(namespaces(graph, caller, there, name, hops - 1))
+            for parse in parses_of_result(caller, call_id):  # `make_parser().parse_args()`
+                found.extend(taking(graph, caller, parse))
+        return found
+    if parser not in {p.name for p in function[1].params}:
         return found
     param = step_ids.param_id(tables.path, function[1].qualname, parser)
     for caller, call_id, target in graph.callers(function[0]):
@@ -187,6 +243,27 @@ def namespaces(
                 scope_there = caller.scope_of[arg_step]
                 found.extend(namespaces(graph, caller, scope_there, ref, hops - 1))
     return found
+
+
+def parses_of_result(tables: FileTables, call_id: int) -> list[int]:
+    """The calls that parse with the parser the call CALL_ID returns, written on its result
+    (`make_parser().parse_args()`: the facts keep no name for a method of a call's result,
+    so the text after the call says which method it is)."""
+    call = tables.calls[call_id]
+    found = []
+    for other in tables.calls:
+        if other.callee or other.receiver.calls != (call_id,) or other.line != call.end_line:
+            continue
+        text = tables.lines.span(other.line, other.end_line)
+        if any(f").{method}(" in text.replace(" ", "") for method in PARSE_METHODS):
+            found.append(other.id)
+    return found
+
+
+def returns_name(graph: FlowGraph, tables: FileTables, scope: str, name: str) -> bool:
+    """Does the function SCOPE return the plain name NAME (`return parser`)?"""
+    rows, flows = graph.facts.rows(tables.path), graph.facts.flows(tables.path)
+    return any(flows.returns[i].value.refs == (name,) for i in rows.returns_by_scope.get(scope, ()))
 
 
 def taking(graph: FlowGraph, tables: FileTables, call_id: int) -> list[str]:

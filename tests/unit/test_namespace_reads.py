@@ -1,0 +1,136 @@
+"""Flags read out of the namespace their parser returns (tracer/graph/namespace_reads.py): a
+dest no class declares stays in `args`, and its chain is the namespace's own route from the
+parse to each read of it, in the same function, through arguments, returns and
+`self.args = args`."""
+
+from __future__ import annotations
+
+from tests.conftest import spine_code, trace
+
+TRAINER = {
+    "tool/__init__.py": "",
+    "tool/cli.py": """
+        import argparse
+
+        from tool.trainer import Trainer
+
+
+        def get_parser():
+            parser = argparse.ArgumentParser()
+            group = parser.add_argument_group("optim")
+            group.add_argument("--learning-rate", type=float, default=1e-3)
+            parser.add_argument("--epochs", type=int, default=3)
+            return parser
+
+
+        def main():
+            args = get_parser().parse_args()
+            trainer = Trainer(args)
+            trainer.fit()
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "tool/trainer.py": """
+        class Trainer:
+            def __init__(self, args):
+                self.args = args
+                self.steps = 0
+
+            def fit(self):
+                for epoch in range(self.args.epochs):
+                    self.step_size = self.schedule(epoch)
+
+            def schedule(self, epoch):
+                lr = self.args.learning_rate / (1 + epoch)
+                return lr
+    """,
+}
+
+
+def test_a_flag_is_read_out_of_the_namespace_kept_in_an_attribute(snippet_session):
+    """The parser is made and returned by one function and parsed on its result by another;
+    the namespace is handed to a constructor, kept as `self.args` and read in another method.
+    With no preset and no `--to`, the spine ends where the value is kept."""
+    session = snippet_session(TRAINER)
+    chain = trace(session.graph, "learning_rate")
+    assert spine_code(chain) == [
+        'group.add_argument("--learning-rate", type=float, default=1e-3)',
+        "args = get_parser().parse_args()",
+        "trainer = Trainer(args)",
+        "args",
+        "self.args = args",
+        "lr = self.args.learning_rate / (1 + epoch)",
+        "return lr",
+        "self.step_size = self.schedule(epoch)",
+    ]
+    kinds = {(e.kind, e.label) for e in chain.edges}
+    assert ("parsed", "") in kinds
+    assert ("read", "learning_rate") in kinds
+    # The other flag's read is no step of this one.
+    assert all("self.args.epochs" not in s.code for s in chain.steps)
+
+
+SCRIPT = {
+    "run.py": """
+        import argparse
+
+
+        def build(args):
+            return {"size": args.size, "fraction": args.fraction}
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--fraction", type=float, default=0.5)
+            parser.add_argument("--size", type=int)
+            args = parser.parse_args()
+            scaled = args.fraction * 100
+            return build(args), scaled
+    """,
+}
+
+
+def test_reads_in_the_parsing_function_and_where_the_namespace_is_passed(snippet_session):
+    """Both reads of `args.fraction` are found from the flag, and the read's own way back
+    (a backward trace from the formula) reaches the flag through the namespace."""
+    session = snippet_session(SCRIPT)
+    forward = trace(session.graph, "fraction", direction="forward")
+    codes = {s.code for s in forward.steps}
+    assert 'return {"size": args.size, "fraction": args.fraction}' in codes
+    assert "scaled = args.fraction * 100" in codes
+    backward = trace(session.graph, "scaled", direction="backward")
+    assert spine_code(backward) == [
+        'parser.add_argument("--fraction", type=float, default=0.5)',
+        "args = parser.parse_args()",
+        "scaled = args.fraction * 100",
+    ]
+
+
+def test_a_flag_with_a_field_still_lands_in_the_field(snippet_session):
+    """Where a class declares the dest, the flag's value goes to the field, not to the
+    namespace's reads (the settings-object rule stays first)."""
+    files = {
+        "app.py": """
+            import argparse
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Settings:
+                fraction: float = 0.9
+
+
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--fraction", type=float, default=Settings.fraction)
+                args = parser.parse_args()
+                settings = Settings(fraction=args.fraction)
+                return settings.fraction * 2
+        """,
+    }
+    session = snippet_session(files)
+    flag = next(s for s in session.graph.seeds("fraction") if "flag" in s)
+    kinds = {e.kind for e in session.graph.edges(flag, True)}
+    assert kinds == {"flag_to_field"}
