@@ -1627,3 +1627,37 @@ def test_a_sinks_own_name_is_traced_from_the_binding_the_others_copy(snippet_ses
         ("pkg/runner.py", 7, "return"),
         ("pkg/runner.py", 10, "attr_write"),
     ]
+
+
+def test_an_override_or_the_settings_value_is_one_value_from_either_place(snippet_session):
+    """`x if x is not None else cfg.x` chooses between two places of the same value; it
+    does not combine values: the origin is found behind it (the settings' field), where a
+    sum of two values (`a.x + b.x`) would stop the way back."""
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": """
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class Settings:
+                    context_length: int = 4096
+
+
+                class Model:
+                    def __init__(self, context_length):
+                        self.context_len = context_length
+
+
+                def make(cfg: Settings, context_length=None):
+                    return Model(
+                        context_length=(
+                            context_length if context_length is not None else cfg.context_length
+                        )
+                    )
+            """,
+        }
+    )
+    chain = trace(session.graph, "Model.__init__.context_length", direction="backward")
+    assert spine_code(chain)[0] == "context_length: int = 4096"

@@ -377,7 +377,10 @@ def single_input(graph: FlowGraph, step_id: str) -> bool:
         if (symbol := graph.index.resolve(module, ref.partition(".")[0])) is None
         or symbol.kind not in ("module", "external")
     ]
-    return len(values) + len(tables.results.get(step_id, ())) <= 1
+    calls = tables.results.get(step_id, ())
+    if step.kind != "formula" and not calls and len({v.rpartition(".")[2] for v in values}) == 1:
+        return True  # `x if x is not None else cfg.x`: one value, from either place
+    return len(values) + len(calls) <= 1
 
 
 def sink_paths(
