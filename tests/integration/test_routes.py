@@ -19,9 +19,11 @@ settings reach `get_schedule()` through a bag filled by name: the record is publ
 runtime context (`publish` -> `set_server_args` -> `_build_config_bags`), each field read out of
 it by a name held in a variable (`resolution_result(server_args, field, ...)`) and given to
 `bag._set(field, value)`; the bag made there is returned, kept in the context and handed out by
-the accessor. Processes are not told apart: the publication shown is the launching process's
-(`publish(server_args, role="tokenizer")`), where the scheduler process publishes the same record
-again. What a route cannot show yet, and the tests do not ask: the factory
+the accessor. The context is filled in each process that publishes: the publication shown is
+the scheduler process's (`publish(server_args, role="scheduler")` in `run_scheduler_process`,
+reached through the launch `args = (server_args, ...)`), the process the configurator that reads
+the bag runs in, not the launching process's (`role="tokenizer"`). What a route cannot show yet,
+and the tests do not ask: the factory
 `create_memory_pool_configurator`'s classes other than the default.
 
 Each line below is `FILE | the first line of the step's code`; FILE is short for a path."""
@@ -366,7 +368,11 @@ ROUTES = {
         http         | server_args: ServerArgs
         http         | server_args=server_args,
         engine       | server_args: ServerArgs
-        engine       | publish(server_args, role="tokenizer")
+        engine       | server_args, port_args, run_scheduler_process_func, **launch_kwargs
+        engine       | server_args: ServerArgs
+        engine       | args = (
+        scheduler    | server_args: ServerArgs
+        scheduler    | server_args,
         context      | server_args
         context      | return _configure_context(_CONTEXT, server_args, role=role, ranks=ranks)
         context      | server_args
@@ -437,7 +443,11 @@ ROUTES = {
         http            | server_args: ServerArgs
         http            | server_args=server_args,
         engine          | server_args: ServerArgs
-        engine          | publish(server_args, role="tokenizer")
+        engine          | server_args, port_args, run_scheduler_process_func, **launch_kwargs
+        engine          | server_args: ServerArgs
+        engine          | args = (
+        scheduler       | server_args: ServerArgs
+        scheduler       | server_args,
         context         | server_args
         context         | return _configure_context(_CONTEXT, server_args, role=role, ranks=ranks)
         context         | server_args

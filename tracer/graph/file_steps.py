@@ -99,6 +99,7 @@ class FileTables(StepTables):
         self.demanded_calls: set[int] = set()
         self.demanded_attrs: set[str] = set()
         self.defaults: dict[str, set[str]] | None = None
+        self.block_ends: dict[int, int | None] = {}  # see tracer.graph.blocks
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
         self.units = (WHOLE,) if self.whole else self.rows.units

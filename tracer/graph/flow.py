@@ -14,6 +14,7 @@ import networkx as nx
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.binding import bindings
+from tracer.graph.blocks import dominates
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
@@ -226,18 +227,17 @@ class FlowGraph:
     def local_readers(self, tables: FileTables, scope: str, step: Step) -> Iterator[Edge]:
         name = tables.bound.get(step.id, step.name)
         after = step.kind != "param"
-        # Bindings at the top level of the function after this one overwrite it for the
-        # reads below them.
-        straight = tables.flows.straight
+        # A later binding that always runs before a read overwrites this one for it.
         later = [
-            line
+            d
             for d in tables.local_defs.get((scope, name), [])
-            if (line := tables.steps[d].line) > step.line and line in straight
+            if tables.steps[d].line > step.line and not step_ids.is_param(d)
         ]
-        cut = min(later, default=None)
         for reader in tables.local_reads.get((scope, name), []):
             line = tables.steps[reader].line
-            if (not after or line >= step.line) and (cut is None or line <= cut):
+            if (not after or line >= step.line) and not any(
+                dominates(tables, d, line) for d in later
+            ):
                 yield Edge(step.id, reader, "local", 1.0)
         # Closures and globals: functions inside that read the name without binding it.
         for (inner, local), readers in tables.inner_reads(scope):
@@ -379,7 +379,7 @@ class FlowGraph:
         if not base:
             defs = self.local_definitions(tables, scope, ref)
             before = [d for d in defs if tables.steps[d].line < step.line or step_ids.is_param(d)]
-            for source in reaching(tables, scope, before) or defs:
+            for source in reaching(tables, scope, before, step.line) or defs:
                 yield local_edge(tables, source, step.id, ref)
             return
         klass = self.resolver.ref_type(tables.path, scope, base)
@@ -441,16 +441,20 @@ class FlowGraph:
         yield from launch_sources(self, found[0], step.id)
 
 
-def reaching(tables: FileTables, scope: str, defs: list[str]) -> list[str]:
-    """Of DEFS (bindings of a name in SCOPE before a read of it there, in order), those that
-    may reach the read: one followed by a binding at the top level of SCOPE's body (no branch
-    or loop around it, so it always runs after it and before the read) is overwritten."""
-    straight = tables.flows.straight
+def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list[str]:
+    """Of DEFS (bindings of a name in SCOPE before a read of it there at LINE, in order),
+    those that may reach the read: one followed by a binding that always runs before the
+    read (see tracer.graph.blocks) is overwritten."""
     last = -1
     for d in defs:
         step = tables.steps[d]
-        if not step_ids.is_param(d) and step.line in straight and tables.scope_of[d] == scope:
-            last = max(last, step.line)
+        if (
+            not step_ids.is_param(d)
+            and tables.scope_of[d] == scope
+            and step.line > last
+            and dominates(tables, d, line)
+        ):
+            last = step.line
     return [d for d in defs if tables.steps[d].line >= last]
 
 

@@ -86,10 +86,14 @@ def launch_sources(graph: FlowGraph, function: str, param: str) -> Iterator[Edge
         if function not in functions:
             continue
         tables = graph.file(site_path)
-        confidence = SURE if len(functions) == 1 else SHARED
         for step_id, (owner, key) in list(tables.elements.held_items()):
-            if owner == call_id and parameter(graph, function, key) == param:
-                yield Edge(step_id, param, "arg_to_param", confidence)
+            if owner != call_id or parameter(graph, function, key) != param:
+                continue
+            # The functions the target holds where this value is bound (`args` bound in
+            # each branch beside its own `target`).
+            own = target_functions(graph, tables, call_id, step_id)
+            if function in own:
+                yield Edge(step_id, param, "arg_to_param", SURE if len(own) == 1 else SHARED)
 
 
 def launch_sites(graph: FlowGraph, within: set[str]) -> list[tuple[str, int, tuple[str, ...]]]:
@@ -110,10 +114,12 @@ def launch_sites(graph: FlowGraph, within: set[str]) -> list[tuple[str, int, tup
                 cache[(path, call_id)] = ()  # while it is worked out: nothing
                 if tables.launches.get(call_id) is not None:
                     elements = [s for s, (c, _) in tables.elements.held_items() if c == call_id]
-                    if elements:
-                        cache[(path, call_id)] = target_functions(
-                            graph, tables, call_id, elements[0]
+                    held: dict[str, None] = {}
+                    for element in elements:  # each where it is bound (see launch_sources)
+                        held.update(
+                            dict.fromkeys(target_functions(graph, tables, call_id, element))
                         )
+                    cache[(path, call_id)] = tuple(held)
             found.append((path, call_id, cache[(path, call_id)]))
     return found
 

@@ -72,6 +72,7 @@ class FlagRoute:
 
     edges: tuple[Edge, ...]
     holders: frozenset[str]
+    classes: frozenset[str]  # the classes the object made may be of
 
 
 ROUTES: WeakKeyDictionary[FlowGraph, dict[tuple[str, str], FlagRoute | None]] = WeakKeyDictionary()
@@ -107,7 +108,7 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
             path, holders = found
             first = Edge(flag_id, start, "parsed", 1.0)
             last = Edge(path[-1].dst if path else start, field_id, "copied_to_field", 1.0)
-            return FlagRoute((first, *path, last), frozenset(holders))
+            return FlagRoute((first, *path, last), frozenset(holders), frozenset(family))
     return None
 
 

@@ -136,23 +136,52 @@ class UnitSteps:
                 continue
             if keyword not in (launcher.args, launcher.kwargs):
                 continue
-            for j, (key, refs) in enumerate(
-                spread_values(value, self.flows, keyword == launcher.kwargs)
-            ):
-                step = Step(
-                    step_ids.element_id(path, call_id, i, j),
-                    "call_arg",
-                    path,
-                    line,
-                    end_line,
-                    scope,
-                    UNREAD,
-                    key if isinstance(key, str) else "",
-                )
-                self.tables.add(step, scope, (5, call_id, 1000 + 100 * i + j))
-                self.tables.elements.put(step.id, (call_id, key))
-                index_reads(self.tables, step, scope, refs, NO_REFS, ())
+            by_key = keyword == launcher.kwargs
+            spread = [(line, end_line, spread_values(value, self.flows, by_key))]
+            if not spread[0][2]:  # `args=args`: the tuples the name is bound to before
+                spread = self.bound_values(scope, value, row[CALL_LINE], by_key)
+            j = 0
+            for at, end, values in spread:
+                for key, refs in values:
+                    step = Step(
+                        step_ids.element_id(path, call_id, i, j),
+                        "call_arg",
+                        path,
+                        at,
+                        end,
+                        scope,
+                        UNREAD,
+                        key if isinstance(key, str) else "",
+                    )
+                    self.tables.add(step, scope, (5, call_id, 1000 + 1000 * i + j))
+                    self.tables.elements.put(step.id, (call_id, key))
+                    index_reads(self.tables, step, scope, refs, NO_REFS, ())
+                    j += 1
         self.tables.launches.put(call_id, target)
+
+    def bound_values(
+        self, scope: str, value: Row, before: int, by_key: bool
+    ) -> list[tuple[int, int, list[tuple[int | str, tuple[str, ...]]]]]:
+        """Where VALUE is a plain name: the values of each tuple (or dict, BY_KEY) it is
+        bound to in SCOPE before line BEFORE, as (line, end line, values; see spread_values).
+        Each is read where it is written: a launcher given `args=args` after `target = f;
+        args = (a, b)` in one branch and other bindings in another passes the values of the
+        binding that reaches it, with the target bound beside it (see tracer.graph.blocks)."""
+        refs = value[VALUE_REFS]
+        if len(refs) != 1 or "." in refs[0] or value[VALUE_CALLS] or value[VALUE_SHAPE]:
+            return []
+        found = []
+        for index in self.rows.assigns_by_scope.get(scope, ()):
+            if self.rows.assign_targets[index] != (refs[0],):
+                continue
+            assign = self.rows.row(ASSIGN_ROWS, index)
+            _, targets, whole, _, op, _, line, end_line = assign
+            if op != "=" or line >= before or len(targets) != 1 or targets[0][1] is not None:
+                continue
+            values = spread_values(whole, self.flows, by_key)
+            if values:
+                found.append((line, end_line, values))
+        return found
 
     def add_assign(self, index: int, row: Row) -> None:
         """The steps of an assignment's targets (ROW, an Assign's)."""

@@ -135,7 +135,8 @@ def find_route(graph: FlowGraph, filled_by: str | None, store: str, read: str) -
     sources = [e for e in object_sources(graph, read, attr) if e.confidence >= TRUSTED]
     route = route_back(graph, [e.src for e in sources], holds) if sources else []
     if not route:
-        return bag_route(graph, holds, store, read, attr)
+        classes = record_classes(graph, filled_by, store)
+        return bag_route(graph, holds, classes, store, read, attr)
     if len(route) == 1 and self_class(graph, route[0].dst) is not None:
         return []  # `self.f` read in a method of the storing class: the same object
     first, last = route[0].dst, route[-1].dst
@@ -189,22 +190,49 @@ def holder_test(
     return of_class
 
 
+def record_classes(graph: FlowGraph, filled_by: str | None, store: str) -> frozenset[str]:
+    """The classes of the object STORE's value is in: those a flag's parsed namespace is
+    made into (FILLED_BY a flag), else the family of STORE's class."""
+    step = graph.step(store)
+    if step.kind != "field":
+        return frozenset()
+    klass = field_class(graph.index, step)
+    if filled_by is not None and graph.step(filled_by).kind == "cli_flag":
+        found = flag_route(graph, filled_by, store, klass)
+        if found is not None:
+            return found.classes
+    return frozenset(graph.index.family(klass))
+
+
 def bag_route(
-    graph: FlowGraph, holds: Callable[[str], bool], store: str, read: str, attr: str
+    graph: FlowGraph,
+    holds: Callable[[str], bool],
+    classes: frozenset[str],
+    store: str,
+    read: str,
+    attr: str,
 ) -> list[Edge]:
     """The route of a value read out of an object filled by name (see tracer/graph/bags.py):
-    the object the store is in (a step HOLDS it), to where the value given to the bag's
-    setter is read out of it by the name the setter is given, then the bag from where it
-    is made (in the same function) to READ, through an accessor that returns it perhaps.
-    [] when not found."""
+    the object the store is in (a step HOLDS it, an object of CLASSES), to where the value
+    given to the bag's setter is read out of it by the name the setter is given, then the
+    bag from where it is made (in the same function) to READ, through an accessor that
+    returns it perhaps. Where the object reaches READ's own object through a process launch,
+    the way taken is the one in that process (see `in_process`). [] when not found."""
     sources = [e.src for e in receiver_sources(graph, read, attr) if e.confidence >= TRUSTED]
     bag = route_back(graph, sources, lambda s: bool(fillings(graph, s))) if sources else []
     if not bag:
         return []
     made = bag[0].dst
+    process = in_process(graph, holds, classes, read)
     for filling in fillings(graph, made):
         for obj, value in read_by_name(graph, filling.value, filling.key):
-            kept = route_back(graph, [obj], holds)
+            kept = []
+            if process:
+                meet = route_back(graph, [obj], lambda s: s in process)
+                if meet:  # the launch's way up to where this way joins it, then this way
+                    way = process[meet[0].dst]
+                    kept = [*way, *meet[1:]]
+            kept = kept or route_back(graph, [obj], holds)
             if not kept:
                 continue
             given = [] if value == filling.value else [Edge(value, filling.value, "local", 1.0)]
@@ -219,3 +247,60 @@ def bag_route(
                 Edge(bag[-1].dst, read, "read", 1.0, attr),
             ]
     return []
+
+
+def in_process(
+    graph: FlowGraph, holds: Callable[[str], bool], classes: frozenset[str], read: str
+) -> dict[str, list[Edge]]:
+    """The steps that hold the object (a step HOLDS it where it is made, an object of
+    CLASSES) in the process READ runs in, when that is not the one the object is made in:
+    the object's own way to the object READ's method runs on (a field or attribute of
+    READ's class typed as one of CLASSES), after the last process launch on it (a value a
+    launcher passes). Each with the way up to it, first edge into the holder (as
+    `route_back` gives it). {} when READ is in no method, its class holds no such object,
+    or that object's way crosses no launch. A holder kept per process (a module-level
+    object a function fills) is filled in each process that calls it: the read sees what
+    its own process put there."""
+    tables = graph.file(step_ids.file_of(read))
+    klass = graph.resolver.self_class(tables.path, tables.scope_of[read])
+    if klass is None or not classes:
+        return {}
+    starts = typed_holders(graph, klass, classes)
+    way = route_back(graph, starts, holds) if starts else []
+    launches = [i for i, edge in enumerate(way) if i and launched(graph, edge.src)]
+    if not launches:
+        return {}
+    return {edge.dst: way[: i + 1] for i, edge in enumerate(way) if i >= launches[-1]}
+
+
+def typed_holders(graph: FlowGraph, klass: str, classes: frozenset[str]) -> list[str]:
+    """The steps of KLASS (along its MRO) typed as one of CLASSES: its fields, and the
+    parameters of its `__init__`, whose annotation names one."""
+    found = []
+    index = graph.index
+    for owner in index.mro(klass):
+        path, definition = index.classes[owner]
+        module = index.module_of[path]
+
+        for field in definition.fields:
+            if names_class(graph, module, field.annotation, classes):
+                found.append(step_ids.field_id(path, definition.qualname, field.name))
+        init = index.functions.get(f"{owner}.__init__")
+        for param in init[1].params if init is not None else ():
+            if names_class(graph, module, param.annotation, classes):
+                found.append(step_ids.param_id(path, init[1].qualname, param.name))
+    return found
+
+
+def names_class(
+    graph: FlowGraph, module: str, annotation: str | None, classes: frozenset[str]
+) -> bool:
+    """Does ANNOTATION (written in MODULE) name one of CLASSES?"""
+    name = (annotation or "").strip("'\"")
+    symbol = graph.index.resolve(module, name) if name else None
+    return symbol is not None and symbol.name in classes
+
+
+def launched(graph: FlowGraph, step_id: str) -> bool:
+    """Is STEP_ID a value a launcher passes to the function it runs in another process?"""
+    return graph.file(step_ids.file_of(step_id)).elements.get(step_id) is not None

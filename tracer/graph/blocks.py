@@ -1,0 +1,51 @@
+"""Which bindings always run before a later line of their function. A plain assignment (not a
+`for`, `with` or `except` target, not a walrus) runs before every later line of the block it
+is written in: the lines up to where its block ends (the first line indented less), so a
+read there takes it and never an earlier binding of the same name. At the top level of a
+function body that is the rest of the function; in a branch of an `if` it is the rest of
+that branch (a binding in one branch never reaches a read in its sibling `else`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tracer.graph.file_steps import FileTables
+
+# Statements whose targets are bound only if their body runs, or only in part of them.
+NOT_PLAIN = ("for ", "async ", "with ", "except", "if ", "elif ", "while ", "case ", "match ")
+
+
+def dominates(tables: FileTables, def_id: str, line: int) -> bool:
+    """Does the binding DEF_ID always run before LINE, a later line of its function?"""
+    step = tables.steps[def_id]
+    if line <= step.end_line:
+        return False  # a read in the binding's own statement runs before it binds
+    if step.line in tables.flows.straight:
+        return True
+    end = block_end(tables, step.line, step.end_line)
+    return end is not None and line < end
+
+
+def block_end(tables: FileTables, first: int, last: int) -> int | None:
+    """The first line after the statement at lines FIRST..LAST indented less than its first
+    line (where its block ends; a very large number at the end of the file); None when the
+    statement binds only in part (see NOT_PLAIN) or its text cannot be read."""
+    ends = tables.block_ends
+    if first in ends:
+        return ends[first]
+    found: int | None = None
+    text = tables.lines.line(first)
+    if text is not None:
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        if not stripped.startswith(NOT_PLAIN) and ":=" not in stripped:
+            found = 1 << 30
+            number = last
+            while (line := tables.lines.line(number := number + 1)) is not None:
+                body = line.lstrip()
+                if body and not body.startswith("#") and len(line) - len(body) < indent:
+                    found = number
+                    break
+    ends[first] = found
+    return found
