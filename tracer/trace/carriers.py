@@ -40,6 +40,7 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
         return spine
     links = edge_pairs(edges.values())
     widened = [spine[0]]
+    record: tuple[str, str] | None = None  # the last flag and the field it set, on the way
     for before, store, read in zip([None, *spine], spine, spine[1:], strict=False):
         joined = links.get((store, read), [])
         if any(e.kind == FLAG_READ for e in joined):
@@ -48,6 +49,7 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
             continue
         flags = [e.confidence for e in joined if e.kind in FLAG_EDGES]
         if flags:
+            record = (store, read)
             widened.extend(namespace_steps(graph, store, read, max(flags), edges))
             widened.append(read)
             continue
@@ -58,7 +60,7 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
         # A field filled by a constructor argument, or set by a flag: the object made there,
         # or from the parsed flags (see holder_test).
         filled = any(e.kind == "arg_to_field" or e.kind in FLAG_EDGES for e in into)
-        route = carrier_route(graph, before if filled else None, store, read, edges)
+        route = carrier_route(graph, before if filled else None, store, read, edges, record)
         widened.extend(route)
         widened.append(read)
     return widened
@@ -95,13 +97,19 @@ def flag_read_steps(graph: FlowGraph, flag: str, read: str, edges: Edges) -> lis
 
 
 def carrier_route(
-    graph: FlowGraph, filled_by: str | None, store: str, read: str, edges: Edges
+    graph: FlowGraph,
+    filled_by: str | None,
+    store: str,
+    read: str,
+    edges: Edges,
+    record: tuple[str, str] | None = None,
 ) -> list[str]:
     """The steps the object took from where STORE put the value in it to where READ takes
     it out (both excluded; the two are joined by name), or [] when no route is found.
-    FILLED_BY is the constructor argument that filled STORE, a record's field, if one did.
-    The route's edges join EDGES."""
-    found = carrier_edges(graph, filled_by, store, read)
+    FILLED_BY is the constructor argument that filled STORE, a record's field, if one did;
+    RECORD the flag and field the value came through before (see holder_test). The route's
+    edges join EDGES."""
+    found = carrier_edges(graph, filled_by, store, read, record)
     if not found:
         return []
     for edge in found:
@@ -111,25 +119,30 @@ def carrier_route(
 
 # The routes found, by graph: a trace asks for one join many times (the spine's search, each
 # route, the checks of matched returns), and the answer never changes for a graph.
-FOUND: WeakKeyDictionary[FlowGraph, dict[tuple[str | None, str, str], list[Edge]]] = (
+Record = tuple[str, str] | None  # a flag and the field it set, on the way to a store
+FOUND: WeakKeyDictionary[FlowGraph, dict[tuple[str | None, str, str, Record], list[Edge]]] = (
     WeakKeyDictionary()
 )
 
 
-def carrier_edges(graph: FlowGraph, filled_by: str | None, store: str, read: str) -> list[Edge]:
+def carrier_edges(
+    graph: FlowGraph, filled_by: str | None, store: str, read: str, record: Record = None
+) -> list[Edge]:
     """The edges of the object's route from STORE to READ, `store` edge first and `read`
     edge last, or [] when there is none (see carrier_route)."""
     cache = FOUND.setdefault(graph, {})
-    key = (filled_by, store, read)
+    key = (filled_by, store, read, record)
     found = cache.get(key)
     if found is None:
-        found = cache[key] = find_route(graph, filled_by, store, read)
+        found = cache[key] = find_route(graph, filled_by, store, read, record)
     return found
 
 
-def find_route(graph: FlowGraph, filled_by: str | None, store: str, read: str) -> list[Edge]:
+def find_route(
+    graph: FlowGraph, filled_by: str | None, store: str, read: str, record: Record
+) -> list[Edge]:
     attr = graph.step(store).name
-    holds = holder_test(graph, filled_by, store)
+    holds = holder_test(graph, filled_by, store, record)
     if holds is None:
         return []
     sources = [e for e in object_sources(graph, read, attr) if e.confidence >= TRUSTED]
@@ -148,11 +161,13 @@ def find_route(graph: FlowGraph, filled_by: str | None, store: str, read: str) -
 
 
 def holder_test(
-    graph: FlowGraph, filled_by: str | None, store: str
+    graph: FlowGraph, filled_by: str | None, store: str, record: Record = None
 ) -> Callable[[str], bool] | None:
     """Does a step hold the object STORE put its value in? For a field filled by a
     constructor argument (FILLED_BY), the object that call made; for a field or `self.f = v`
-    of a class otherwise, any object of that class (made there, or `self` in its methods)."""
+    of a class otherwise, any object of that class (made there, or `self` in its methods).
+    A `self.f = v` in a method of the class of RECORD's field, where the value came from
+    that flag's field, is kept in the same object: the one made from the parsed flags."""
     step = graph.step(store)
     tables = graph.file(step.file)
     if step.kind == "field":
@@ -180,6 +195,13 @@ def holder_test(
         if found is None:
             return None
         klass = found
+        if record is not None:
+            flag, field = record
+            owner = field_class(graph.index, graph.step(field))
+            if owner in graph.index.family(klass):
+                parsed = flag_route(graph, flag, field, owner)
+                if parsed is not None:
+                    return parsed.holders.__contains__
     family = set(graph.index.family(klass))
 
     def of_class(step_id: str) -> bool:

@@ -102,7 +102,15 @@ def chain_of(
         # path there is cut at NAME's last binding).
         goals = sink_goals(graph, set(sinks))
         spent = Budget()
-        link = find_link(graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0), budget=spent)
+        # The parameter itself first: a flag of NAME whose value reaches a sink surely,
+        # before another binding nearer one (a script's `server_args.x = ...` override).
+        named = [s for s in seeds if graph.step(s).kind == "cli_flag"]
+        if named and len(named) < len(seeds):
+            link = find_link(graph, named, goals, max_depth, edges, set(), (TRUSTED,), budget=spent)
+        if not link:
+            link = find_link(
+                graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0), budget=spent
+            )
         budget = max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * spent.used)
         anchors = link[:1] or seeds
         if direction == "backward":  # where the value comes from: up to its last binding
