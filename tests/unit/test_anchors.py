@@ -92,6 +92,16 @@ BENCH = """
 """
 
 
+TEST = """
+    from pkg.runner import Runner
+    from pkg.settings import Settings
+
+
+    def make(batch):
+        return Runner(Settings(batch=batch))
+"""
+
+
 def package() -> dict[str, str]:
     return {
         "pkg/__init__.py": "",
@@ -100,6 +110,7 @@ def package() -> dict[str, str]:
         "pkg/main.py": MAIN,
         "pkg/adapter.py": ADAPTER,
         "bench.py": BENCH,
+        "tests/test_runner.py": TEST,
     }
 
 
@@ -117,3 +128,13 @@ def test_the_parameters_flag_comes_before_a_scripts_override(snippet_session):
     assert after[0] == "return Settings.from_cli_args(raw_args)"
     assert "self.runner = Runner(Settings(**kwargs))" not in code
     assert code[-1] == "self.tokens = 1000 * self.settings.fraction"
+
+
+def test_test_code_starts_no_chain_where_the_package_binds_the_name(snippet_session):
+    """`make(batch)` in a test binds `batch` too: it is no seed of the chain (tests make their
+    own values), so neither it nor what it alone leads to is shown."""
+    session = snippet_session(package())
+    graph = session.graph
+    assert "tests/test_runner.py" in {graph.step(s).file for s in graph.seeds("batch")}
+    chain = trace(graph, "batch", sinks=["tokens"])
+    assert not [s.code for s in chain.steps if s.file.startswith("tests/") and s.kind == "param"]

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracer.errors import NameNotFound
+from tracer.graph.objects import TEST_CODE
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, Step
+from tracer.store import step_ids
 from tracer.trace.carriers import with_carriers
 from tracer.trace.contexts import unmatched_return
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
@@ -77,7 +79,10 @@ def chain_of(
 ) -> Chain:
     if branch_depth is None:
         branch_depth = DEFAULT_BRANCH_DEPTH if direction == "both" else ONE_WAY_BRANCH_DEPTH
-    seeds = graph.seeds(name)
+    found = graph.seeds(name)
+    # Test code makes its own objects and values: its bindings of NAME start no chain where
+    # the package itself binds NAME.
+    seeds = [s for s in found if not TEST_CODE.search(step_ids.file_of(s))] or found
     if not seeds:
         from tracer.index.suggest import did_you_mean  # only a failed trace needs it
 
@@ -102,9 +107,10 @@ def chain_of(
         # path there is cut at NAME's last binding).
         goals = sink_goals(graph, set(sinks))
         spent = Budget()
-        # The parameter itself first: a flag of NAME whose value reaches a sink surely,
-        # before another binding nearer one (a script's `server_args.x = ...` override).
-        named = [s for s in seeds if graph.step(s).kind == "cli_flag"]
+        # The parameter itself first: a flag of NAME (or a field a flag sets) whose value
+        # reaches a sink surely, before another binding nearer one (a script's
+        # `server_args.x = ...` override, a result record's field of the same name).
+        named = [s for s in seeds if is_setting(graph, s)]
         if named and len(named) < len(seeds):
             link = find_link(graph, named, goals, max_depth, edges, set(), (TRUSTED,), budget=spent)
         if not link:
@@ -272,6 +278,12 @@ def path_to(parent: dict[str, str | None], end: str) -> list[str]:
     while parent[path[-1]] is not None:
         path.append(parent[path[-1]])  # type: ignore[arg-type]
     return path
+
+
+def is_setting(graph: FlowGraph, step_id: str) -> bool:
+    """Is STEP_ID a flag, or a field a flag sets?"""
+    kind = graph.step(step_id).kind
+    return kind == "cli_flag" or (kind == "field" and bool(graph.flag_edges(step_id)))
 
 
 def origin_path(
