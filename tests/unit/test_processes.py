@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tests.conftest import spine_code, trace
 from tests.unit.test_bags import ARGS, CONTEXT
+from tracer.graph.objects import constructions, route_back
 
 SERVER = """
     import multiprocessing as mp
@@ -163,3 +164,43 @@ def test_a_binding_in_one_branch_never_reaches_a_read_in_its_sibling(snippet_ses
         "y = x + 2": ["x = b"],
         "z = x * 3": ["x = a", "x = b"],
     }
+
+
+def test_an_objects_way_back_through_a_splat_keeps_to_its_key(snippet_session):
+    """`Worker(**kwargs)` after `kwargs = dict(settings=self.settings, spare=spare)`: the
+    worker's `settings` comes from the key `settings`, not from `spare` (a fresh Settings made
+    one step before, nearer than the object the server was given)."""
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": """
+                class Settings:
+                    pass
+
+
+                class Worker:
+                    def __init__(self, settings: Settings, spare: Settings):
+                        self.settings = settings
+
+
+                class Server:
+                    def __init__(self, settings: Settings):
+                        self.settings = settings
+
+                    def start(self):
+                        spare = Settings()
+                        kwargs = dict(settings=self.settings, spare=spare)
+                        return Worker(**kwargs)
+
+
+                def main():
+                    made = Settings()
+                    return Server(made).start()
+            """,
+        }
+    )
+    graph = session.graph
+    start = "pkg/m.py#p:Worker.__init__.settings"
+    route = route_back(graph, [start], lambda s: bool(constructions(graph, s, 0.8)))
+    assert [graph.step(e.dst).code.strip() for e in route][0] == "made = Settings()"
+    assert "spare = Settings()" not in [graph.step(e.dst).code.strip() for e in route]

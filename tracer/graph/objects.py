@@ -12,6 +12,7 @@ from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
+from tracer.graph.keyed import keyed_sources, splat_key
 from tracer.graph.steps import CARRYING, TRUSTED, Edge
 from tracer.store import step_ids
 from tracer.store.rows import (
@@ -75,6 +76,9 @@ def route_back(
     branch of a dispatch counts as GUARD_COST steps (see `guards`): of two launchers, the
     route through the one a server runs by default."""
     parent: dict[str, Edge | None] = dict.fromkeys(starts)
+    # Through `f(**d)` back to where d is made, only the value at the parameter's key.
+    keys: dict[str, str] = {}  # a `**d` argument -> the key it is followed back for
+    only: dict[str, set[str]] = {}  # d's binding -> where the value at that key comes from
     depth = dict.fromkeys(starts, 0)
     cost = dict.fromkeys(starts, 0)
     queue = [(0, i, step) for i, step in enumerate(starts)]
@@ -99,6 +103,8 @@ def route_back(
         for edge in graph.edges(current, False):
             if edge.kind not in kinds or edge.confidence < least or edge.src in done:
                 continue
+            if current in only and edge.src not in only[current]:
+                continue
             source = graph.step(edge.src)
             if source.kind == "formula" or TEST_CODE.search(source.file):
                 continue
@@ -110,6 +116,16 @@ def route_back(
             parent[edge.src] = edge
             depth[edge.src] = depth[current] + 1
             cost[edge.src] = reached
+            keys.pop(edge.src, None)
+            only.pop(edge.src, None)
+            if edge.kind == "arg_to_param" and source.kind == "call_arg":
+                key = splat_key(graph, edge.src, current)
+                if key is not None:
+                    keys[edge.src] = key
+            elif current in keys and edge.kind == "local":
+                sources = keyed_sources(graph, edge.src, keys[current])
+                if sources is not None:
+                    only[edge.src] = sources
             heappush(queue, (reached, order, edge.src))
             order += 1
     return []
