@@ -134,3 +134,69 @@ def test_a_flag_with_a_field_still_lands_in_the_field(snippet_session):
     flag = next(s for s in session.graph.seeds("fraction") if "flag" in s)
     kinds = {e.kind for e in session.graph.edges(flag, True)}
     assert kinds == {"flag_to_field"}
+
+
+def test_a_namespace_spread_into_keywords_fills_the_parameter_of_the_dest(snippet_session):
+    """`train(**vars(args))` hands each dest to the parameter of that name: the flag's value is
+    taken out of the namespace there, surely (the spread alone binds every parameter as a
+    guess)."""
+    session = snippet_session(
+        {
+            "run.py": """
+                import argparse
+
+
+                def train(lr, epochs=3, **rest):
+                    step = lr * 0.1
+                    return step
+
+
+                def main():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument("--lr", type=float, default=0.1)
+                    parser.add_argument("--epochs", type=int, default=3)
+                    args = parser.parse_args()
+                    result = train(**vars(args))
+                    return result
+            """,
+        }
+    )
+    chain = trace(session.graph, "lr", sinks=["result"])
+    assert spine_code(chain) == [
+        'parser.add_argument("--lr", type=float, default=0.1)',
+        "args = parser.parse_args()",
+        "result = train(**vars(args))",
+        "lr",
+        "step = lr * 0.1",
+        "return step",
+        "result = train(**vars(args))",
+    ]
+    spread, param = chain.spine[2], chain.spine[3]
+    kinds = {(e.kind, e.confidence) for e in chain.edges if (e.src, e.dst) == (spread, param)}
+    assert ("read", 1.0) in kinds
+
+
+def test_without_a_sink_the_value_ends_where_it_is_returned_out_of_the_tree(snippet_session):
+    """No attribute keeps the value: the spine ends at the return of the entry point that no
+    code of the tree calls, after the value is computed."""
+    session = snippet_session(
+        {
+            "run.py": """
+                import argparse
+
+
+                def scale(lr):
+                    return lr * 0.1
+
+
+                def main():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument("--lr", type=float, default=0.1)
+                    args = parser.parse_args()
+                    step = scale(args.lr)
+                    return step
+            """,
+        }
+    )
+    chain = trace(session.graph, "lr")
+    assert spine_code(chain)[-3:] == ["return lr * 0.1", "step = scale(args.lr)", "return step"]

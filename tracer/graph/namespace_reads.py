@@ -84,12 +84,21 @@ def find_reads(graph: FlowGraph, flag_id: str) -> tuple[NamespaceRead, ...]:
             else:
                 readers = local_reads(tables, current, bound, dest)
             edges = graph.edges(current, True)
+            ways = [[Edge(current, reader, "read", 1.0, dest)] for reader in readers]
             for edge in edges:  # an attribute's readers (`self.args.dest`) are its edges
                 if edge.confidence >= TRUSTED and reads_dest(graph, edge.dst, holder, dest):
-                    readers.append(edge.dst)
-            for reader in readers:
+                    ways.append([Edge(current, edge.dst, "read", 1.0, dest)])
+                elif edge.kind == "local" and spreads(graph, edge.dst, holder):
+                    # `f(**vars(args))`: the dest is the keyword of the parameter it fills
+                    ways.extend(
+                        [edge, Edge(edge.dst, into.dst, "read", 1.0, dest)]
+                        for into in graph.edges(edge.dst, True)
+                        if into.kind == "arg_to_param" and graph.step(into.dst).name == dest
+                    )
+            for way in ways:
+                reader = way[-1].dst
                 if reader not in found:
-                    route = [Edge(current, reader, "read", 1.0, dest)]
+                    route = list(reversed(way))
                     at = current
                     while (back := parent[at]) is not None:
                         route.append(back)
@@ -138,6 +147,22 @@ def attribute_reads(
             if graph.slots.slot_match(path, access, family, attr, False) >= TRUSTED:
                 found.append(read.step)
     return found
+
+
+def spreads(graph: FlowGraph, step_id: str, holder: str) -> bool:
+    """Is STEP_ID a call's `**vars(HOLDER)` (or `**HOLDER.__dict__`) argument?"""
+    tables = graph.file(step_ids.file_of(step_id))
+    if graph.step(step_id).kind != "call_arg" or tables.elements.get(step_id) is not None:
+        return False
+    for arg, arg_step in tables.arguments(step_ids.call_of(step_id)):
+        if arg_step != step_id or arg.star != 2:
+            continue
+        if arg.value.refs == (f"{holder}.__dict__",) and not arg.value.calls:
+            return True
+        if len(arg.value.calls) == 1 and not arg.value.refs:
+            spread = tables.calls[arg.value.calls[0]]
+            return spread.callee == "vars" and [a.value.refs for a in spread.args] == [(holder,)]
+    return False
 
 
 def reads_dest(graph: FlowGraph, step_id: str, holder: str, dest: str) -> bool:

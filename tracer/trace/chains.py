@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not
 ORIGIN_RANK = {"cli_flag": 3, "field": 2}
 CHANGING_KINDS = frozenset({"formula", "return"})
 OPAQUE_KINDS = frozenset({"local_via_call", "attr_via_call"})  # passed to a call, not returned
+RETURN_CANDIDATES = 10  # returns asked whether their function is called, without a sink
 SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
 
 
@@ -455,7 +456,30 @@ def sink_paths(
                     found.append(path)
                 if len(found) == MAX_ROUTES:
                     break
-    return found or [[start]]
+    return found or returned_out(graph, parent, realizable) or [[start]]
+
+
+def returned_out(
+    graph: FlowGraph, parent: dict[str, str | None], realizable: Callable[[list[str]], bool]
+) -> list[list[str]]:
+    """Where a value no attribute keeps ends up otherwise: returned out of the tree, by a
+    function no code of the tree calls (an entry point, an API), on a way that computes a
+    new value; the nearest such return (of the first RETURN_CANDIDATES met), as a path."""
+    looked = 0
+    for end in parent:  # breadth-first: nearest first
+        if graph.step(end).kind != "return" or looked == RETURN_CANDIDATES:
+            continue
+        path = list(reversed(path_to(parent, end)))
+        if not any(graph.step(s).kind in CHANGING_KINDS for s in path[1:-1]):
+            continue
+        looked += 1
+        tables = graph.file(graph.step(end).file)
+        function = graph.resolver.function(tables.path, tables.scope_of[end])
+        if function is None or next(iter(graph.callers(function[0])), None) is not None:
+            continue
+        if realizable(path):
+            return [path]
+    return []
 
 
 def sink_test(graph: FlowGraph, sinks: set[str]) -> Callable[[str], bool]:
