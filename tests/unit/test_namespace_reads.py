@@ -200,3 +200,40 @@ def test_without_a_sink_the_value_ends_where_it_is_returned_out_of_the_tree(snip
     )
     chain = trace(session.graph, "lr")
     assert spine_code(chain)[-3:] == ["return lr * 0.1", "step = scale(args.lr)", "return step"]
+
+
+def test_a_flag_whose_dest_only_a_guess_declares_is_read_in_the_namespace(snippet_session):
+    """Two unrelated classes declare a field of the dest (no `default=` names either): the
+    flag's edges to them stay guesses, and its reads out of the namespace are followed too."""
+    session = snippet_session(
+        {
+            "cfg.py": """
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class ClusterConfig:
+                    machines: int = 1
+
+
+                @dataclass
+                class CloudConfig:
+                    machines: int = 1
+            """,
+            "launch.py": """
+                import argparse
+
+
+                def main():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument("--machines", type=int, default=None)
+                    args = parser.parse_args()
+                    threads = 64 // args.machines
+                    return threads
+            """,
+        }
+    )
+    flag = next(s for s in session.graph.seeds("machines") if "flag" in s)
+    kinds = sorted({(e.kind, e.confidence) for e in session.graph.edges(flag, True)})
+    assert ("flag_read", 1.0) in kinds
+    assert all(c < 0.8 for kind, c in kinds if kind == "flag_to_field")

@@ -23,7 +23,7 @@ from tracer.graph.namespace_reads import flag_read_edges, flag_read_sources
 from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
 from tracer.graph.step_tables import Read
-from tracer.graph.steps import FLAG_EDGES, Edge, Step, field_class
+from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, Step, field_class
 from tracer.index.index import Index
 from tracer.index.resolve import DYNAMIC, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
@@ -206,8 +206,10 @@ class FlowGraph:
         scope = tables.scope_of[step_id]
         if step.kind == "cli_flag":
             fields = list(self.flags.forward(tables, step))
-            # A dest no class declares stays in the namespace: its reads there.
-            yield from fields or flag_read_edges(self, step_id)
+            yield from fields
+            # A dest no class surely declares stays in the namespace: its reads there.
+            if not any(edge.confidence >= TRUSTED for edge in fields):
+                yield from flag_read_edges(self, step_id)
         elif step.kind == "call_arg" and tables.elements.get(step_id) is not None:
             yield from launch_edges(self, tables, step_id)  # a value a launcher passes
         elif step.kind == "call_arg":
