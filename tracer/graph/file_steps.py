@@ -247,6 +247,18 @@ class FileTables(StepTables):
         if not self.building:
             self.demanded_attrs.add(attr)
 
+    def attr_reads_in(self, attr: str, scopes: set[str]) -> list[Read]:
+        """The reads of ATTR, in the tables' order, of the units built so far, among them
+        every read of ATTR in SCOPES: only their units are built (and those of the functions
+        whose default values read ATTR, read in the scope around them)."""
+        if attr not in self.demanded_attrs:
+            for unit in sorted({self.unit_of(scope) for scope in scopes}):
+                self.ensure(unit)
+            for unit in sorted(self.default_readers().get(attr, ())):
+                self.ensure(unit)
+        found: list[Read] = self.attr_reads.held(attr, [])
+        return found
+
     def default_readers(self) -> dict[str, set[str]]:
         """Attribute -> the units of the functions whose default values read it."""
         if self.defaults is None:

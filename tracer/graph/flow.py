@@ -264,13 +264,17 @@ class FlowGraph:
                 )
             ]
         for path in candidates:
-            if path not in self.tables and not any(
-                self.slots.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+            # How sure a read is depends on its scope and receiver alone: only the units of
+            # the scopes where one may be of this family are built.
+            scopes = {
+                scope
                 for scope, base in self.facts.names(path).reads.get(attr, ())
-            ):
+                if self.slots.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+            }
+            if not scopes:
                 continue  # no read there can be of this family: its tables are not needed
             tables = self.file(path)
-            for read in tables.attr_reads.get(attr, []):
+            for read in tables.attr_reads_in(attr, scopes):
                 confidence = self.slots.slot_match(path, read, family, attr, declared)
                 if confidence == DYNAMIC and declared:
                     # As sure as the read's own way back to the fields it may come from.
