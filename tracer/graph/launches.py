@@ -16,8 +16,11 @@ from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE
 from tracer.graph.steps import Edge
+from tracer.graph.unit_steps import launch_parts
 from tracer.index.library import LAUNCHER_NAMES
 from tracer.store import step_ids
+from tracer.store.rows import CALL_LINE, CALL_SCOPE, CALLEE
+from tracer.store.units import ROW_KINDS
 
 if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
@@ -62,7 +65,8 @@ def launch_edges(graph: FlowGraph, tables: FileTables, step_id: str) -> Iterator
     """Edges from a value a launcher will pass (STEP_ID) to the parameter it is bound to in
     each function the launcher's target may hold."""
     call_id, key = tables.elements[step_id]
-    functions = target_functions(graph, tables, call_id, step_id)
+    target = tables.launches.get(call_id) or ()
+    functions = target_functions(graph, tables.path, tables.scope_of[step_id], step_id, target)
     confidence = SURE if len(functions) == 1 else SHARED
     for function in functions:
         param = parameter(graph, function, key)
@@ -86,6 +90,7 @@ def launch_sources(graph: FlowGraph, function: str, param: str) -> Iterator[Edge
         if function not in functions:
             continue
         tables = graph.file(site_path)
+        tables.launches.get(call_id)  # its unit built: the values it passes are steps
         confidence = SURE if len(functions) == 1 else SHARED
         for step_id, (owner, key) in list(tables.elements.held_items()):
             if owner == call_id and parameter(graph, function, key) == param:
@@ -103,30 +108,42 @@ def launch_sites(graph: FlowGraph, within: set[str]) -> list[tuple[str, int, tup
     for path in launching:
         rows = graph.facts.rows(path)
         calls = sorted({c for word in LAUNCHER_NAMES for c in rows.callees.get(word, ())})
-        tables = graph.file(path) if calls else None
         for call_id in calls:
-            assert tables is not None
             if (path, call_id) not in cache:
                 cache[(path, call_id)] = ()  # while it is worked out: nothing
-                if tables.launches.get(call_id) is not None:
-                    elements = [s for s, (c, _) in tables.elements.held_items() if c == call_id]
-                    if elements:
-                        cache[(path, call_id)] = target_functions(
-                            graph, tables, call_id, elements[0]
-                        )
+                launch = launch_of(graph, path, call_id)
+                if launch is not None:
+                    cache[(path, call_id)] = target_functions(graph, path, *launch)
             found.append((path, call_id, cache[(path, call_id)]))
     return found
 
 
+def launch_of(graph: FlowGraph, path: str, call_id: int) -> tuple[str, str, tuple[str, ...]] | None:
+    """Of the call CALL_ID of PATH, when it launches a function and passes it values (as
+    `UnitSteps.add_launch` makes them, read from its row without building its unit): its
+    scope, its first value's step and what its target reads; else None."""
+    row = graph.facts.rows(path).row(ROW_KINDS.index("calls"), call_id)
+    scope, callee = row[CALL_SCOPE], row[CALLEE]
+    if graph.resolver.targets(path, scope, callee, row[CALL_LINE]):
+        return None  # a call of the tree's own: no launch
+    launcher = graph.resolver.launcher(path, scope, callee)
+    if launcher is None:
+        return None
+    target, elements = launch_parts(row, launcher, graph.facts.flows(path))
+    if not elements:
+        return None
+    first = step_ids.element_id(path, call_id, elements[0][0], elements[0][1])
+    return scope, first, target
+
+
 def target_functions(
-    graph: FlowGraph, tables: FileTables, call_id: int, reader: str
+    graph: FlowGraph, path: str, scope: str, reader: str, target: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """The functions of the tree the target of launcher CALL_ID may hold, read as READER (a
-    step of the same statement) reads names."""
-    scope = tables.scope_of[reader]
+    """The functions of the tree a launcher's target (TARGET: the names it reads) may hold,
+    read in SCOPE of PATH as READER (a step of the same statement) reads names."""
     found: dict[str, None] = {}
-    for ref in tables.launches.get(call_id) or ():
-        found.update(dict.fromkeys(functions_held(graph, tables.path, scope, reader, ref, DEPTH)))
+    for ref in target:
+        found.update(dict.fromkeys(functions_held(graph, path, scope, reader, ref, DEPTH)))
     return tuple(found)
 
 

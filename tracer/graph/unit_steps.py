@@ -124,34 +124,22 @@ class UnitSteps:
         its KWARGS dict (by key), and what its target reads, for the graph to bind them to
         the parameters of the functions the target may hold."""
         path = self.path
-        call_id, scope, _, _, args, _, _, _ = row
-        target: tuple[str, ...] = ()
-        for i, (keyword, position, star, value, line, end_line) in enumerate(args):
-            if star:
-                continue
-            if keyword == launcher.target or (
-                keyword is None and position == launcher.target_position
-            ):
-                target = tuple(value[VALUE_REFS])
-                continue
-            if keyword not in (launcher.args, launcher.kwargs):
-                continue
-            for j, (key, refs) in enumerate(
-                spread_values(value, self.flows, keyword == launcher.kwargs)
-            ):
-                step = Step(
-                    step_ids.element_id(path, call_id, i, j),
-                    "call_arg",
-                    path,
-                    line,
-                    end_line,
-                    scope,
-                    UNREAD,
-                    key if isinstance(key, str) else "",
-                )
-                self.tables.add(step, scope, (5, call_id, 1000 + 100 * i + j))
-                self.tables.elements.put(step.id, (call_id, key))
-                index_reads(self.tables, step, scope, refs, NO_REFS, ())
+        call_id, scope = row[0], row[CALL_SCOPE]
+        target, elements = launch_parts(row, launcher, self.flows)
+        for i, j, key, refs, line, end_line in elements:
+            step = Step(
+                step_ids.element_id(path, call_id, i, j),
+                "call_arg",
+                path,
+                line,
+                end_line,
+                scope,
+                UNREAD,
+                key if isinstance(key, str) else "",
+            )
+            self.tables.add(step, scope, (5, call_id, 1000 + 100 * i + j))
+            self.tables.elements.put(step.id, (call_id, key))
+            index_reads(self.tables, step, scope, refs, NO_REFS, ())
         self.tables.launches.put(call_id, target)
 
     def add_assign(self, index: int, row: Row) -> None:
@@ -293,6 +281,30 @@ class UnitSteps:
         self.tables.add(step, call.scope, (5, call.id, -1))
         default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
         self.tables.append(self.tables.flags, dest, (step.id, default))
+
+
+# A value a launcher passes: (argument, element, key or position, names read, line, end line).
+LaunchElement = tuple[int, int, int | str, tuple[str, ...], int, int]
+
+
+def launch_parts(
+    row: Row, launcher: Launcher, flows: FileFlows
+) -> tuple[tuple[str, ...], list[LaunchElement]]:
+    """Of a launcher's call (ROW), what its target reads and each value it will pass, in
+    order (see `UnitSteps.add_launch`)."""
+    target: tuple[str, ...] = ()
+    elements: list[LaunchElement] = []
+    for i, (keyword, position, star, value, line, end_line) in enumerate(row[CALL_ARGS]):
+        if star:
+            continue
+        if keyword == launcher.target or (keyword is None and position == launcher.target_position):
+            target = tuple(value[VALUE_REFS])
+            continue
+        if keyword not in (launcher.args, launcher.kwargs):
+            continue
+        for j, (key, refs) in enumerate(spread_values(value, flows, keyword == launcher.kwargs)):
+            elements.append((i, j, key, refs, line, end_line))
+    return target, elements
 
 
 def spread_values(
