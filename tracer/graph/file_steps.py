@@ -12,6 +12,7 @@ from textwrap import dedent
 from tracer.extract.facts import MODULE_SCOPE, Arg, FileFlows, FileSummary
 from tracer.extract.parse import BOM, MAX_CODE_LINES, SourceLines
 from tracer.graph.demand import ALL
+from tracer.graph.reads import NO_REFS
 from tracer.graph.step_tables import Read, StepTables
 from tracer.graph.steps import Step
 from tracer.graph.unit_steps import UNREAD, UnitIndex, UnitSteps
@@ -247,17 +248,24 @@ class FileTables(StepTables):
         if not self.building:
             self.demanded_attrs.add(attr)
 
-    def attr_reads_in(self, attr: str, scopes: set[str]) -> list[Read]:
-        """The reads of ATTR, in the tables' order, of the units built so far, among them
-        every read of ATTR in SCOPES: only their units are built (and those of the functions
-        whose default values read ATTR, read in the scope around them)."""
+    def attr_readers(self, attr: str, scopes: set[str]) -> list[tuple[Read, frozenset[str]]]:
+        """The reads of ATTR, in the tables' order, in the units built so far and in those of
+        SCOPES (and of the functions whose default values read ATTR, read in the scope around
+        them), each with the names its step reads only opaquely. Those of units not built yet
+        are read from their rows, without building them: most readers are never expanded."""
+        found = [
+            (self.rank[read.step], read, self.opaque.held(read.step, NO_REFS))
+            for read in self.attr_reads.held(attr, ())
+        ]
         if attr not in self.demanded_attrs:
-            for unit in sorted({self.unit_of(scope) for scope in scopes}):
-                self.ensure(unit)
-            for unit in sorted(self.default_readers().get(attr, ())):
-                self.ensure(unit)
-        found: list[Read] = self.attr_reads.held(attr, [])
-        return found
+            units = {self.unit_of(scope) for scope in scopes}
+            units.update(self.default_readers().get(attr, ()))
+            for unit in sorted(units - self.built):
+                index = self.unit_index(unit)
+                if index is not None:
+                    found += self.unit_steps.attr_reads(index, attr)
+            found.sort(key=lambda item: item[0])
+        return [(read, opaque) for _, read, opaque in found]
 
     def default_readers(self) -> dict[str, set[str]]:
         """Attribute -> the units of the functions whose default values read it."""

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary
-from tracer.graph.reads import NO_REFS, index_reads, record_reads
-from tracer.graph.step_tables import StepTables
+from tracer.graph.reads import NO_REFS, index_reads, record_reads, value_reads
+from tracer.graph.step_tables import Rank, Read, StepTables
 from tracer.graph.steps import Step
 from tracer.index.library import LAUNCHER_NAMES, Launcher
 from tracer.index.resolve import Resolver
@@ -117,6 +117,122 @@ class UnitSteps:
                 launcher = self.resolver.launcher(path, call[CALL_SCOPE], call[CALLEE])
                 if launcher is not None:
                     self.add_launch(call, launcher)
+
+    def attr_reads(self, unit: UnitIndex, attr: str) -> list[tuple[Rank, Read, frozenset[str]]]:
+        """The reads of `x.ATTR` that `build` would note for UNIT, in its order, each with its
+        step's rank and the names that step reads only opaquely, found without building it:
+        only the statements that mention ATTR are read, and only their calls resolved."""
+        path, row, calls = self.path, self.rows.row, self.calls
+        suffix = "." + attr
+        found: list[tuple[Rank, Read, frozenset[str]]] = []
+        resolved: dict[int, list[Any]] = {}
+
+        def targets_of(call_id: int) -> list[Any]:
+            known = resolved.get(call_id)
+            if known is None:
+                call = row(CALL_ROWS, call_id)
+                known = self.resolver.targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
+                resolved[call_id] = known
+            return known
+
+        def mentions(value: Row) -> bool:  # may a step reading VALUE read `x.ATTR`?
+            pending = [value]
+            while pending:
+                current = pending.pop()
+                if any(ref.endswith(suffix) for ref in current[VALUE_REFS]):
+                    return True
+                for call_id in current[VALUE_CALLS]:
+                    _, _, callee, receiver_value, args, _, _, _ = row_at(calls, call_id)
+                    if callee.rpartition(".")[0].endswith(suffix):
+                        return True
+                    pending.append(receiver_value)
+                    pending.extend(arg[ARG_VALUE] for arg in args)
+            return False
+
+        def reads(
+            value: Row, extra: tuple[str, ...] = ()
+        ) -> tuple[tuple[str, ...], frozenset[str]]:
+            if not value[VALUE_CALLS] and not extra:  # as record_reads
+                return value[VALUE_REFS], NO_REFS
+            refs, opaque, _ = value_reads(value, extra, targets_of, calls)
+            return refs, opaque
+
+        def note(rank: Rank, step_id: str, scope: str, line: int, refs: Any, opaque: Any) -> None:
+            for ref in refs:
+                base, _, name = ref.rpartition(".")
+                if base and name == attr:
+                    found.append((rank, Read(step_id, scope, base, line), opaque))
+
+        for i in unit.functions:
+            function = self.summary.functions[i]
+            outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+            for j, param in enumerate(function.params):
+                step_id = step_ids.param_id(path, function.qualname, param.name)
+                note((0, i, j), step_id, outer, param.line, param.default_refs, NO_REFS)
+        if unit.assigns and self.in_class_body is None:
+            self.in_class_body = class_bodies(self.summary)
+        for i in unit.assigns:
+            scope, targets, whole_value, items, op, _, line, _ = row(ASSIGN_ROWS, i)
+            assert self.in_class_body is not None
+            if self.in_class_body(line):
+                continue
+            changes = op not in ("=", "for", "with", ":=")
+            for j, (target, position) in enumerate(targets):
+                if not target:
+                    continue
+                value = whole_value
+                if position is not None and len(items) == len({t[1] for t in targets}):
+                    value = items[position]
+                extra = (target,) if changes else ()
+                if mentions(value) or target.endswith(suffix) and changes:
+                    note(
+                        (2, i, j), step_ids.target_id(path, i, j), scope, line, *reads(value, extra)
+                    )
+        for i in unit.returns:
+            scope, whole_value, items, line, _ = row(RETURN_ROWS, i)
+            parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
+            for position, value in parts:
+                if mentions(value):
+                    rank = (3, i, -1 if position is None else position)
+                    step_id = step_ids.return_id(path, i, position)
+                    note(rank, step_id, scope, line, *reads(value))
+        for i in unit.uses:
+            scope, value, line, _ = row(USE_ROWS, i)
+            if mentions(value):
+                note((4, i), step_ids.use_id(path, i), scope, line, *reads(value))
+        for call_id in unit.calls:
+            _, scope, callee, _, args, discarded, line, _ = row(CALL_ROWS, call_id)
+            last = callee.rpartition(".")[2]
+            mentioned = [mentions(arg[ARG_VALUE]) for arg in args]
+            if not any(mentioned) and last not in LAUNCHER_NAMES:
+                continue
+            targets = targets_of(call_id)
+            if last in FLAG_METHODS:
+                pass  # a flag: it reads nothing
+            elif targets:
+                for i, arg in enumerate(args):
+                    if mentioned[i]:
+                        step_id = step_ids.argument_id(path, call_id, i)
+                        note((5, call_id, i), step_id, scope, arg[4], *reads(arg[ARG_VALUE]))
+            elif discarded and any(mentioned):
+                # Each argument noted in turn: the step's opaque names are its last one's.
+                opaque = reads(args[-1][ARG_VALUE])[1] if mentioned[-1] else NO_REFS
+                step_id = step_ids.call_id(path, call_id)
+                for arg, mention in zip(args, mentioned, strict=True):
+                    if mention:
+                        note(
+                            (5, call_id, -1), step_id, scope, line, reads(arg[ARG_VALUE])[0], opaque
+                        )
+            if last in LAUNCHER_NAMES and not targets:
+                launcher = self.resolver.launcher(path, scope, callee)
+                if launcher is not None:
+                    for i, j, _, refs, arg_line, _ in launch_parts(
+                        row(CALL_ROWS, call_id), launcher, self.flows
+                    )[1]:
+                        step_id = step_ids.element_id(path, call_id, i, j)
+                        rank = (5, call_id, 1000 + 100 * i + j)
+                        note(rank, step_id, scope, arg_line, refs, NO_REFS)
+        return found
 
     def add_launch(self, row: Row, launcher: Launcher) -> None:
         """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
