@@ -135,19 +135,25 @@ class UnitSteps:
                 resolved[call_id] = known
             return known
 
+        calls_mentioning: dict[int, bool] = {}
+
         def mentions(value: Row) -> bool:  # may a step reading VALUE read `x.ATTR`?
-            pending = [value]
-            while pending:
-                current = pending.pop()
-                if any(ref.endswith(suffix) for ref in current[VALUE_REFS]):
+            for ref in value[VALUE_REFS]:
+                if ref.endswith(suffix):
                     return True
-                for call_id in current[VALUE_CALLS]:
-                    _, _, callee, receiver_value, args, _, _, _ = row_at(calls, call_id)
-                    if callee.rpartition(".")[0].endswith(suffix):
-                        return True
-                    pending.append(receiver_value)
-                    pending.extend(arg[ARG_VALUE] for arg in args)
-            return False
+            return any(map(mentioned_by, value[VALUE_CALLS]))
+
+        def mentioned_by(call_id: int) -> bool:  # ... through the call CALL_ID?
+            known = calls_mentioning.get(call_id)
+            if known is None:
+                _, _, callee, receiver_value, args, _, _, _ = row_at(calls, call_id)
+                known = (
+                    callee.rpartition(".")[0].endswith(suffix)
+                    or mentions(receiver_value)
+                    or any(mentions(arg[ARG_VALUE]) for arg in args)
+                )
+                calls_mentioning[call_id] = known
+            return known
 
         def reads(
             value: Row, extra: tuple[str, ...] = ()
@@ -203,8 +209,10 @@ class UnitSteps:
         for call_id in unit.calls:
             _, scope, callee, _, args, discarded, line, _ = row(CALL_ROWS, call_id)
             last = callee.rpartition(".")[2]
+            if last not in LAUNCHER_NAMES and not mentioned_by(call_id):
+                continue
             mentioned = [mentions(arg[ARG_VALUE]) for arg in args]
-            if not any(mentioned) and last not in LAUNCHER_NAMES:
+            if last not in LAUNCHER_NAMES and not any(mentioned):
                 continue
             targets = targets_of(call_id)
             if last in FLAG_METHODS:
