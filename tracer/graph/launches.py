@@ -177,7 +177,7 @@ def held_by_name(
         return ()
     tables = graph.file(path)
     found: dict[str, None] = {}
-    for edge in graph.ref_sources(tables, scope, graph.step(reader), ref):
+    for edge in graph.ref_sources(tables, scope, tables.steps[reader], ref):
         found.update(dict.fromkeys(held_by_step(graph, edge.src, depth - 1)))
     return tuple(found)
 

@@ -99,7 +99,8 @@ def route_back(
         for edge in graph.edges(current, False):
             if edge.kind not in kinds or edge.confidence < least or edge.src in done:
                 continue
-            source = graph.step(edge.src)
+            # The step without its code: most sources are never shown.
+            source = graph.file(step_ids.file_of(edge.src)).steps[edge.src]
             if source.kind == "formula" or TEST_CODE.search(source.file):
                 continue
             reached = (
