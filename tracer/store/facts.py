@@ -24,10 +24,11 @@ from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
 from tracer.store.names import FileNames, file_names
 from tracer.store.rows import (
-    ROWS_PARTS,
     FileRows,
     decode_flows,
     encode_flows,
+    pack_parts,
+    unpack_parts,
 )
 from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
@@ -183,13 +184,15 @@ class Facts:
         if found is not None:
             return found
         key = self.key(path)
-        parts = self.cached(FLOWS, key)
-        if not (isinstance(parts, tuple) and len(parts) == ROWS_PARTS):  # else not ours: redo
+        parts: tuple[bytes | memoryview, ...] | None
+        parts = unpack_parts(unseal(self.cache.get_bytes(FLOWS, key)))
+        if parts is None:  # none, damaged, or not ours: redo
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
             summary = self.summaries.get(path) or summarize(parsed)
             parts = encode_flows(extract_flows(parsed, summary), summary)
-            self.keep(FLOWS, key, parts)
+            if self.cache.enabled:
+                self.cache.put_bytes(FLOWS, key, seal(pack_parts(parts)))
         found = self.rows_by_path[path] = FileRows(*parts)
         return found
 
