@@ -22,7 +22,7 @@ from tracer.sources.cache import content_hash
 from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
-from tracer.store.names import FileNames, file_names
+from tracer.store.names import FileNames, file_names, pack_names, unpack_names
 from tracer.store.rows import (
     FileRows,
     decode_flows,
@@ -209,11 +209,12 @@ class Facts:
         # The names hold step ids, and an id holds its file's path: a file of the same
         # content at another path (moved in another release) has names of its own.
         key = content_hash(f"{path}\0{self.key(path)}".encode())
-        found = self.cached(NAMES, key)
-        if not isinstance(found, FileNames):
+        found = unpack_names(unseal(self.cache.get_bytes(NAMES, key)))
+        if found is None:
             summary = self.summaries.get(path) or self.summary(path)
             found = file_names(path, summary, self.flows(path))
-            self.keep(NAMES, key, found)
+            if self.cache.enabled:
+                self.cache.put_bytes(NAMES, key, seal(pack_names(found)))
         self.names_by_path[path] = found
         return found
 
