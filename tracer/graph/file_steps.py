@@ -131,9 +131,25 @@ class FileTables(StepTables):
         return step
 
     def arguments(self, call_id: int) -> list[tuple[Arg, str]]:
-        """The arguments of a resolved call, each with its step (none if unresolved)."""
-        steps = self.call_args.get(call_id, [])
+        """The arguments of a resolved call, each with its step (none if unresolved). The
+        steps' ids are known before their unit is built (see `UnitSteps.add_call`): asking
+        which steps a call passes builds nothing."""
+        if self.unit_of_member(CALLS, call_id) in self.built:
+            steps = self.call_args.get(call_id, [])
+        else:
+            steps = self.argument_steps(call_id)
         return list(zip(self.calls[call_id].args, steps, strict=True)) if steps else []
+
+    def argument_steps(self, call_id: int) -> list[str]:
+        """The steps `UnitSteps.add_call` makes of the arguments of call CALL_ID: one each
+        when the call is resolved (and adds no flag)."""
+        scope, callee = self.rows.call_head(call_id)
+        if callee.rpartition(".")[2] in FLAG_METHODS:
+            return []
+        if not self.resolver.targets(self.path, scope, callee, self.rows.call_line(call_id)):
+            return []
+        count = len(self.calls[call_id].args)
+        return [step_ids.argument_id(self.path, call_id, i) for i in range(count)]
 
     @cached_property
     def attr_writes(self) -> dict[str, list[Read]]:
