@@ -111,10 +111,16 @@ class CallSites:
             calls = self.calls_to(path, callees, lambda t: t.function == function)
             found = []
             if calls:
-                tables = self.graph.file(path)
+                # As its unit's build resolves each (which is not needed to know them).
+                rows = self.graph.facts.rows(path)
+                targets = self.graph.resolver.targets
                 for call_id in calls:
+                    scope, callee = rows.call_head(call_id)
+                    line = rows.call_line(call_id)
                     found += [
-                        (call_id, t) for t in tables.targets[call_id] if t.function == function
+                        (call_id, t)
+                        for t in targets(path, scope, callee, line)
+                        if t.function == function
                     ]
             self.sites[key] = found
         return found

@@ -12,6 +12,7 @@ from textwrap import dedent
 from tracer.extract.facts import MODULE_SCOPE, Arg, FileFlows, FileSummary
 from tracer.extract.parse import BOM, MAX_CODE_LINES, SourceLines
 from tracer.graph.demand import ALL
+from tracer.graph.reads import NO_REFS
 from tracer.graph.step_tables import Read, StepTables
 from tracer.graph.steps import Step
 from tracer.graph.unit_steps import UNREAD, UnitIndex, UnitSteps
@@ -131,9 +132,25 @@ class FileTables(StepTables):
         return step
 
     def arguments(self, call_id: int) -> list[tuple[Arg, str]]:
-        """The arguments of a resolved call, each with its step (none if unresolved)."""
-        steps = self.call_args.get(call_id, [])
+        """The arguments of a resolved call, each with its step (none if unresolved). The
+        steps' ids are known before their unit is built (see `UnitSteps.add_call`): asking
+        which steps a call passes builds nothing."""
+        if self.unit_of_member(CALLS, call_id) in self.built:
+            steps = self.call_args.get(call_id, [])
+        else:
+            steps = self.argument_steps(call_id)
         return list(zip(self.calls[call_id].args, steps, strict=True)) if steps else []
+
+    def argument_steps(self, call_id: int) -> list[str]:
+        """The steps `UnitSteps.add_call` makes of the arguments of call CALL_ID: one each
+        when the call is resolved (and adds no flag)."""
+        scope, callee = self.rows.call_head(call_id)
+        if callee.rpartition(".")[2] in FLAG_METHODS:
+            return []
+        if not self.resolver.targets(self.path, scope, callee, self.rows.call_line(call_id)):
+            return []
+        count = len(self.calls[call_id].args)
+        return [step_ids.argument_id(self.path, call_id, i) for i in range(count)]
 
     @cached_property
     def attr_writes(self) -> dict[str, list[Read]]:
@@ -247,6 +264,25 @@ class FileTables(StepTables):
             self.ensure(unit)
         if not self.building:
             self.demanded_attrs.add(attr)
+
+    def attr_readers(self, attr: str, scopes: set[str]) -> list[tuple[Read, frozenset[str]]]:
+        """The reads of ATTR, in the tables' order, in the units built so far and in those of
+        SCOPES (and of the functions whose default values read ATTR, read in the scope around
+        them), each with the names its step reads only opaquely. Those of units not built yet
+        are read from their rows, without building them: most readers are never expanded."""
+        found = [
+            (self.rank[read.step], read, self.opaque.held(read.step, NO_REFS))
+            for read in self.attr_reads.held(attr, ())
+        ]
+        if attr not in self.demanded_attrs:
+            units = {self.unit_of(scope) for scope in scopes}
+            units.update(self.default_readers().get(attr, ()))
+            for unit in sorted(units - self.built):
+                index = self.unit_index(unit)
+                if index is not None:
+                    found += self.unit_steps.attr_reads(index, attr)
+            found.sort(key=lambda item: item[0])
+        return [(read, opaque) for _, read, opaque in found]
 
     def default_readers(self) -> dict[str, set[str]]:
         """Attribute -> the units of the functions whose default values read it."""

@@ -273,20 +273,24 @@ class FlowGraph:
                 )
             ]
         for path in candidates:
-            if path not in self.tables and not any(
-                self.slots.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+            # How sure a read is depends on its scope and receiver alone: only the units of
+            # the scopes where one may be of this family are built.
+            scopes = {
+                scope
                 for scope, base in self.facts.names(path).reads.get(attr, ())
-            ):
+                if self.slots.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+            }
+            if not scopes:
                 continue  # no read there can be of this family: its tables are not needed
-            tables = self.file(path)
-            for read in tables.attr_reads.get(attr, []):
+            for read, opaque in self.file(path).attr_readers(attr, scopes):
                 confidence = self.slots.slot_match(path, read, family, attr, declared)
                 if confidence == DYNAMIC and declared:
                     # As sure as the read's own way back to the fields it may come from.
                     fields, sure = self.slots.dynamic_fields(path, read.base, attr)
                     confidence = sure if writer in fields else confidence
                 if confidence:
-                    yield attr_edge(tables, writer, read.step, f"{read.base}.{attr}", confidence)
+                    ref = f"{read.base}.{attr}"
+                    yield read_edge(writer, read.step, ref in opaque, confidence)
 
     def field_step(self, klass: str, attr: str) -> str:
         """The step of the field ATTR declared in KLASS (full name)."""
@@ -474,7 +478,13 @@ def local_edge(reader_tables: FileTables, src: str, reader: str, name: str) -> E
 def attr_edge(
     reader_tables: FileTables, src: str, reader: str, ref: str, confidence: float
 ) -> Edge:
-    if ref in reader_tables.opaque.get(reader, ()):
+    return read_edge(src, reader, ref in reader_tables.opaque.get(reader, ()), confidence)
+
+
+def read_edge(src: str, reader: str, opaque: bool, confidence: float) -> Edge:
+    """An attribute's value read by READER: only as an input of a call we cannot see into
+    (OPAQUE), or as such."""
+    if opaque:
         return Edge(src, reader, "attr_via_call", confidence * OPAQUE)
     return Edge(src, reader, "attr", confidence)
 

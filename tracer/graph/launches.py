@@ -16,8 +16,11 @@ from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE
 from tracer.graph.steps import Edge
+from tracer.graph.unit_steps import launch_parts
 from tracer.index.library import LAUNCHER_NAMES
 from tracer.store import step_ids
+from tracer.store.rows import CALL_LINE, CALL_SCOPE, CALLEE
+from tracer.store.units import ROW_KINDS
 
 if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
@@ -62,7 +65,8 @@ def launch_edges(graph: FlowGraph, tables: FileTables, step_id: str) -> Iterator
     """Edges from a value a launcher will pass (STEP_ID) to the parameter it is bound to in
     each function the launcher's target may hold."""
     call_id, key = tables.elements[step_id]
-    functions = target_functions(graph, tables, call_id, step_id)
+    target = tables.launches.get(call_id) or ()
+    functions = target_functions(graph, tables.path, tables.scope_of[step_id], step_id, target)
     confidence = SURE if len(functions) == 1 else SHARED
     for function in functions:
         param = parameter(graph, function, key)
@@ -86,12 +90,13 @@ def launch_sources(graph: FlowGraph, function: str, param: str) -> Iterator[Edge
         if function not in functions:
             continue
         tables = graph.file(site_path)
+        target = tables.launches.get(call_id) or ()  # its unit built: its values are steps
         for step_id, (owner, key) in list(tables.elements.held_items()):
             if owner != call_id or parameter(graph, function, key) != param:
                 continue
             # The functions the target holds where this value is bound (`args` bound in
             # each branch beside its own `target`).
-            own = target_functions(graph, tables, call_id, step_id)
+            own = target_functions(graph, site_path, tables.scope_of[step_id], step_id, target)
             if function in own:
                 yield Edge(step_id, param, "arg_to_param", SURE if len(own) == 1 else SHARED)
 
@@ -107,32 +112,49 @@ def launch_sites(graph: FlowGraph, within: set[str]) -> list[tuple[str, int, tup
     for path in launching:
         rows = graph.facts.rows(path)
         calls = sorted({c for word in LAUNCHER_NAMES for c in rows.callees.get(word, ())})
-        tables = graph.file(path) if calls else None
         for call_id in calls:
-            assert tables is not None
             if (path, call_id) not in cache:
                 cache[(path, call_id)] = ()  # while it is worked out: nothing
-                if tables.launches.get(call_id) is not None:
-                    elements = [s for s, (c, _) in tables.elements.held_items() if c == call_id]
+                launch = launch_of(graph, path, call_id)
+                if launch is not None:
+                    scope, elements, target = launch
                     held: dict[str, None] = {}
                     for element in elements:  # each where it is bound (see launch_sources)
-                        held.update(
-                            dict.fromkeys(target_functions(graph, tables, call_id, element))
-                        )
+                        functions = target_functions(graph, path, scope, element, target)
+                        held.update(dict.fromkeys(functions))
                     cache[(path, call_id)] = tuple(held)
             found.append((path, call_id, cache[(path, call_id)]))
     return found
 
 
+def launch_of(
+    graph: FlowGraph, path: str, call_id: int
+) -> tuple[str, list[str], tuple[str, ...]] | None:
+    """Of the call CALL_ID of PATH, when it launches a function and passes it values (as
+    `UnitSteps.add_launch` makes them, read from its row without building its unit): its
+    scope, its values' steps and what its target reads; else None."""
+    row = graph.facts.rows(path).row(ROW_KINDS.index("calls"), call_id)
+    scope, callee = row[CALL_SCOPE], row[CALLEE]
+    if graph.resolver.targets(path, scope, callee, row[CALL_LINE]):
+        return None  # a call of the tree's own: no launch
+    launcher = graph.resolver.launcher(path, scope, callee)
+    if launcher is None:
+        return None
+    target, elements = launch_parts(row, launcher, graph.facts.flows(path), graph.facts.rows(path))
+    if not elements:
+        return None
+    steps = [step_ids.element_id(path, call_id, i, j) for i, j, *_ in elements]
+    return scope, steps, target
+
+
 def target_functions(
-    graph: FlowGraph, tables: FileTables, call_id: int, reader: str
+    graph: FlowGraph, path: str, scope: str, reader: str, target: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """The functions of the tree the target of launcher CALL_ID may hold, read as READER (a
-    step of the same statement) reads names."""
-    scope = tables.scope_of[reader]
+    """The functions of the tree a launcher's target (TARGET: the names it reads) may hold,
+    read in SCOPE of PATH as READER (a step of the same statement) reads names."""
     found: dict[str, None] = {}
-    for ref in tables.launches.get(call_id) or ():
-        found.update(dict.fromkeys(functions_held(graph, tables.path, scope, reader, ref, DEPTH)))
+    for ref in target:
+        found.update(dict.fromkeys(functions_held(graph, path, scope, reader, ref, DEPTH)))
     return tuple(found)
 
 
@@ -166,7 +188,7 @@ def held_by_name(
         return ()
     tables = graph.file(path)
     found: dict[str, None] = {}
-    for edge in graph.ref_sources(tables, scope, graph.step(reader), ref):
+    for edge in graph.ref_sources(tables, scope, tables.steps[reader], ref):
         found.update(dict.fromkeys(held_by_step(graph, edge.src, depth - 1)))
     return tuple(found)
 

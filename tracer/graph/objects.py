@@ -105,7 +105,8 @@ def route_back(
                 continue
             if current in only and edge.src not in only[current]:
                 continue
-            source = graph.step(edge.src)
+            # The step without its code: most sources are never shown.
+            source = graph.file(step_ids.file_of(edge.src)).steps[edge.src]
             if source.kind == "formula" or TEST_CODE.search(source.file):
                 continue
             reached = (

@@ -4,6 +4,9 @@ the tree (opaque), each indexed by name and by attribute for the queries that fo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from tracer.graph.step_tables import Read, StepTables
 from tracer.graph.steps import Step
 from tracer.store.rows import ARG_VALUE, VALUE_CALLS, VALUE_REFS, Row, row_at
@@ -44,6 +47,22 @@ def record_reads(
     if not value[VALUE_CALLS] and not extra:  # the common case: names only
         index_reads(tables, step, scope, value[VALUE_REFS], NO_REFS, ())
         return
+    refs, opaque, results = value_reads(value, extra, tables.targets.held, tables.calls)
+    for call_id in results:
+        tables.consumers.setdefault(call_id, []).append(step.id)
+    index_reads(tables, step, scope, refs, opaque, results)
+
+
+def value_reads(
+    value: Row,
+    extra: tuple[str, ...],
+    resolved: Callable[[int], object],
+    calls: Sequence[Any],
+) -> tuple[tuple[str, ...], frozenset[str], tuple[int, ...]]:
+    """What a step reading VALUE (and the names EXTRA) reads, as `record_reads` notes it:
+    the names, in order; those it reaches only as inputs of calls it cannot see into; the
+    calls whose results it takes. RESOLVED tells (truthy) whether a call of CALLS (the
+    file's) is resolved."""
     refs: dict[str, bool] = dict.fromkeys(extra, False)  # ref -> reached only opaquely
     results: list[int] = []
     pending: list[tuple[Row, bool]] = [(value, False)]
@@ -52,11 +71,10 @@ def record_reads(
         for ref in current[VALUE_REFS]:
             refs[ref] = refs.get(ref, True) and opaque
         for call_id in current[VALUE_CALLS]:
-            if tables.targets.held(call_id):
+            if resolved(call_id):
                 results.append(call_id)
-                tables.consumers.setdefault(call_id, []).append(step.id)
                 continue
-            _, _, callee, receiver_value, args, _, _, _ = row_at(tables.calls, call_id)
+            _, _, callee, receiver_value, args, _, _, _ = row_at(calls, call_id)
             receiver = callee.rpartition(".")[0]
             if receiver and receiver != "super()":
                 refs[receiver] = refs.get(receiver, True) and opaque
@@ -64,7 +82,7 @@ def record_reads(
             keeps_value = callee in VALUE_PRESERVING
             pending.extend((arg[ARG_VALUE], opaque or not keeps_value) for arg in args)
     opaque = frozenset(ref for ref, hidden in refs.items() if hidden) or NO_REFS
-    index_reads(tables, step, scope, tuple(refs), opaque, tuple(results))
+    return tuple(refs), opaque, tuple(results)
 
 
 def index_reads(

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary
-from tracer.graph.reads import NO_REFS, index_reads, record_reads
-from tracer.graph.step_tables import StepTables
+from tracer.graph.reads import NO_REFS, index_reads, record_reads, value_reads
+from tracer.graph.step_tables import Rank, Read, StepTables
 from tracer.graph.steps import Step
 from tracer.index.library import LAUNCHER_NAMES, Launcher
 from tracer.index.resolve import Resolver
@@ -118,70 +118,153 @@ class UnitSteps:
                 if launcher is not None:
                     self.add_launch(call, launcher)
 
+    def attr_reads(self, unit: UnitIndex, attr: str) -> list[tuple[Rank, Read, frozenset[str]]]:
+        """The reads of `x.ATTR` that `build` would note for UNIT, in its order, each with its
+        step's rank and the names that step reads only opaquely, found without building it:
+        only the statements that mention ATTR are read, and only their calls resolved."""
+        path, row, calls = self.path, self.rows.row, self.calls
+        suffix = "." + attr
+        found: list[tuple[Rank, Read, frozenset[str]]] = []
+        resolved: dict[int, list[Any]] = {}
+
+        def targets_of(call_id: int) -> list[Any]:
+            known = resolved.get(call_id)
+            if known is None:
+                call = row(CALL_ROWS, call_id)
+                known = self.resolver.targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
+                resolved[call_id] = known
+            return known
+
+        calls_mentioning: dict[int, bool] = {}
+
+        def mentions(value: Row) -> bool:  # may a step reading VALUE read `x.ATTR`?
+            for ref in value[VALUE_REFS]:
+                if ref.endswith(suffix):
+                    return True
+            return any(map(mentioned_by, value[VALUE_CALLS]))
+
+        def mentioned_by(call_id: int) -> bool:  # ... through the call CALL_ID?
+            known = calls_mentioning.get(call_id)
+            if known is None:
+                _, _, callee, receiver_value, args, _, _, _ = row_at(calls, call_id)
+                known = (
+                    callee.rpartition(".")[0].endswith(suffix)
+                    or mentions(receiver_value)
+                    or any(mentions(arg[ARG_VALUE]) for arg in args)
+                )
+                calls_mentioning[call_id] = known
+            return known
+
+        def reads(
+            value: Row, extra: tuple[str, ...] = ()
+        ) -> tuple[tuple[str, ...], frozenset[str]]:
+            if not value[VALUE_CALLS] and not extra:  # as record_reads
+                return value[VALUE_REFS], NO_REFS
+            refs, opaque, _ = value_reads(value, extra, targets_of, calls)
+            return refs, opaque
+
+        def note(rank: Rank, step_id: str, scope: str, line: int, refs: Any, opaque: Any) -> None:
+            for ref in refs:
+                base, _, name = ref.rpartition(".")
+                if base and name == attr:
+                    found.append((rank, Read(step_id, scope, base, line), opaque))
+
+        for i in unit.functions:
+            function = self.summary.functions[i]
+            outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+            for j, param in enumerate(function.params):
+                step_id = step_ids.param_id(path, function.qualname, param.name)
+                note((0, i, j), step_id, outer, param.line, param.default_refs, NO_REFS)
+        if unit.assigns and self.in_class_body is None:
+            self.in_class_body = class_bodies(self.summary)
+        for i in unit.assigns:
+            scope, targets, whole_value, items, op, _, line, _ = row(ASSIGN_ROWS, i)
+            assert self.in_class_body is not None
+            if self.in_class_body(line):
+                continue
+            changes = op not in ("=", "for", "with", ":=")
+            for j, (target, position) in enumerate(targets):
+                if not target:
+                    continue
+                value = whole_value
+                if position is not None and len(items) == len({t[1] for t in targets}):
+                    value = items[position]
+                extra = (target,) if changes else ()
+                if mentions(value) or target.endswith(suffix) and changes:
+                    note(
+                        (2, i, j), step_ids.target_id(path, i, j), scope, line, *reads(value, extra)
+                    )
+        for i in unit.returns:
+            scope, whole_value, items, line, _ = row(RETURN_ROWS, i)
+            parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
+            for position, value in parts:
+                if mentions(value):
+                    rank = (3, i, -1 if position is None else position)
+                    step_id = step_ids.return_id(path, i, position)
+                    note(rank, step_id, scope, line, *reads(value))
+        for i in unit.uses:
+            scope, value, line, _ = row(USE_ROWS, i)
+            if mentions(value):
+                note((4, i), step_ids.use_id(path, i), scope, line, *reads(value))
+        for call_id in unit.calls:
+            _, scope, callee, _, args, discarded, line, _ = row(CALL_ROWS, call_id)
+            last = callee.rpartition(".")[2]
+            if last not in LAUNCHER_NAMES and not mentioned_by(call_id):
+                continue
+            mentioned = [mentions(arg[ARG_VALUE]) for arg in args]
+            if last not in LAUNCHER_NAMES and not any(mentioned):
+                continue
+            targets = targets_of(call_id)
+            if last in FLAG_METHODS:
+                pass  # a flag: it reads nothing
+            elif targets:
+                for i, arg in enumerate(args):
+                    if mentioned[i]:
+                        step_id = step_ids.argument_id(path, call_id, i)
+                        note((5, call_id, i), step_id, scope, arg[4], *reads(arg[ARG_VALUE]))
+            elif discarded and any(mentioned):
+                # Each argument noted in turn: the step's opaque names are its last one's.
+                opaque = reads(args[-1][ARG_VALUE])[1] if mentioned[-1] else NO_REFS
+                step_id = step_ids.call_id(path, call_id)
+                for arg, mention in zip(args, mentioned, strict=True):
+                    if mention:
+                        note(
+                            (5, call_id, -1), step_id, scope, line, reads(arg[ARG_VALUE])[0], opaque
+                        )
+            if last in LAUNCHER_NAMES and not targets:
+                launcher = self.resolver.launcher(path, scope, callee)
+                if launcher is not None:
+                    for i, j, _, refs, arg_line, _ in launch_parts(
+                        row(CALL_ROWS, call_id), launcher, self.flows, self.rows
+                    )[1]:
+                        step_id = step_ids.element_id(path, call_id, i, j)
+                        rank = (5, call_id, 1000 + 1000 * i + j)
+                        note(rank, step_id, scope, arg_line, refs, NO_REFS)
+        return found
+
     def add_launch(self, row: Row, launcher: Launcher) -> None:
         """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
         a step for each value it will pass, an element of its ARGS tuple (by position) or of
         its KWARGS dict (by key), and what its target reads, for the graph to bind them to
         the parameters of the functions the target may hold."""
         path = self.path
-        call_id, scope, _, _, args, _, _, _ = row
-        target: tuple[str, ...] = ()
-        for i, (keyword, position, star, value, line, end_line) in enumerate(args):
-            if star:
-                continue
-            if keyword == launcher.target or (
-                keyword is None and position == launcher.target_position
-            ):
-                target = tuple(value[VALUE_REFS])
-                continue
-            if keyword not in (launcher.args, launcher.kwargs):
-                continue
-            by_key = keyword == launcher.kwargs
-            spread = [(line, end_line, spread_values(value, self.flows, by_key))]
-            if not spread[0][2]:  # `args=args`: the tuples the name is bound to before
-                spread = self.bound_values(scope, value, row[CALL_LINE], by_key)
-            j = 0
-            for at, end, values in spread:
-                for key, refs in values:
-                    step = Step(
-                        step_ids.element_id(path, call_id, i, j),
-                        "call_arg",
-                        path,
-                        at,
-                        end,
-                        scope,
-                        UNREAD,
-                        key if isinstance(key, str) else "",
-                    )
-                    self.tables.add(step, scope, (5, call_id, 1000 + 1000 * i + j))
-                    self.tables.elements.put(step.id, (call_id, key))
-                    index_reads(self.tables, step, scope, refs, NO_REFS, ())
-                    j += 1
+        call_id, scope = row[0], row[CALL_SCOPE]
+        target, elements = launch_parts(row, launcher, self.flows, self.rows)
+        for i, j, key, refs, line, end_line in elements:
+            step = Step(
+                step_ids.element_id(path, call_id, i, j),
+                "call_arg",
+                path,
+                line,
+                end_line,
+                scope,
+                UNREAD,
+                key if isinstance(key, str) else "",
+            )
+            self.tables.add(step, scope, (5, call_id, 1000 + 1000 * i + j))
+            self.tables.elements.put(step.id, (call_id, key))
+            index_reads(self.tables, step, scope, refs, NO_REFS, ())
         self.tables.launches.put(call_id, target)
-
-    def bound_values(
-        self, scope: str, value: Row, before: int, by_key: bool
-    ) -> list[tuple[int, int, list[tuple[int | str, tuple[str, ...]]]]]:
-        """Where VALUE is a plain name: the values of each tuple (or dict, BY_KEY) it is
-        bound to in SCOPE before line BEFORE, as (line, end line, values; see spread_values).
-        Each is read where it is written: a launcher given `args=args` after `target = f;
-        args = (a, b)` in one branch and other bindings in another passes the values of the
-        binding that reaches it, with the target bound beside it (see tracer.graph.blocks)."""
-        refs = value[VALUE_REFS]
-        if len(refs) != 1 or "." in refs[0] or value[VALUE_CALLS] or value[VALUE_SHAPE]:
-            return []
-        found = []
-        for index in self.rows.assigns_by_scope.get(scope, ()):
-            if self.rows.assign_targets[index] != (refs[0],):
-                continue
-            assign = self.rows.row(ASSIGN_ROWS, index)
-            _, targets, whole, _, op, _, line, end_line = assign
-            if op != "=" or line >= before or len(targets) != 1 or targets[0][1] is not None:
-                continue
-            values = spread_values(whole, self.flows, by_key)
-            if values:
-                found.append((line, end_line, values))
-        return found
 
     def add_assign(self, index: int, row: Row) -> None:
         """The steps of an assignment's targets (ROW, an Assign's)."""
@@ -322,6 +405,63 @@ class UnitSteps:
         self.tables.add(step, call.scope, (5, call.id, -1))
         default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
         self.tables.append(self.tables.flags, dest, (step.id, default))
+
+
+# A value a launcher passes: (argument, element, key or position, names read, line, end line).
+LaunchElement = tuple[int, int, int | str, tuple[str, ...], int, int]
+
+
+def launch_parts(
+    row: Row, launcher: Launcher, flows: FileFlows, rows: FileRows
+) -> tuple[tuple[str, ...], list[LaunchElement]]:
+    """Of a launcher's call (ROW), what its target reads and each value it will pass, in
+    order (see `UnitSteps.add_launch`): the items of its `args` tuple or `kwargs` dict, or,
+    given a local (`args=args`), of each tuple or dict that name is bound to before the call,
+    at that binding (ROWS, the file's, say where)."""
+    target: tuple[str, ...] = ()
+    elements: list[LaunchElement] = []
+    for i, (keyword, position, star, value, line, end_line) in enumerate(row[CALL_ARGS]):
+        if star:
+            continue
+        if keyword == launcher.target or (keyword is None and position == launcher.target_position):
+            target = tuple(value[VALUE_REFS])
+            continue
+        if keyword not in (launcher.args, launcher.kwargs):
+            continue
+        by_key = keyword == launcher.kwargs
+        spread = [(line, end_line, spread_values(value, flows, by_key))]
+        if not spread[0][2]:  # `args=args`: the tuples the name is bound to before
+            spread = bound_values(rows, flows, row[CALL_SCOPE], value, row[CALL_LINE], by_key)
+        j = 0
+        for at, end, values in spread:
+            for key, refs in values:
+                elements.append((i, j, key, refs, at, end))
+                j += 1
+    return target, elements
+
+
+def bound_values(
+    rows: FileRows, flows: FileFlows, scope: str, value: Row, before: int, by_key: bool
+) -> list[tuple[int, int, list[tuple[int | str, tuple[str, ...]]]]]:
+    """Where VALUE is a plain name: the values of each tuple (or dict, BY_KEY) it is bound to
+    in SCOPE before line BEFORE, as (line, end line, values; see spread_values). Each is read
+    where it is written: a launcher given `args=args` after `target = f; args = (a, b)` in
+    one branch and other bindings in another passes the values of the binding that reaches
+    it, with the target bound beside it (see tracer.graph.blocks)."""
+    refs = value[VALUE_REFS]
+    if len(refs) != 1 or "." in refs[0] or value[VALUE_CALLS] or value[VALUE_SHAPE]:
+        return []
+    found = []
+    for index in rows.assigns_by_scope.get(scope, ()):
+        if rows.assign_targets[index] != (refs[0],):
+            continue
+        _, targets, whole, _, op, _, line, end_line = rows.row(ASSIGN_ROWS, index)
+        if op != "=" or line >= before or len(targets) != 1 or targets[0][1] is not None:
+            continue
+        values = spread_values(whole, flows, by_key)
+        if values:
+            found.append((line, end_line, values))
+    return found
 
 
 def spread_values(

@@ -22,12 +22,13 @@ from tracer.sources.cache import content_hash
 from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
-from tracer.store.names import FileNames, file_names
+from tracer.store.names import FileNames, file_names, pack_names, unpack_names
 from tracer.store.rows import (
-    ROWS_PARTS,
     FileRows,
     decode_flows,
     encode_flows,
+    pack_parts,
+    unpack_parts,
 )
 from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
@@ -183,13 +184,15 @@ class Facts:
         if found is not None:
             return found
         key = self.key(path)
-        parts = self.cached(FLOWS, key)
-        if not (isinstance(parts, tuple) and len(parts) == ROWS_PARTS):  # else not ours: redo
+        parts: tuple[bytes | memoryview, ...] | None
+        parts = unpack_parts(unseal(self.cache.get_bytes(FLOWS, key)))
+        if parts is None:  # none, damaged, or not ours: redo
             parsed = parse(self.snapshot.read(path))
             self.parsed_files += 1
             summary = self.summaries.get(path) or summarize(parsed)
             parts = encode_flows(extract_flows(parsed, summary), summary)
-            self.keep(FLOWS, key, parts)
+            if self.cache.enabled:
+                self.cache.put_bytes(FLOWS, key, seal(pack_parts(parts)))
         found = self.rows_by_path[path] = FileRows(*parts)
         return found
 
@@ -206,11 +209,12 @@ class Facts:
         # The names hold step ids, and an id holds its file's path: a file of the same
         # content at another path (moved in another release) has names of its own.
         key = content_hash(f"{path}\0{self.key(path)}".encode())
-        found = self.cached(NAMES, key)
-        if not isinstance(found, FileNames):
+        found = unpack_names(unseal(self.cache.get_bytes(NAMES, key)))
+        if found is None:
             summary = self.summaries.get(path) or self.summary(path)
             found = file_names(path, summary, self.flows(path))
-            self.keep(NAMES, key, found)
+            if self.cache.enabled:
+                self.cache.put_bytes(NAMES, key, seal(pack_names(found)))
         self.names_by_path[path] = found
         return found
 

@@ -9,6 +9,7 @@ per file like the flows, and loads far faster (strings and tuples, no fact objec
 from __future__ import annotations
 
 import pickle
+import struct
 from collections.abc import Callable, ItemsView, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -37,8 +38,8 @@ class Pickled(Generic[V]):
 
     __slots__ = ("data", "loaded")
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+    def __init__(self, data: bytes | memoryview) -> None:
+        self.data = data  # a view into the cache entry it was read from, or fresh bytes
         self.loaded: V | None = None
 
     def value(self) -> V:
@@ -54,7 +55,7 @@ class Pickled(Generic[V]):
         return hash(self.data)
 
     def __reduce__(self) -> tuple[type, tuple[bytes]]:
-        return type(self), (self.data,)
+        return type(self), (bytes(self.data),)
 
 
 class Table(Pickled[dict[str, V]]):
@@ -77,7 +78,7 @@ class ByName(Pickled[dict[str, bytes]], Generic[V]):
 
     __slots__ = ("made",)
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes | memoryview) -> None:
         super().__init__(data)
         self.made: dict[str, V] = {}
 
@@ -125,6 +126,48 @@ class FileNames:
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
     self_attrs: NameSet  # ATTR of every `self.ATTR = ...` (the resolver types them)
+
+
+# A file's entry: the lengths of its four tables' pickles, those pickles one after the other
+# (read back as views into the entry, not copied out of it), then the rest, pickled.
+ENTRY_HEAD = struct.Struct(">4Q")
+
+
+def pack_names(names: FileNames) -> bytes:
+    """NAMES as one cache entry (see `unpack_names`)."""
+    tables = (names.binders.data, names.writes.data, names.reads.data, names.self_attrs.data)
+    rest = (names.flag_dests, names.flag_generators, names.whole)
+    return (
+        ENTRY_HEAD.pack(*map(len, tables))
+        + b"".join(tables)
+        + pickle.dumps(rest, pickle.HIGHEST_PROTOCOL)
+    )
+
+
+def unpack_names(entry: bytes | memoryview | None) -> FileNames | None:
+    """The names ENTRY (from `pack_names`, intact) holds; None when it holds none."""
+    if entry is None or len(entry) < ENTRY_HEAD.size:
+        return None
+    view = memoryview(entry)
+    tables = []
+    start = ENTRY_HEAD.size
+    for length in ENTRY_HEAD.unpack_from(view):
+        tables.append(view[start : start + length])
+        start += length
+    try:
+        dests, generators, whole = pickle.loads(view[start:])
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return None  # another layout
+    binders, writes, reads, self_attrs = tables
+    return FileNames(
+        NameSet(binders),
+        ByName(writes),
+        Table(reads),
+        dests,
+        generators,
+        whole,
+        NameSet(self_attrs),
+    )
 
 
 def crosses_units(summary: FileSummary, flows: FileFlows) -> bool:

@@ -6,6 +6,7 @@ and a query reads few of them. `Rows` turns a row into its fact the first time i
 from __future__ import annotations
 
 import pickle
+import struct
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
@@ -59,7 +60,7 @@ class FileRows:
 
     __slots__ = ("loaded", "members", "parts", "runs")
 
-    def __init__(self, *parts: bytes) -> None:
+    def __init__(self, *parts: bytes | memoryview) -> None:
         self.parts: list[Any] = list(parts)
         self.loaded: list[list[Row | None]] | None = None  # per ROW_KINDS, per row
         self.members: dict[int, list[list[int]]] = {}  # unit -> per MEMBER_KINDS: indices
@@ -68,9 +69,9 @@ class FileRows:
 
     def part(self, number: int) -> Any:
         found = self.parts[number]
-        if isinstance(found, bytes):
-            # Fresh, or from an entry whose checksum held (Facts.cached): intact bytes, the
-            # units' rows within (`load`) too.
+        if isinstance(found, (bytes, memoryview)):
+            # Fresh, or a view into an entry whose checksum held (Facts.rows): intact bytes,
+            # the units' rows within (`load`) too.
             found = self.parts[number] = pickle.loads(found)
         return found
 
@@ -261,6 +262,32 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
     raises = tuple((r.scope, value_row(r.value), r.line) for r in flows.raises)
     objects = (dict(flows.patterns), flows.yields, raises, flows.straight)
     return (*map(dumps, parts), b"".join(chunks), dumps(objects))
+
+
+# A file's entry: the parts' lengths, then the parts one after the other (read back as views
+# into the entry: copying them out, as unpickling a tuple of them did, cost more than the rest).
+ENTRY_HEAD = struct.Struct(f">{ROWS_PARTS}Q")
+
+
+def pack_parts(parts: tuple[bytes, ...]) -> bytes:
+    """PARTS (as `encode_flows` makes them) as one entry."""
+    return ENTRY_HEAD.pack(*map(len, parts)) + b"".join(parts)
+
+
+def unpack_parts(entry: bytes | memoryview | None) -> tuple[memoryview, ...] | None:
+    """The parts ENTRY holds, as views into it; None when it holds no such parts."""
+    if entry is None or len(entry) < ENTRY_HEAD.size:
+        return None
+    view = memoryview(entry)
+    lengths = ENTRY_HEAD.unpack_from(view)
+    if ENTRY_HEAD.size + sum(lengths) != len(view):
+        return None
+    parts = []
+    start = ENTRY_HEAD.size
+    for length in lengths:
+        parts.append(view[start : start + length])
+        start += length
+    return tuple(parts)
 
 
 def dumps(item: Any) -> bytes:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tracer.graph.steps import TRUSTED, Edge, by_condition, edge_pairs, field_class
+from tracer.store import step_ids
 from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
 from tracer.trace.contexts import (
     Context,
@@ -178,8 +179,8 @@ def every_route(
 def owner_family(graph: FlowGraph, step_id: str) -> set[str]:
     """The classes of the object a binding step keeps its value on (`self.x = ...` in a
     method of C: C's family), or the step's id alone when no class is known."""
-    step = graph.step(step_id)
-    tables = graph.file(step.file)
+    tables = graph.file(step_ids.file_of(step_id))
+    step = tables.steps[step_id]  # its code is not needed
     if step.kind == "field":
         klass: str | None = field_class(graph.index, step)
     else:
