@@ -237,3 +237,59 @@ def test_a_flag_whose_dest_only_a_guess_declares_is_read_in_the_namespace(snippe
     kinds = sorted({(e.kind, e.confidence) for e in session.graph.edges(flag, True)})
     assert ("flag_read", 1.0) in kinds
     assert all(c < 0.8 for kind, c in kinds if kind == "flag_to_field")
+
+
+def test_a_parser_handed_to_a_function_that_parses_it_and_a_value_passed_on(snippet_session):
+    """`args = parse_eval_args(setup_parser())`-style: the parser is made by one function and
+    parsed by another that returns the namespace. With no sink, no attribute keeping the value
+    and no entry returning it, the spine ends at the furthest value derived from it."""
+    session = snippet_session(
+        {
+            "cli.py": """
+                import argparse
+
+                from work import evaluate
+
+
+                def setup_parser():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument("--limit", type=int, default=None)
+                    return parser
+
+
+                def parse_eval_args(parser):
+                    return parser.parse_args()
+
+
+                def cli_evaluate():
+                    parser = setup_parser()
+                    args = parse_eval_args(parser)
+                    evaluate(limit=args.limit)
+
+
+                if __name__ == "__main__":
+                    cli_evaluate()
+            """,
+            "work.py": """
+                def sample_size(limit):
+                    return limit * 2
+
+
+                def evaluate(limit=None):
+                    size = sample_size(limit)
+                    print(size)
+            """,
+        }
+    )
+    chain = trace(session.graph, "limit")
+    assert spine_code(chain) == [
+        'parser.add_argument("--limit", type=int, default=None)',
+        "return parser.parse_args()",
+        "args = parse_eval_args(parser)",
+        "evaluate(limit=args.limit)",
+        "limit=None",
+        "size = sample_size(limit)",
+        "limit",
+        "return limit * 2",
+        "size = sample_size(limit)",
+    ]

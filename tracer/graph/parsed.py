@@ -234,7 +234,8 @@ def namespaces(
                 found.extend(taking(graph, caller, parse))
         return found
     if parser not in {p.name for p in function[1].params}:
-        return found
+        # A parser made here (`parser = make_parser()`), handed to a function that parses it.
+        return parsed_below(graph, tables, scope, parser, hops)
     param = step_ids.param_id(tables.path, function[1].qualname, parser)
     for caller, call_id, target in graph.callers(function[0]):
         for arg, arg_step in caller.arguments(call_id):
@@ -258,6 +259,32 @@ def parses_of_result(tables: FileTables, call_id: int) -> list[int]:
         text = tables.lines.span(other.line, other.end_line)
         if any(f").{method}(" in text.replace(" ", "") for method in PARSE_METHODS):
             found.append(other.id)
+    return found
+
+
+def parsed_below(
+    graph: FlowGraph, tables: FileTables, scope: str, parser: str, hops: int
+) -> list[str]:
+    """Where PARSER, a name of SCOPE, is handed to a function that parses it
+    (`args = parse_args_of(parser)`): the steps there that take what it parses (its
+    `return parser.parse_args()`, whose result the caller then takes)."""
+    found = []
+    for reader in tables.local_reads.get((scope, parser), []):
+        if tables.steps[reader].kind != "call_arg" or tables.elements.get(reader) is not None:
+            continue
+        call_id = step_ids.call_of(reader)
+        for arg, arg_step in tables.arguments(call_id):
+            if arg_step != reader or arg.value.refs != (parser,) or arg.star:
+                continue
+            for target in tables.targets[call_id]:
+                if target.function is None:
+                    continue
+                for dst, _, _ in graph.bindings(target, arg, tables.calls[call_id].args):
+                    if not step_ids.is_param(dst):
+                        continue
+                    callee = graph.file(step_ids.file_of(dst))
+                    name = callee.steps[dst].name
+                    found.extend(namespaces(graph, callee, callee.scope_of[dst], name, hops - 1))
     return found
 
 

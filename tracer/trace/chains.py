@@ -456,7 +456,21 @@ def sink_paths(
                     found.append(path)
                 if len(found) == MAX_ROUTES:
                     break
-    return found or returned_out(graph, parent, realizable) or [[start]]
+    return found or returned_out(graph, parent, realizable) or furthest(graph, parent, realizable)
+
+
+def furthest(
+    graph: FlowGraph, parent: dict[str, str | None], realizable: Callable[[list[str]], bool]
+) -> list[list[str]]:
+    """Where a value neither kept nor returned out of the tree ends up: the furthest value
+    derived from it along trusted steps (not a bare use: a condition, a print), as a path;
+    the start alone when nothing is derived."""
+    ends = [s for s in parent if graph.step(s).kind != "use"]
+    for end in reversed(ends):  # breadth-first: the furthest last
+        path = list(reversed(path_to(parent, end)))
+        if realizable(path):
+            return [path]
+    return [list(parent)[:1]]
 
 
 def returned_out(
