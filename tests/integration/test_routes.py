@@ -63,6 +63,8 @@ FILES = {
     "worker_utils": "vllm/v1/worker/utils.py",
     "worker_base": "vllm/v1/worker/worker_base.py",
     "entry": "vllm/entrypoints/launchers/api_server/entry.py",
+    "acc_launch": "accelerate/commands/launch.py",
+    "acc_env": "accelerate/utils/environment.py",
 }
 
 ROUTES = {
@@ -657,3 +659,35 @@ def test_another_codebase_from_its_flag_through_config_objects_to_the_formula(pa
     session = package("pypi:vllm==0.33.0")
     found = routes_of(session, "gpu_memory_utilization", ["requested_memory"])
     assert found[0] == steps_of(VLLM_GPU_MEMORY)
+
+
+ACCELERATE_NUM_MACHINES = """
+    acc_launch   | resource_args.add_argument(
+    acc_launch   | args = parser.parse_args()
+    acc_launch   | launch_command(args)
+    acc_launch   | args
+    acc_launch   | args, defaults, mp_from_config_flag = _validate_launch_command(args)
+    acc_launch   | args
+    acc_launch   | max(int(args.num_processes / args.num_machines), 1),
+    acc_env      | default
+    acc_env      | return default
+    acc_launch   | local_size = get_int_from_env(
+    acc_launch   | threads_per_process = int(psutil.cpu_count(logical=False) / local_size)
+    acc_launch   | args.num_cpu_threads_per_process = threads_per_process
+"""
+
+
+@pytest.mark.release
+def test_a_codebase_that_keeps_its_flags_in_the_parsed_namespace(package):
+    """accelerate 1.2.1: `--num_machines` is added to an argument group of the parser
+    `launch_command_parser` returns; `main` parses it and hands the namespace to
+    `launch_command`, then `_validate_launch_command`, which reads `args.num_machines` into the
+    default of `get_int_from_env` and keeps `threads_per_process` computed from it on the
+    namespace. Two config classes declare a `num_machines` field too, but no flag names
+    either: the flag's value stays in the namespace. No sink is named: the spine ends where
+    the value is kept. No line of the engine knows accelerate."""
+    session = package("pypi:accelerate==1.2.1")
+    chain = trace(session.graph, "num_machines")
+    steps = {s.id: s for s in chain.steps}
+    found = [(steps[i].file, steps[i].code.splitlines()[0].strip()) for i in chain.spine]
+    assert found == steps_of(ACCELERATE_NUM_MACHINES)
