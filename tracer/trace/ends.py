@@ -1,0 +1,175 @@
+"""Where a value ends up: forward from the spine's origin to a sink (a binding of a name the
+presets or `--to` give), else where it is kept (an attribute of a long-lived object), returned
+out of the tree, or the furthest value derived from it; and which binding of a sink's own name
+the others copy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tracer.graph.steps import TRUSTED, Edge
+from tracer.trace.contexts import unmatched_return
+from tracer.trace.origins import updates_itself
+from tracer.trace.routes import MAX_ROUTES
+from tracer.trace.walks import path_to, walk
+
+if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
+    from tracer.graph.flow import FlowGraph
+
+CHANGING_KINDS = frozenset({"formula", "return"})
+RETURN_CANDIDATES = 10  # returns asked whether their function is called, without a sink
+SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
+
+
+def sink_paths(
+    graph: FlowGraph,
+    start: str,
+    sinks: set[str],
+    names: set[str],
+    max_depth: int,
+    edges: dict[tuple[str, str, str], Edge],
+) -> list[list[str]]:
+    """START ... sink: the first step binding a name in SINKS. Without one, where the value
+    ends up: the nearest attributes that keep a value computed from the traced one (kept
+    on a long-lived object), the nearest first, up to MAX_ROUTES, none on the way to
+    another; [START] when there is none."""
+
+    is_sink = sink_test(graph, sinks)
+
+    def realizable(path: list[str]) -> bool:  # every return goes back where it came from
+        return unmatched_return(graph, path, edges) is None
+
+    def reached(parent: dict[str, str | None]) -> list[str] | None:
+        named = [s for s in parent if graph.step(s).name in sinks and graph.step(s).kind != "use"]
+        # An object's attribute, else a record's field, else a local of that name.
+        for found in (
+            [s for s in named if is_sink(s)],
+            [s for s in named if graph.step(s).kind == "field"],
+            named,
+        ):
+            paths = [list(reversed(path_to(parent, s))) for s in found]
+            good = [path for path in paths if realizable(path)]
+            if good:
+                return good[0]
+        return None
+
+    parent = walk(graph, [start], True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED)
+    if not any(is_sink(s) for s in parent):  # then guesses too
+        parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
+    path = reached(parent)
+    if path is None and any(is_sink(s) for s in parent):
+        # The sink met first is met only by returning to another call: look further.
+        parent = walk(graph, [start], True, max_depth, edges, min_confidence=TRUSTED)
+        path = reached(parent)
+    if path is not None:
+        return [path]
+    found: list[list[str]] = []
+    for end in parent:  # breadth-first: nearest first
+        step = graph.step(end)
+        if kept_in_attribute(graph, end) and step.name not in names:
+            path = list(reversed(path_to(parent, end)))
+            if any(graph.step(s).kind in CHANGING_KINDS for s in path) and realizable(path):
+                if not any(other[-1] in path for other in found):
+                    found.append(path)
+                if len(found) == MAX_ROUTES:
+                    break
+    return found or returned_out(graph, parent, realizable) or furthest(graph, parent, realizable)
+
+
+def furthest(
+    graph: FlowGraph, parent: dict[str, str | None], realizable: Callable[[list[str]], bool]
+) -> list[list[str]]:
+    """Where a value neither kept nor returned out of the tree ends up: the furthest value
+    derived from it along trusted steps (not a bare use: a condition, a print), as a path;
+    the start alone when nothing is derived."""
+    ends = [s for s in parent if graph.step(s).kind != "use"]
+    for end in reversed(ends):  # breadth-first: the furthest last
+        path = list(reversed(path_to(parent, end)))
+        if realizable(path):
+            return [path]
+    return [list(parent)[:1]]
+
+
+def returned_out(
+    graph: FlowGraph, parent: dict[str, str | None], realizable: Callable[[list[str]], bool]
+) -> list[list[str]]:
+    """Where a value no attribute keeps ends up otherwise: returned out of the tree, by a
+    function no code of the tree calls (an entry point, an API), on a way that computes a
+    new value; the nearest such return (of the first RETURN_CANDIDATES met), as a path."""
+    looked = 0
+    for end in parent:  # breadth-first: nearest first
+        if graph.step(end).kind != "return" or looked == RETURN_CANDIDATES:
+            continue
+        path = list(reversed(path_to(parent, end)))
+        if not any(graph.step(s).kind in CHANGING_KINDS for s in path[1:-1]):
+            continue
+        looked += 1
+        tables = graph.file(graph.step(end).file)
+        function = graph.resolver.function(tables.path, tables.scope_of[end])
+        if function is None or next(iter(graph.callers(function[0])), None) is not None:
+            continue
+        if realizable(path):
+            return [path]
+    return []
+
+
+def sink_test(graph: FlowGraph, sinks: set[str]) -> Callable[[str], bool]:
+    """Is a step a sink: an attribute (not a record's field) bound to a name in SINKS?"""
+
+    def is_sink(step_id: str) -> bool:
+        step = graph.step(step_id)
+        return step.name in sinks and step.kind != "field" and kept_in_attribute(graph, step_id)
+
+    return is_sink
+
+
+def source_bindings(
+    graph: FlowGraph,
+    seeds: list[str],
+    sinks: set[str],
+    edges: dict[tuple[str, str, str], Edge],
+) -> list[str]:
+    """The sink bindings among SEEDS, the source first: the one that reaches the most
+    others in a few trusted steps (its value is copied on), in the most central module,
+    that computes its value rather than copy another attribute's; among equals, the first
+    bound."""
+    is_sink = sink_test(graph, sinks)
+    bindings = [s for s in seeds if is_sink(s)]
+
+    def copies(binding: str) -> int:
+        reached = walk(graph, [binding], True, SOURCE_DEPTH, edges, min_confidence=TRUSTED)
+        return sum(1 for other in bindings if other != binding and other in reached)
+
+    def copied(binding: str) -> bool:
+        """Does the binding only copy another name's value (`self.x = result.x`)?"""
+        tables = graph.file(graph.step(binding).file)
+        return len(tables.refs.get(binding, ())) == 1 and not tables.results.get(binding)
+
+    key = {
+        b: (-copies(b), -graph.centrality(b), copied(b) or updates_itself(graph, b))
+        for b in bindings
+    }
+    return sorted(bindings, key=key.__getitem__)
+
+
+def sink_goals(graph: FlowGraph, sinks: set[str]) -> list[str]:
+    """The steps that bind a name in SINKS on an object: the ends a spine may reach."""
+    is_sink = sink_test(graph, sinks)
+    return [
+        s
+        for name in sinks
+        for s in (
+            graph.attribute_writes(name)  # the sinks, without building the other bindings
+            if "." not in name
+            else [s for s in graph.seeds(name) if is_sink(s)]
+        )
+    ]
+
+
+def kept_in_attribute(graph: FlowGraph, step_id: str) -> bool:
+    """A field, or an assignment to an attribute (`self.x = ...`, also when it is a formula)."""
+    step = graph.step(step_id)
+    if step.kind == "field":
+        return True
+    return "." in graph.file(step.file).bound.get(step_id, "")
