@@ -293,3 +293,37 @@ def test_a_parser_handed_to_a_function_that_parses_it_and_a_value_passed_on(snip
         "return limit * 2",
         "size = sample_size(limit)",
     ]
+
+
+def test_a_commands_flag_is_parsed_by_the_root_parser(snippet_session):
+    """A command's parser (`sub.add_parser("run")`, from `sub = parser.add_subparsers()`,
+    made in a function given `sub`) is parsed by its root parser: the flag's value is in the
+    root's namespace."""
+    session = snippet_session(
+        {
+            "cli.py": """
+                import argparse
+
+
+                def add_run_command(sub):
+                    run = sub.add_parser("run")
+                    run.add_argument("--steps", type=int, default=10)
+
+
+                def main():
+                    parser = argparse.ArgumentParser()
+                    sub = parser.add_subparsers()
+                    add_run_command(sub)
+                    args = parser.parse_args()
+                    total = args.steps * 2
+                    return total
+            """,
+        }
+    )
+    chain = trace(session.graph, "steps")
+    assert spine_code(chain) == [
+        'run.add_argument("--steps", type=int, default=10)',
+        "args = parser.parse_args()",
+        "total = args.steps * 2",
+        "return total",
+    ]

@@ -59,7 +59,12 @@ class FlowGraph(Protocol):
 
 PARSE_METHODS = ("parse_args", "parse_known_args", "parse_intermixed_args")
 # Calls that make a parser's part whose flags the parser parses (`parser.add_argument_group`).
-PARSER_PARTS = ("add_argument_group", "add_mutually_exclusive_group")
+PARSER_PARTS = (
+    "add_argument_group",
+    "add_mutually_exclusive_group",
+    "add_subparsers",  # `sub = parser.add_subparsers()`: the parser parses its commands
+    "add_parser",  # `launch = sub.add_parser("launch")`: one command's parser
+)
 HAND_ON = 3  # callers a parser is followed up through, to where it parses
 MAX_STEPS = 200  # steps expanded from one namespace to the constructions
 
@@ -123,10 +128,9 @@ def parse_starts(graph: FlowGraph, flag_id: str) -> list[str]:
         names = [a.value.refs[0] for a in call.args if len(a.value.refs) == 1]
     starts: list[str] = []
     for name in names:
-        parser = parser_name(graph, tables, call.scope, name, call.line)
-        if parser:
-            starts.extend(namespaces(graph, tables, call.scope, parser, HAND_ON))
-    return starts
+        for parser in parser_names(graph, tables, call.scope, name, call.line):
+            starts.extend(s for s in namespaces(graph, tables, call.scope, parser, HAND_ON))
+    return list(dict.fromkeys(starts))
 
 
 def given_classes(graph: FlowGraph, tables: FileTables, call: Call) -> set[str]:
@@ -178,9 +182,23 @@ def flags_besides(graph: FlowGraph, start: str) -> int:
 def parser_name(graph: FlowGraph, tables: FileTables, scope: str, name: str, line: int) -> str:
     """The name of the parser object NAME stands for in SCOPE (itself, or the parser a part
     of it such as an argument group was made from), or "" when NAME is no plain name."""
-    for _ in range(HAND_ON):
-        if not name or "." in name:
-            return ""
+    names = parser_names(graph, tables, scope, name, line)
+    return names[-1] if names else ""
+
+
+def parser_names(
+    graph: FlowGraph, tables: FileTables, scope: str, name: str, line: int
+) -> list[str]:
+    """NAME, and the names of the parsers it was made from in SCOPE, in turn (an argument
+    group of `parser`, a command's parser from `subparsers`, `subparsers` from its root
+    parser); [] when NAME is no plain name. Each may be the one parsed: a name bound both to
+    a command's parser and to a parser of its own (`parser = sub.add_parser(...) if sub else
+    ArgumentParser(...)`) is parsed as either."""
+    found: list[str] = []
+    for _ in range(HAND_ON + 1):
+        if not name or "." in name or name in found:
+            return found
+        found.append(name)
         made = [
             call
             for call in calls_named(graph, tables, PARSER_PARTS)
@@ -189,9 +207,9 @@ def parser_name(graph: FlowGraph, tables: FileTables, scope: str, name: str, lin
             and assigned_name(tables, scope, call.line) == name
         ]
         if not made:
-            return name
+            return found
         name = made[-1].callee.rpartition(".")[0]
-    return name
+    return found
 
 
 def calls_named(graph: FlowGraph, tables: FileTables, names: tuple[str, ...]) -> list[Call]:
@@ -241,8 +259,9 @@ def namespaces(
         for arg, arg_step in caller.arguments(call_id):
             binds = graph.bindings(target, arg, caller.calls[call_id].args)
             if any(dst == param for dst, _, _ in binds) and len(arg.value.refs) == 1:
-                ref = arg.value.refs[0]
                 scope_there = caller.scope_of[arg_step]
+                line = caller.steps[arg_step].line
+                ref = parser_name(graph, caller, scope_there, arg.value.refs[0], line)
                 found.extend(namespaces(graph, caller, scope_there, ref, hops - 1))
     return found
 
