@@ -327,3 +327,27 @@ def test_a_commands_flag_is_parsed_by_the_root_parser(snippet_session):
         "total = args.steps * 2",
         "return total",
     ]
+
+
+def test_a_dest_read_by_a_constant_name(snippet_session):
+    """`getattr(args, "lr")` reads the dest like `args.lr`; another constant name does not."""
+    session = snippet_session(
+        {
+            "run.py": """
+                import argparse
+
+
+                def main():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument("--lr", type=float, default=0.1)
+                    parser.add_argument("--wd", type=float, default=0.0)
+                    args = parser.parse_args()
+                    rate = getattr(args, "lr") * 2
+                    decay = getattr(args, "wd") * 2
+                    return rate, decay
+            """,
+        }
+    )
+    flag = next(s for s in session.graph.seeds("lr") if "flag" in s)
+    reads = [session.graph.step(e.dst).code for e in session.graph.edges(flag, True)]
+    assert reads == ['rate = getattr(args, "lr") * 2']

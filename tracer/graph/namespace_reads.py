@@ -17,7 +17,7 @@ from tracer.graph import parsed
 from tracer.graph.flags import FLAG_CALL
 from tracer.graph.parsed import entries_first, parse_starts, whole
 from tracer.graph.step_tables import Read
-from tracer.graph.steps import TRUSTED, Edge
+from tracer.graph.steps import PLAIN, TRUSTED, Edge
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -86,7 +86,10 @@ def find_reads(graph: FlowGraph, flag_id: str) -> tuple[NamespaceRead, ...]:
             edges = graph.edges(current, True)
             ways = [[Edge(current, reader, "read", 1.0, dest)] for reader in readers]
             for edge in edges:  # an attribute's readers (`self.args.dest`) are its edges
-                if edge.confidence >= TRUSTED and reads_dest(graph, edge.dst, holder, dest):
+                named = edge.confidence >= TRUSTED and reads_dest(graph, edge.dst, holder, dest)
+                if named or (  # `getattr(args, "dest")`
+                    edge.kind in PLAIN and gets(graph, edge.dst, holder, dest)
+                ):
                     ways.append([Edge(current, edge.dst, "read", 1.0, dest)])
                 elif edge.kind == "local" and spreads(graph, edge.dst, holder):
                     # `f(**vars(args))`: the dest is the keyword of the parameter it fills
@@ -147,6 +150,24 @@ def attribute_reads(
             if graph.slots.slot_match(path, access, family, attr, False) >= TRUSTED:
                 found.append(read.step)
     return found
+
+
+def gets(graph: FlowGraph, step_id: str, holder: str, dest: str) -> bool:
+    """Does STEP_ID read DEST out of HOLDER by a constant name (`getattr(args, "dest")`)?"""
+    tables = graph.file(step_ids.file_of(step_id))
+    step = tables.steps[step_id]
+    scope = tables.scope_of[step_id]
+    rows = graph.facts.rows(tables.path)
+    for call_id in rows.callees.get("getattr", ()):
+        if rows.call_head(call_id)[0] != scope:
+            continue
+        call = tables.calls[call_id]
+        if not step.line <= call.line <= step.end_line or len(call.args) < 2:
+            continue
+        first, name = call.args[0].value, call.args[1].value
+        if first.refs == (holder,) and not first.calls and name.literal == dest:
+            return True
+    return False
 
 
 def spreads(graph: FlowGraph, step_id: str, holder: str) -> bool:
