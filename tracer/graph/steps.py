@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tracer.index.targets import BY_DEFAULT
 from tracer.store.step_ids import StepId
@@ -59,6 +59,21 @@ class Step:
     symbol: str  # where the step is: "ModelRunner.init_memory_pool", "ServerArgs", "<module>"
     code: str
     name: str  # the name bound or read: "mem_fraction_static", "rest_memory"
+
+
+class StepRow(NamedTuple):
+    """A Step's fields, as a unit's build makes them: most steps a build makes are never
+    read, and a tuple costs far less to make than the frozen Step its table gives on
+    first reading it (see `step_tables.Steps`)."""
+
+    id: StepId
+    kind: str
+    file: str
+    line: int
+    end_line: int
+    symbol: str
+    code: str
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
