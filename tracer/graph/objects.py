@@ -132,16 +132,19 @@ def route_back(
     return []
 
 
-GUARDS: WeakKeyDictionary[FlowGraph, dict[str, int]] = WeakKeyDictionary()
+# By file and line: the arguments of one call are on its lines.
+GUARDS: WeakKeyDictionary[FlowGraph, dict[tuple[str, int], int]] = WeakKeyDictionary()
 
 
 def guards(graph: FlowGraph, step: Step) -> int:
     """How many branches of a dispatch hold STEP, within its function: `if`/`elif` blocks of a
     chain whose `else:` does something (a default way; an `else:` that only raises is none)."""
     known = GUARDS.setdefault(graph, {})
-    if step.id not in known:
-        known[step.id] = count_guards(graph, step)
-    return known[step.id]
+    where = (step.file, step.line)
+    found = known.get(where)
+    if found is None:
+        found = known[where] = count_guards(graph, step)
+    return found
 
 
 def count_guards(graph: FlowGraph, step: Step) -> int:
