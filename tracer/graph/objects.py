@@ -153,7 +153,7 @@ def count_guards(graph: FlowGraph, step: Step) -> int:
     lines = graph.file(step.file).lines
     if lines.start(step.line) is None:
         return 0
-    text, starts = lines.text, lines.starts
+    text, starts = lines.text, lines.starts or []  # filled by `start`
     found = 0
     indent = indent_of(lines, step.line)
     for number in range(step.line - 1, 0, -1):
