@@ -37,7 +37,7 @@ class Steps(Demanded[str, Step]):
         self.demand(key)
         found = dict.__getitem__(self, key)
         if type(found) is StepRow:
-            found = Step(*found)
+            found = found.step()
             dict.__setitem__(self, key, found)
         return found  # type: ignore[no-any-return]
 
@@ -49,7 +49,7 @@ class Steps(Demanded[str, Step]):
         """Every step held so far as its Step."""
         rows = [(key, row) for key, row in dict.items(self) if type(row) is StepRow]
         for key, row in rows:
-            dict.__setitem__(self, key, Step(*row))
+            dict.__setitem__(self, key, row.step())
 
     def values(self) -> Any:
         self.demand(ALL)
@@ -72,7 +72,7 @@ class Steps(Demanded[str, Step]):
     def held(self, key: object, default: Any = None) -> Any:  # type: ignore[override]
         found = dict.get(self, key, default)
         if type(found) is StepRow:
-            found = Step(*found)
+            found = found.step()
             dict.__setitem__(self, key, found)
         return found
 

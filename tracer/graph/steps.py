@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from tracer.index.targets import BY_DEFAULT
 from tracer.store.step_ids import StepId
@@ -61,19 +61,44 @@ class Step:
     name: str  # the name bound or read: "mem_fraction_static", "rest_memory"
 
 
-class StepRow(NamedTuple):
+class StepRow:
     """A Step's fields, as a unit's build makes them: most steps a build makes are never
-    read, and a tuple costs far less to make than the frozen Step its table gives on
-    first reading it (see `step_tables.Steps`)."""
+    read, and this plain object costs far less to make than the frozen Step its table
+    gives on first reading it (see `step_tables.Steps`). Never changed once made."""
 
-    id: StepId
-    kind: str
-    file: str
-    line: int
-    end_line: int
-    symbol: str
-    code: str
-    name: str
+    __slots__ = ("code", "end_line", "file", "id", "kind", "line", "name", "symbol")
+
+    def __init__(
+        self,
+        id: StepId,  # noqa: A002 (Step's field)
+        kind: str,
+        file: str,
+        line: int,
+        end_line: int,
+        symbol: str,
+        code: str,
+        name: str,
+    ) -> None:
+        self.id = id
+        self.kind = kind
+        self.file = file
+        self.line = line
+        self.end_line = end_line
+        self.symbol = symbol
+        self.code = code
+        self.name = name
+
+    def step(self) -> Step:
+        return Step(
+            self.id,
+            self.kind,
+            self.file,
+            self.line,
+            self.end_line,
+            self.symbol,
+            self.code,
+            self.name,
+        )
 
 
 @dataclass(frozen=True, slots=True)
