@@ -17,7 +17,7 @@ from tracer.index.targets import CallTarget
 Rank = tuple[int, ...]  # a step's place in the order a whole-file build makes steps in
 
 
-@dataclass
+@dataclass(slots=True)
 class Read:
     """A step reading `base.attr` (base "" for a plain name)."""
 
