@@ -220,9 +220,14 @@ class FileTables(StepTables):
     def unit_of_member(self, kind: int, number: int) -> str:
         """The unit of member NUMBER of KIND (a position in MEMBER_KINDS); WHOLE if there is
         none."""
-        if self.whole or not 0 <= number < self.rows.sizes[kind]:
+        if self.whole or not 0 <= number < self.member_counts[kind]:
             return WHOLE
-        return self.rows.units[self.rows.owner(kind, number)]
+        return self.units[self.rows.owner(kind, number)]
+
+    @cached_property
+    def member_counts(self) -> tuple[int, ...]:
+        """The file's count of members of each of MEMBER_KINDS (asked for each step's unit)."""
+        return self.rows.sizes
 
     def by_scope(self, key: object) -> None:
         if key is ALL:

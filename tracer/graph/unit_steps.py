@@ -142,17 +142,18 @@ class UnitSteps:
             for ref in value[VALUE_REFS]:
                 if ref.endswith(suffix):
                     return True
-            return any(map(mentioned_by, value[VALUE_CALLS]))
+            called = value[VALUE_CALLS]  # most values call nothing: no any() made for them
+            return bool(called) and any(map(mentioned_by, called))
 
         def mentioned_by(call_id: int) -> bool:  # ... through the call CALL_ID?
             known = calls_mentioning.get(call_id)
             if known is None:
                 _, _, callee, receiver_value, args, _, _, _ = row_at(calls, call_id)
-                known = (
-                    callee.rpartition(".")[0].endswith(suffix)
-                    or mentions(receiver_value)
-                    or any(mentions(arg[ARG_VALUE]) for arg in args)
-                )
+                known = callee.rpartition(".")[0].endswith(suffix) or mentions(receiver_value)
+                for arg in () if known else args:
+                    if mentions(arg[ARG_VALUE]):
+                        known = True
+                        break
                 calls_mentioning[call_id] = known
             return known
 
