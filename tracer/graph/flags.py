@@ -67,6 +67,7 @@ class FlagEdges:
         self.generated_owner: dict[StepId, str] = {}  # generated flag step -> the field's class
         # The flags each generator call makes, by field name: (flag, class).
         self.by_call: dict[tuple[str, int], dict[str, list[tuple[StepId, str]]]] = {}
+        self.filling = 0  # generated_flags at work: what it has found so far may be partial
 
     def forward(self, tables: FileTables, step: Step) -> Iterator[Edge]:
         """Where the value of the flag STEP goes: the field it sets."""
@@ -171,6 +172,16 @@ class FlagEdges:
             return found
         generated: dict[str, list[tuple[str, str]]] = {}
         self.generated[key] = generated
+        self.filling += 1
+        try:
+            self.fill_generated(class_names, generated)
+        finally:
+            self.filling -= 1
+        return generated
+
+    def fill_generated(
+        self, class_names: set[str], generated: dict[str, list[tuple[StepId, str]]]
+    ) -> None:
         naming = set().union(*(self.graph.mentioning(name) for name in class_names))
         # A generator's add_argument takes a computed name: an f-string, a variable, *names.
         for path in self.graph.facts.matching(FLAG_CALL, GENERATED_FLAG):
@@ -181,7 +192,6 @@ class FlagEdges:
                 for caller, call_id, _ in self.graph.callers(f"{module}.{scope}", within=naming):
                     for name, flags in self.flags_of_call(caller, call_id).items():
                         generated.setdefault(name, []).extend(flags)
-        return generated
 
     def flags_of_call(
         self, caller: FileTables, call_id: int

@@ -40,6 +40,7 @@ class FlowGraph:
         self.resolver = Resolver(index, facts)
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
+        self.flag_only: dict[str, list[Edge]] = {}  # see flag_edges
         self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
@@ -143,8 +144,12 @@ class FlowGraph:
         backward edges, found without the constructions of its class when not found yet."""
         found = self.expanded.get((field_step, False))
         if found is None:
+            found = self.flag_only.get(field_step)
+        if found is None:
             step = self.file(step_ids.file_of(field_step)).steps[field_step]
             found = [e for e in self.flags.flag_sources(step) if e.src != e.dst]
+            if not self.flags.filling:  # whole: kept (a settings bag asks it of each read)
+                self.flag_only[field_step] = found
         return [e for e in found if e.kind in FLAG_EDGES]
 
     # -- seeds -------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from tracer.store.rows import (
 )
 
 if TYPE_CHECKING:
-    from tracer.graph.file_steps import FileTables
+    from tracer.graph.file_steps import CodeLines, FileTables
     from tracer.graph.steps import Step
     from tracer.index.resolve import Resolver
 
@@ -132,38 +132,68 @@ def route_back(
     return []
 
 
-GUARDS: WeakKeyDictionary[FlowGraph, dict[str, int]] = WeakKeyDictionary()
+# By file and line: the arguments of one call are on its lines.
+GUARDS: WeakKeyDictionary[FlowGraph, dict[tuple[str, int], int]] = WeakKeyDictionary()
 
 
 def guards(graph: FlowGraph, step: Step) -> int:
     """How many branches of a dispatch hold STEP, within its function: `if`/`elif` blocks of a
     chain whose `else:` does something (a default way; an `else:` that only raises is none)."""
     known = GUARDS.setdefault(graph, {})
-    if step.id not in known:
-        known[step.id] = count_guards(graph, step)
-    return known[step.id]
+    where = (step.file, step.line)
+    found = known.get(where)
+    if found is None:
+        found = known[where] = count_guards(graph, step)
+    return found
 
 
 def count_guards(graph: FlowGraph, step: Step) -> int:
-    line = graph.file(step.file).lines.line
-    first = line(step.line)
-    if first is None:
+    # On the file's bytes, line by line backward from STEP's: each line decoded (as
+    # `CodeLines.line` gives it) only where it starts with other than ASCII indentation.
+    lines = graph.file(step.file).lines
+    if lines.start(step.line) is None:
         return 0
+    text, starts = lines.text, lines.starts or []  # filled by `start`
     found = 0
-    indent = len(first) - len(first.lstrip())
+    indent = indent_of(lines, step.line)
     for number in range(step.line - 1, 0, -1):
-        text = line(number) or ""
-        stripped = text.lstrip()
-        if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
-            continue
-        indent = len(text) - len(stripped)
-        if stripped.startswith(("def ", "async def ", "class ")):
-            break
-        if stripped.startswith(("if ", "elif ")) and has_default(line, number, indent):
-            found += 1
+        start = starts[number - 1]
+        stripped = text[start : starts[number] - 1].lstrip()
+        if not stripped or stripped[0] in PLAIN_AFTER:
+            if not stripped or stripped.startswith(b"#"):
+                continue
+            now = starts[number] - 1 - start - len(stripped)
+            if now >= indent:
+                continue
+            indent = now
+            if stripped.startswith((b"def ", b"async def ", b"class ")):
+                break
+            if stripped.startswith((b"if ", b"elif ")) and has_default(lines.line, number, indent):
+                found += 1
+        else:
+            line = lines.line(number) or ""
+            rest = line.lstrip()
+            if not rest or rest.startswith("#") or len(line) - len(rest) >= indent:
+                continue
+            indent = len(line) - len(rest)
+            if rest.startswith(("def ", "async def ", "class ")):
+                break
+            if rest.startswith(("if ", "elif ")) and has_default(lines.line, number, indent):
+                found += 1
         if indent == 0:
             break
     return found
+
+
+# A line's first byte after its ASCII whitespace that `str.lstrip` would not strip either:
+# an ASCII character other than the separators \x1c-\x1f (the rest needs the line decoded).
+PLAIN_AFTER = frozenset(range(0x20, 0x80)) | {0x09, 0x0A, 0x0B, 0x0C, 0x0D}
+
+
+def indent_of(lines: CodeLines, number: int) -> int:
+    """The indentation of line NUMBER, in characters (as `str.lstrip` counts it)."""
+    first = lines.line(number) or ""
+    return len(first) - len(first.lstrip())
 
 
 def has_default(line: Callable[[int], str | None], header: int, indent: int) -> bool:

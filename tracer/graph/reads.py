@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tracer.graph.step_tables import Read, StepTables
-from tracer.graph.steps import Step
+from tracer.graph.steps import Step, StepRow
 from tracer.store.rows import ARG_VALUE, VALUE_CALLS, VALUE_REFS, Row, row_at
 
 NO_REFS: frozenset[str] = frozenset()
@@ -38,7 +38,7 @@ VALUE_PRESERVING = frozenset(
 
 
 def record_reads(
-    tables: StepTables, step: Step, scope: str, value: Row, extra: tuple[str, ...] = ()
+    tables: StepTables, step: Step | StepRow, scope: str, value: Row, extra: tuple[str, ...] = ()
 ) -> None:
     """Note what STEP reads (VALUE, a Value's row). A resolved call contributes its result;
     an unresolved one its receiver (`tensor.item()`) and its arguments: as the value itself
@@ -87,7 +87,7 @@ def value_reads(
 
 def index_reads(
     tables: StepTables,
-    step: Step,
+    step: Step | StepRow,
     scope: str,
     refs: tuple[str, ...],
     opaque: frozenset[str],

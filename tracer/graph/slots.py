@@ -52,6 +52,7 @@ class Slots:
     def __init__(self, graph: SlotQueries) -> None:
         self.graph = graph
         self.owners: dict[str, set[str]] = {}  # attribute -> the classes that bind it
+        self.bound: dict[tuple[str, str], bool] = {}  # (class, attribute) -> binds()
 
     def slot_match(
         self, path: str, access: Read, family: set[str], attr: str, declared: bool
@@ -80,7 +81,15 @@ class Slots:
         return GUESS if self.single_owner(attr) else 0.0
 
     def binds(self, klass: str, attr: str) -> bool:
-        """Does any class of KLASS's family declare ATTR or assign `self.ATTR`?"""
+        """Does any class of KLASS's family declare ATTR or assign `self.ATTR`? (Asked for
+        each read of ATTR on a KLASS: answered once.)"""
+        key = (klass, attr)
+        found = self.bound.get(key)
+        if found is None:
+            found = self.bound[key] = self.family_binds(klass, attr)
+        return found
+
+    def family_binds(self, klass: str, attr: str) -> bool:
         for member in self.graph.index.family(klass):
             path, definition = self.graph.index.classes[member]
             if any(f.name == attr for f in definition.fields):

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tracer.extract.facts import Call
-from tracer.graph.demand import Demanded
-from tracer.graph.steps import Step
+from tracer.graph.demand import ALL, Demanded
+from tracer.graph.steps import Step, StepRow
 from tracer.index.targets import CallTarget
 
 Rank = tuple[int, ...]  # a step's place in the order a whole-file build makes steps in
 
 
-@dataclass
+@dataclass(slots=True)
 class Read:
     """A step reading `base.attr` (base "" for a plain name)."""
 
@@ -25,6 +25,56 @@ class Read:
     scope: str
     base: str
     line: int
+
+
+class Steps(Demanded[str, Step]):
+    """A file's steps by id: each kept as the builder's StepRow until first read, then as its
+    Step (the table gives Steps only)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: object) -> Step:
+        self.demand(key)
+        found = dict.__getitem__(self, key)
+        if type(found) is StepRow:
+            found = found.step()
+            dict.__setitem__(self, key, found)
+        return found  # type: ignore[no-any-return]
+
+    def get(self, key: object, default: Any = None) -> Any:
+        self.demand(key)
+        return self.held(key, default)
+
+    def made(self) -> None:
+        """Every step held so far as its Step."""
+        rows = [(key, row) for key, row in dict.items(self) if type(row) is StepRow]
+        for key, row in rows:
+            dict.__setitem__(self, key, row.step())
+
+    def values(self) -> Any:
+        self.demand(ALL)
+        self.made()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self.demand(ALL)
+        self.made()
+        return dict.items(self)
+
+    def held_values(self) -> Any:  # type: ignore[override]
+        self.made()
+        return dict.values(self)
+
+    def held_items(self) -> Any:  # type: ignore[override]
+        self.made()
+        return dict.items(self)
+
+    def held(self, key: object, default: Any = None) -> Any:  # type: ignore[override]
+        found = dict.get(self, key, default)
+        if type(found) is StepRow:
+            found = found.step()
+            dict.__setitem__(self, key, found)
+        return found
 
 
 class Demands(Protocol):
@@ -51,7 +101,7 @@ class StepTables:
     def __init__(self, calls: Sequence[Call], flag_generators: set[str], demands: Demands) -> None:
         self.calls = calls
         by_step, by_scope, by_call = demands.by_step, demands.by_scope, demands.by_call
-        self.steps: Demanded[str, Step] = Demanded(by_step)
+        self.steps = Steps(by_step)
         self.scope_of: Demanded[str, str] = Demanded(by_step)
         # What each step reads: plain refs, and the resolved calls whose results it takes.
         self.refs: Demanded[str, tuple[str, ...]] = Demanded(by_step)
@@ -94,7 +144,7 @@ class StepTables:
             self.fresh.add(id(found))
         found.append(item)
 
-    def add(self, step: Step, scope: str, rank: Rank | None = None) -> None:
+    def add(self, step: Step | StepRow, scope: str, rank: Rank | None = None) -> None:
         if rank is None:
             self.added += 1
             rank = (6, self.added)

@@ -61,6 +61,46 @@ class Step:
     name: str  # the name bound or read: "mem_fraction_static", "rest_memory"
 
 
+class StepRow:
+    """A Step's fields, as a unit's build makes them: most steps a build makes are never
+    read, and this plain object costs far less to make than the frozen Step its table
+    gives on first reading it (see `step_tables.Steps`). Never changed once made."""
+
+    __slots__ = ("code", "end_line", "file", "id", "kind", "line", "name", "symbol")
+
+    def __init__(
+        self,
+        id: StepId,  # noqa: A002 (Step's field)
+        kind: str,
+        file: str,
+        line: int,
+        end_line: int,
+        symbol: str,
+        code: str,
+        name: str,
+    ) -> None:
+        self.id = id
+        self.kind = kind
+        self.file = file
+        self.line = line
+        self.end_line = end_line
+        self.symbol = symbol
+        self.code = code
+        self.name = name
+
+    def step(self) -> Step:
+        return Step(
+            self.id,
+            self.kind,
+            self.file,
+            self.line,
+            self.end_line,
+            self.symbol,
+            self.code,
+            self.name,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Edge:
     src: StepId

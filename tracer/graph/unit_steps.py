@@ -12,7 +12,7 @@ from typing import Any
 from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary
 from tracer.graph.reads import NO_REFS, index_reads, record_reads, value_reads
 from tracer.graph.step_tables import Rank, Read, StepTables
-from tracer.graph.steps import Step
+from tracer.graph.steps import StepRow
 from tracer.index.library import LAUNCHER_NAMES, Launcher
 from tracer.index.resolve import Resolver
 from tracer.store import step_ids
@@ -39,8 +39,9 @@ CALL_ROWS, ASSIGN_ROWS, RETURN_ROWS, USE_ROWS = map(
     ROW_KINDS.index, ("calls", "assigns", "returns", "uses")
 )
 
-# Steps are made with positional arguments, in Step's field order (id, kind, file, line,
-# end_line, symbol, code, name): a call by keyword costs half as much again, thousands a query.
+# Steps are made as StepRows (a Step is made of one when first read: see step_tables.Steps),
+# with positional arguments, in Step's field order (id, kind, file, line, end_line, symbol,
+# code, name): a call by keyword costs half as much again, thousands a query.
 
 # The code of a step made from a row, until the step is first asked for (most never are):
 # then the lines of its span. A span is stripped: it never is a lone space.
@@ -105,7 +106,7 @@ class UnitSteps:
             self.add_return(i, row(RETURN_ROWS, i))
         for i in unit.uses:
             scope, value, line, end_line = row(USE_ROWS, i)
-            step = Step(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
+            step = StepRow(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
             tables.add(step, scope, (4, i))
             record_reads(tables, step, scope, value)
         for call, found in zip(calls, resolved, strict=True):
@@ -141,17 +142,18 @@ class UnitSteps:
             for ref in value[VALUE_REFS]:
                 if ref.endswith(suffix):
                     return True
-            return any(map(mentioned_by, value[VALUE_CALLS]))
+            called = value[VALUE_CALLS]  # most values call nothing: no any() made for them
+            return bool(called) and any(map(mentioned_by, called))
 
         def mentioned_by(call_id: int) -> bool:  # ... through the call CALL_ID?
             known = calls_mentioning.get(call_id)
             if known is None:
                 _, _, callee, receiver_value, args, _, _, _ = row_at(calls, call_id)
-                known = (
-                    callee.rpartition(".")[0].endswith(suffix)
-                    or mentions(receiver_value)
-                    or any(mentions(arg[ARG_VALUE]) for arg in args)
-                )
+                known = callee.rpartition(".")[0].endswith(suffix) or mentions(receiver_value)
+                for arg in () if known else args:
+                    if mentions(arg[ARG_VALUE]):
+                        known = True
+                        break
                 calls_mentioning[call_id] = known
             return known
 
@@ -251,7 +253,7 @@ class UnitSteps:
         call_id, scope = row[0], row[CALL_SCOPE]
         target, elements = launch_parts(row, launcher, self.flows, self.rows)
         for i, j, key, refs, line, end_line in elements:
-            step = Step(
+            step = StepRow(
                 step_ids.element_id(path, call_id, i, j),
                 "call_arg",
                 path,
@@ -279,7 +281,7 @@ class UnitSteps:
                 value = items[position]
             attr = "." in target
             kind = "attr_write" if attr else "local_assign"
-            step = Step(
+            step = StepRow(
                 step_ids.target_id(path, index, j),
                 "formula" if value[VALUE_ARITHMETIC] or changes else kind,
                 path,
@@ -303,7 +305,7 @@ class UnitSteps:
         scope, whole_value, items, line, end_line = row
         parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
         for position, value in parts:
-            step = Step(
+            step = StepRow(
                 step_ids.return_id(self.path, index, position),
                 "return",
                 self.path,
@@ -324,7 +326,7 @@ class UnitSteps:
         for i in unit.functions:
             function = self.summary.functions[i]
             for j, param in enumerate(function.params):
-                step = Step(
+                step = StepRow(
                     step_ids.param_id(path, function.qualname, param.name),
                     "param",
                     path,
@@ -344,7 +346,7 @@ class UnitSteps:
         for i in unit.classes:
             klass = self.summary.classes[i]
             for j, definition in enumerate(klass.fields):
-                step = Step(
+                step = StepRow(
                     step_ids.field_id(path, klass.qualname, definition.name),
                     "field",
                     path,
@@ -366,7 +368,7 @@ class UnitSteps:
             return
         if self.tables.targets.held(call_id):
             for i, (keyword, _, _, value, arg_line, arg_end_line) in enumerate(args):
-                step = Step(
+                step = StepRow(
                     step_ids.argument_id(path, call_id, i),
                     "call_arg",
                     path,
@@ -381,7 +383,7 @@ class UnitSteps:
                 record_reads(self.tables, step, scope, value)
         elif discarded:
             step_id = step_ids.call_id(path, call_id)
-            step = Step(step_id, "use", path, line, end_line, scope, UNREAD, "")
+            step = StepRow(step_id, "use", path, line, end_line, scope, UNREAD, "")
             self.tables.add(step, scope, (5, call_id, -1))
             for arg in args:
                 record_reads(self.tables, step, scope, arg[ARG_VALUE])
@@ -392,7 +394,7 @@ class UnitSteps:
             # The flag's name is computed: this function generates flags from data.
             self.tables.flag_generators.add(call.scope)
             return
-        step = Step(
+        step = StepRow(
             step_ids.flag_id(self.path, call.id),
             "cli_flag",
             self.path,
