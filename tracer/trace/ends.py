@@ -74,11 +74,18 @@ def sink_paths(
                     found.append(path)
                 if len(found) == MAX_ROUTES:
                     break
-    return found or returned_out(graph, parent, realizable) or furthest(graph, parent, realizable)
+    return (
+        found
+        or returned_out(graph, parent, realizable, edges)
+        or furthest(graph, parent, realizable, edges)
+    )
 
 
 def furthest(
-    graph: FlowGraph, parent: dict[str, str | None], realizable: Callable[[list[str]], bool]
+    graph: FlowGraph,
+    parent: dict[str, str | None],
+    realizable: Callable[[list[str]], bool],
+    edges: dict[tuple[str, str, str], Edge],
 ) -> list[list[str]]:
     """Where a value neither kept nor returned out of the tree ends up: the furthest value
     derived from it along trusted steps (not a bare use: a condition, a print), as a path;
@@ -86,23 +93,36 @@ def furthest(
     ends = [s for s in parent if graph.step(s).kind != "use"]
     for end in reversed(ends):  # breadth-first: the furthest last
         path = list(reversed(path_to(parent, end)))
-        if realizable(path):
+        derived = any(graph.step(s).kind in CHANGING_KINDS for s in path[1:])
+        if derived and sure(path, edges) and realizable(path):
             return [path]
     return [list(parent)[:1]]
 
 
+def sure(path: list[str], edges: dict[tuple[str, str, str], Edge]) -> bool:
+    """Is each step of PATH reached from the one before by a trusted edge?"""
+    trusted = {(e.src, e.dst) for e in edges.values() if e.confidence >= TRUSTED}
+    return all(pair in trusted for pair in zip(path, path[1:], strict=False))
+
+
 def returned_out(
-    graph: FlowGraph, parent: dict[str, str | None], realizable: Callable[[list[str]], bool]
+    graph: FlowGraph,
+    parent: dict[str, str | None],
+    realizable: Callable[[list[str]], bool],
+    edges: dict[tuple[str, str, str], Edge],
 ) -> list[list[str]]:
     """Where a value no attribute keeps ends up otherwise: returned out of the tree, by a
-    function no code of the tree calls (an entry point, an API), on a way that computes a
-    new value; the nearest such return (of the first RETURN_CANDIDATES met), as a path."""
+    function no code of the tree calls (an entry point, an API), on a way along trusted
+    steps that computes a new value; the nearest such return (of the first
+    RETURN_CANDIDATES met), as a path."""
     looked = 0
     for end in parent:  # breadth-first: nearest first
         if graph.step(end).kind != "return" or looked == RETURN_CANDIDATES:
             continue
         path = list(reversed(path_to(parent, end)))
         if not any(graph.step(s).kind in CHANGING_KINDS for s in path[1:-1]):
+            continue
+        if not sure(path, edges):
             continue
         looked += 1
         tables = graph.file(graph.step(end).file)
