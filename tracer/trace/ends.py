@@ -1,7 +1,6 @@
 """Where a value ends up: forward from the spine's origin to a sink (a binding of a name the
-presets or `--to` give), else where it is kept (an attribute of a long-lived object), returned
-out of the tree, or the furthest value derived from it; and which binding of a sink's own name
-the others copy."""
+presets or `--to` give), else where it is kept (an attribute of a long-lived object) or
+returned out of the tree; and which binding of a sink's own name the others copy."""
 
 from __future__ import annotations
 
@@ -74,29 +73,7 @@ def sink_paths(
                     found.append(path)
                 if len(found) == MAX_ROUTES:
                     break
-    return (
-        found
-        or returned_out(graph, parent, realizable, edges)
-        or furthest(graph, parent, realizable, edges)
-    )
-
-
-def furthest(
-    graph: FlowGraph,
-    parent: dict[str, str | None],
-    realizable: Callable[[list[str]], bool],
-    edges: dict[tuple[str, str, str], Edge],
-) -> list[list[str]]:
-    """Where a value neither kept nor returned out of the tree ends up: the furthest value
-    derived from it along trusted steps (not a bare use: a condition, a print), as a path;
-    the start alone when nothing is derived."""
-    ends = [s for s in parent if graph.step(s).kind != "use"]
-    for end in reversed(ends):  # breadth-first: the furthest last
-        path = list(reversed(path_to(parent, end)))
-        derived = any(graph.step(s).kind in CHANGING_KINDS for s in path[1:])
-        if derived and sure(path, edges) and realizable(path):
-            return [path]
-    return [list(parent)[:1]]
+    return found or returned_out(graph, parent, realizable, edges) or [[start]]
 
 
 def sure(path: list[str], edges: dict[tuple[str, str, str], Edge]) -> bool:
