@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.bench.revision import tracer_at
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOGGLE = """#include <valgrind/callgrind.h>
 void start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
@@ -95,26 +97,6 @@ def count(code: Path, label: str, version: str, name: str) -> tuple[int, str]:
     return max(totals, default=0), done.stdout.strip()
 
 
-def copy_of(rev: str, into: Path) -> Path:
-    """The tracer at git revision REV, with this benchmark beside it."""
-    code = into / rev
-    code.mkdir()
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", rev, "tracer", "queries"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(code)], input=archive, check=True)
-    (code / "queries").rename(code / "tracer" / "queries")  # installed, it is tracer.queries
-    bench = code / "tests" / "bench"
-    bench.mkdir(parents=True)
-    (code / "tests" / "__init__.py").touch()
-    (bench / "__init__.py").touch()
-    shutil.copy2(__file__, bench / "bench_instructions.py")
-    return code
-
-
 def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--version", default="0.5.23", help="SGLang release (default 0.5.23)")
@@ -136,7 +118,7 @@ def main() -> None:
     rows = [(f"{here} (this checkout)", *count(REPO_ROOT, "here", args.version, args.name))]
     with tempfile.TemporaryDirectory(prefix="sgtrace-bench-instructions-code-") as tmp:
         for rev in args.against:
-            code = copy_of(rev, Path(tmp))
+            code = tracer_at(rev, Path(tmp) / rev, Path(__file__))
             rows.append((rev, *count(code, rev, args.version, args.name)))
     base = rows[-1][1] if args.against else rows[0][1]
     print(f"first trace of {args.name}, sglang {args.version}, warm cache: instructions")

@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tests.bench.revision import tracer_at
+
 # Only these at the top: under --against this file runs on another revision's tracer; what
 # fetches the benchmark is imported where it is used.
 from tracer.analyses.callgraph import call_graph
@@ -319,22 +321,7 @@ def run_all(root: Path, categories: list[str] | None) -> list[Result]:
 def run_against(rev: str, root: Path, categories: list[str] | None) -> dict[str, Any]:
     """The report of this benchmark run on the tracer at git revision REV, in a new process."""
     with tempfile.TemporaryDirectory(prefix="sgtrace-bench-pycg-against-") as tmp:
-        code = Path(tmp) / "code"
-        code.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", "--format=tar", rev, "tracer", "queries"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            check=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(code)], input=archive, check=True)
-        # Installed, `queries/` is the package `tracer.queries`; in the copy it sits in place.
-        (code / "queries").rename(code / "tracer" / "queries")
-        bench = code / "tests" / "bench"
-        bench.mkdir(parents=True)
-        (code / "tests" / "__init__.py").touch()
-        (bench / "__init__.py").touch()
-        shutil.copy2(__file__, bench / "bench_pycg.py")
+        code = tracer_at(rev, Path(tmp), Path(__file__))
         out = Path(tmp) / "report.json"
         command = [sys.executable, "-m", "tests.bench.bench_pycg", "--snippets", str(root)]
         command += ["--json", str(out)]

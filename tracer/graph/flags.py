@@ -56,6 +56,17 @@ class FlowQueries(Protocol):
     ) -> Iterator[tuple[FileTables, int, CallTarget]]: ...
 
 
+def written_flags(graph: FlowQueries, dest: str) -> Iterator[StepId]:
+    """The flags written for DEST (`--mem-fraction-static`, `dest="mem_fraction_static"`),
+    found in the files that call `add_argument` and spell it either way."""
+    mentioning = graph.mentioning
+    spelled = set(mentioning(dest)) | set(mentioning(dest.replace("_", "-")))
+    for flag_path in mentioning(FLAG_CALL):
+        if flag_path in spelled and dest in graph.facts.names(flag_path).flag_dests:
+            for flag_id, _ in graph.file(flag_path).flags.get(dest, []):
+                yield flag_id
+
+
 class FlagEdges:
     """The edges into and out of flags, for one flow graph."""
 
@@ -112,19 +123,9 @@ class FlagEdges:
         klass = field_class(self.index, step)
         heirs = {klass, *self.index.descendants(klass)}
         names = {h.rpartition(".")[2] for h in heirs}
-        # A flag for this field names it: `--mem-fraction-static` or `dest="mem_fraction_static"`.
-        mentioning = self.graph.mentioning
-        spelled = set(mentioning(step.name)) | set(mentioning(step.name.replace("_", "-")))
-        for flag_path in mentioning(FLAG_CALL):
-            if (
-                flag_path not in spelled
-                or step.name not in self.graph.facts.names(flag_path).flag_dests
-            ):
-                continue
-            flags = self.graph.file(flag_path)
-            for flag_id, _ in flags.flags.get(step.name, []):
-                if any(e.dst == step.id for e in self.graph.edges(flag_id, True)):
-                    yield Edge(flag_id, step.id, "flag_to_field", 1.0)
+        for flag_id in written_flags(self.graph, step.name):
+            if any(e.dst == step.id for e in self.graph.edges(flag_id, True)):
+                yield Edge(flag_id, step.id, "flag_to_field", 1.0)
         for flag_id, owner in self.generated_flags(names).get(step.name, []):
             if owner in heirs:
                 yield Edge(flag_id, step.id, "generated_flag", 0.9)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
+from tracer.graph.unit_steps import names_of
 from tracer.store import step_ids
 from tracer.store.rows import (
     ASSIGN_VALUE,
@@ -66,7 +67,7 @@ def keyed_sources(graph: FlowGraph, made: str, key: str) -> set[str] | None:
     if pattern is not None and pattern[0] == "item":  # `d["k"] = v`
         found = pattern[2]
         if isinstance(found, tuple) and found[0] == "const" and isinstance(found[1], str):
-            return all_sources(graph, tables, made) if found[1] == key else set()
+            return {e.src for e in graph.edges(made, False)} if found[1] == key else set()
         return None
     refs = value_at(tables, row_at(tables.flows.assigns, where.number)[ASSIGN_VALUE], key)
     if refs is None:
@@ -74,10 +75,6 @@ def keyed_sources(graph: FlowGraph, made: str, key: str) -> set[str] | None:
     step = tables.steps[made]
     scope = tables.scope_of[made]
     return {e.src for ref in refs for e in graph.ref_sources(tables, scope, step, ref)}
-
-
-def all_sources(graph: FlowGraph, tables: FileTables, made: str) -> set[str]:
-    return {e.src for e in graph.edges(made, False)}
 
 
 def value_at(tables: FileTables, value: tuple, key: str) -> tuple[str, ...] | None:
@@ -90,7 +87,7 @@ def value_at(tables: FileTables, value: tuple, key: str) -> tuple[str, ...] | No
             if not (isinstance(entry_key, tuple) and entry_key[0] == "const"):
                 return None
             if entry_key[1] == key:
-                found = names_in(element) or None  # not a name: every source is kept
+                found = names_of(element) or None  # not a name: every source is kept
         return found
     if value[VALUE_REFS] or len(value[VALUE_CALLS]) != 1:
         return None
@@ -106,10 +103,3 @@ def value_at(tables: FileTables, value: tuple, key: str) -> tuple[str, ...] | No
                 return None  # not a name: every source is kept
             found = tuple(arg_value[VALUE_REFS])
     return found
-
-
-def names_in(shape: object) -> tuple[str, ...]:
-    """The dotted name a part of a shape is, if it is one."""
-    if isinstance(shape, tuple) and shape and shape[0] == "name":
-        return (shape[1],)
-    return ()

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 from weakref import WeakKeyDictionary
 
 from tracer.graph import parsed
-from tracer.graph.flags import FLAG_CALL
-from tracer.graph.parsed import entries_first, parse_starts, whole
+from tracer.graph.flags import written_flags
+from tracer.graph.parsed import entries_first, parse_starts, way_to, whole
 from tracer.graph.step_tables import Read
 from tracer.graph.steps import PLAIN, TRUSTED, Edge
 from tracer.store import step_ids
@@ -101,12 +101,8 @@ def find_reads(graph: FlowGraph, flag_id: str) -> tuple[NamespaceRead, ...]:
             for way in ways:
                 reader = way[-1].dst
                 if reader not in found:
-                    route = list(reversed(way))
-                    at = current
-                    while (back := parent[at]) is not None:
-                        route.append(back)
-                        at = back.src
-                    found[reader] = NamespaceRead(reader, (parsed, *reversed(route)))
+                    route = (parsed, *way_to(parent, current), *way)
+                    found[reader] = NamespaceRead(reader, route)
             for edge in edges:
                 if edge.confidence < TRUSTED or edge.dst in parent or not whole(graph, step, edge):
                     continue
@@ -203,17 +199,12 @@ def flag_read_edges(graph: FlowGraph, flag_id: str) -> list[Edge]:
 def flag_read_sources(graph: FlowGraph, step_id: str, attr: str) -> list[Edge]:
     """The edges into STEP_ID, a read of ATTR out of an object of no known class, from the
     flags of that dest whose namespace it reads."""
-    mentioning = graph.mentioning
-    spelled = set(mentioning(attr)) | set(mentioning(attr.replace("_", "-")))
-    found = []
-    for path in mentioning(FLAG_CALL):
-        if path not in spelled or attr not in graph.facts.names(path).flag_dests:
-            continue
-        for flag_id, _ in graph.file(path).flags.get(attr, []):
-            found.extend(
-                e for e in graph.edges(flag_id, True) if e.kind == FLAG_READ and e.dst == step_id
-            )
-    return found
+    return [
+        edge
+        for flag_id in written_flags(graph, attr)
+        for edge in graph.edges(flag_id, True)
+        if edge.kind == FLAG_READ and edge.dst == step_id
+    ]
 
 
 def read_route(graph: FlowGraph, flag_id: str, reader: str) -> tuple[Edge, ...]:

@@ -355,12 +355,8 @@ def held_from(
                 by = current  # the call of SCOPE the namespace is handed to
             if any(t.klass in family for t in tables.targets[call_id]):
                 assert by is not None
-                path = []
-                while (edge := parent[current]) is not None:
-                    path.append(edge)
-                    current = edge.src
                 holders = taking(graph, graph.file(step_ids.file_of(by)), step_ids.call_of(by))
-                return list(reversed(path)), set(holders)
+                return way_to(parent, current), set(holders)
         if step.kind == "formula":
             continue
         for edge in graph.edges(current, True):
@@ -370,6 +366,15 @@ def held_from(
             parent[edge.dst] = edge
             queue.append(edge.dst)
     return None
+
+
+def way_to(parent: dict[str, Edge | None], step: str) -> list[Edge]:
+    """The edges a forward search took to STEP (PARENT: each step's edge in), in order."""
+    way = []
+    while (edge := parent[step]) is not None:
+        way.append(edge)
+        step = edge.src
+    return way[::-1]
 
 
 def whole(graph: FlowGraph, step: Step, edge: Edge) -> bool:
