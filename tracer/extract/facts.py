@@ -145,6 +145,8 @@ class FileSummary:
 #   ("item", CONTAINER, KEY)    `c[k]`; KEY may be ("slice", LO, HI), bounds int or None
 #   ("attr", OBJECT, "name")    an attribute of what is not a dotted name (`f().x`)
 #   ("lambda", START_BYTE)      the lambda defined there
+#   ("parts", (ITEM, ...))      an expression of another form (`conf["k"] * 2`), as a whole
+#                               only: the items it reads out of names it reads only so
 # A part that is none of these is None. A pattern (what an assignment stores into) has the
 # same forms: names, tuples of patterns, ("star", P), items and attributes.
 Shape = tuple[Any, ...]
@@ -159,7 +161,8 @@ class Value:
     calls: tuple[int, ...]
     arithmetic: bool = False
     literal: str | None = None  # the text of a plain string literal
-    # The expression's structure when it is a display, a subscript, a lambda or an integer.
+    # The expression's structure when it is a display, a subscript, a lambda or an integer;
+    # else the constant items it reads ("parts"), if any.
     shape: Shape | None = None
 
 

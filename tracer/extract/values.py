@@ -38,6 +38,8 @@ def value_of(node: Node | None, call_ids: CallIds | None = None) -> Value:
     arithmetic = collect(node, call_ids, refs, calls) if node is not None else False
     literal = string_literal(node)
     shape = shape_of(node, call_ids) if call_ids is not None else None
+    if shape is None and refs and call_ids is not None and node is not None:
+        shape = parts_of(node, call_ids)
     if not refs and not calls and literal is None and shape is None:
         return NOTHING  # most arguments are constants: one shared object pickles smaller
     return Value(
@@ -191,6 +193,45 @@ def part_shape(node: Node | None, call_ids: CallIds) -> Shape | None:
     if kind == "lambda":
         return ("lambda", node.start_byte)
     return None
+
+
+def parts_of(node: Node, call_ids: CallIds) -> Shape | None:
+    """("parts", items) for an expression that is no display (`conf["fraction"] * 100`):
+    the items it reads out of names at constant keys or indices (`conf["fraction"]`), each as
+    its shape, of the names it reads only so; None when there are none."""
+    items: list[Shape] = []
+    whole: set[str] = set()
+    pending = [node]
+    while pending:
+        part = pending.pop()
+        kind = part.type
+        if kind in CONSTANTS or kind in ("lambda", "string", "concatenated_string"):
+            continue
+        if kind in ("identifier", "attribute"):
+            path = dotted(part)
+            if path is not None:
+                whole.add(path)
+                continue
+        if kind == "call" and (part.start_byte, part.end_byte) in call_ids:
+            continue
+        if kind == "subscript":
+            shape = part_shape(part, call_ids)
+            root = shape
+            while root is not None and root[0] == "item":
+                root = root[1]
+            if root is not None and root[0] == "name":
+                items.append(shape)  # type: ignore[arg-type]
+                continue
+        pending.extend(part.named_children)
+    kept = tuple(item for item in items if item_root(item) not in whole)
+    return ("parts", kept) if kept else None
+
+
+def item_root(shape: Shape) -> str:
+    """The name an item shape (`d["a"]["b"]`) reads its items out of."""
+    while shape[0] == "item":
+        shape = shape[1]
+    return shape[1]
 
 
 def slice_shape(node: Node | None) -> Shape | None:

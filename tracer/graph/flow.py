@@ -16,6 +16,7 @@ from tracer.extract.values import call_of_ref
 from tracer.graph.binding import bindings
 from tracer.graph.blocks import dominates
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
+from tracer.graph.contents import Contents
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
@@ -53,6 +54,7 @@ class FlowGraph:
         self.flags = FlagEdges(self)
         self.sites = CallSites(self)
         self.slots = Slots(self)
+        self.contents = Contents(self)
 
     @property
     def graph(self) -> nx.MultiDiGraph:
@@ -238,7 +240,7 @@ class FlowGraph:
         later = [
             d
             for d in tables.local_defs.get((scope, name), [])
-            if tables.steps[d].line > step.line and not step_ids.is_param(d)
+            if tables.steps[d].line > step.line and not step_ids.is_param(d) and rebinds(tables, d)
         ]
         for reader in tables.local_reads.get((scope, name), []):
             line = tables.steps[reader].line
@@ -463,10 +465,17 @@ def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list
             not step_ids.is_param(d)
             and tables.scope_of[d] == scope
             and step.line > last
+            and rebinds(tables, d)
             and dominates(tables, d, line)
         ):
             last = step.line
     return [d for d in defs if tables.steps[d].line >= last]
+
+
+def rebinds(tables: FileTables, step_id: str) -> bool:
+    """Does the binding STEP_ID replace what its name held? `d["k"] = v` keeps the rest of d."""
+    where = step_ids.address(step_id)
+    return where.kind != "a" or tables.flows.patterns.get(where.number, ("",))[0] != "item"
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

@@ -269,7 +269,7 @@ def splat_keys(
     if arg.star != 2:
         return None
     value = arg.value
-    if value.calls or value.shape is not None:
+    if value.calls or (value.shape is not None and value.shape[0] != "parts"):
         return value_keys(tables, value_row(value))
     if len(value.refs) != 1 or "." in value.refs[0]:
         return None

@@ -398,5 +398,6 @@ ASSIGN_LINE = 6  # of an Assign
 ASSIGN_VALUE = 2  # of an Assign
 CALL_ARGS = 4  # of a Call
 VALUE_REFS, VALUE_CALLS, VALUE_ARITHMETIC = 0, 1, 2  # of a Value
+VALUE_LITERAL = 3  # of a Value
 VALUE_SHAPE = 4  # of a Value
 ARG_VALUE = 3  # of an Arg

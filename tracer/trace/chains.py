@@ -22,6 +22,7 @@ from tracer.trace.routes import (
     Budget,
     every_route,
     find_link,
+    keys_along,
 )
 from tracer.trace.walks import few_guesses, walk
 
@@ -166,11 +167,31 @@ def chain_of(
     # other use of a settings object is no input or output of this value).
     holding = set(unwidened[0]) | set(seeds)
     around = [step for step in spine if step in holding] + [s for s in seeds if s not in spine]
+    # Where the value is kept in each of them: a container's other keys hold other values.
+    kept_at = dict(zip(unwidened[0], keys_along(graph, unwidened[0], edges), strict=True))
     if direction != "backward":
-        reached.update(walk(graph, around, True, branch_depth, edges, through=few_guesses(graph)))
+        reached.update(
+            walk(
+                graph,
+                around,
+                True,
+                branch_depth,
+                edges,
+                through=few_guesses(graph),
+                start_keys=kept_at,
+            )
+        )
     if direction != "forward":
         reached.update(
-            walk(graph, around, False, branch_depth, edges, through=few_guesses(graph, False))
+            walk(
+                graph,
+                around,
+                False,
+                branch_depth,
+                edges,
+                through=few_guesses(graph, False),
+                start_keys=kept_at,
+            )
         )
     for route in routes[1:]:
         reached.update(route)

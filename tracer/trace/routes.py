@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tracer.graph.contents import Keys, compatible
+from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge, by_condition, edge_pairs, field_class
 from tracer.store import step_ids
 from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
@@ -29,6 +31,10 @@ ROUTE_SLACK = 8  # steps another route may be longer than the first found
 MIN_ROUTE_BUDGET = 50  # steps a search for another route may look at, at least
 ROUTE_BUDGET = 2  # ... and at most this many times as many as the spine's search did
 CONDITION_DELAY = 2  # layers a step into a factory's non-default class waits, in `meet`
+# Where a route's step is: the calls it is inside of, the step before it, the keys its value
+# is kept at (see tracer.graph.contents).
+Inside = tuple[Context, str | None, Keys]
+NOWHERE: Inside = ((), None, ())
 
 
 class Budget:
@@ -58,7 +64,7 @@ def find_link(
     banned: set[tuple[str, str]],
     levels: tuple[float, ...],
     before: Callable[[list[str]], list[str]] = lambda path: [],
-    start_states: dict[str, tuple[Context, str | None]] | None = None,
+    start_states: dict[str, Inside] | None = None,
     avoid: frozenset[str] = frozenset(),
     budget: Budget | None = None,
 ) -> list[str]:
@@ -129,9 +135,14 @@ def every_route(
     origins: dict[str, list[str]] = {}
     other_sinks = frozenset(goals)  # a route ends on one, never passes through one
     inside = {
-        step: (context, spine[i - 1] if i else None)
-        for i, (step, context) in enumerate(
-            zip(spine, contexts_along(graph, spine, edges), strict=True)
+        step: (context, spine[i - 1] if i else None, keys)
+        for i, (step, context, keys) in enumerate(
+            zip(
+                spine,
+                contexts_along(graph, spine, edges),
+                keys_along(graph, spine, edges),
+                strict=True,
+            )
         )
     }
 
@@ -173,6 +184,23 @@ def every_route(
     if len(found) > 1:
         ranked = rank([route[-1] for route in found])
         found.sort(key=lambda r: ranked.index(r[-1]) if r[-1] in ranked else len(ranked))
+    return found
+
+
+def keys_along(
+    graph: FlowGraph, route: list[str], edges: dict[tuple[str, str, str], Edge]
+) -> list[Keys]:
+    """The keys each step of ROUTE keeps the value at, as a search going along it carries
+    them (see tracer.graph.contents)."""
+    by_pair = edge_pairs(edges.values())
+    found: list[Keys] = [()]
+    for src, dst in zip(route, route[1:], strict=False):
+        joined = sorted(by_pair.get((src, dst), []), key=lambda e: e.kind in JUMPS)
+        keys: Keys = ()
+        if joined:
+            allowed, keys = step_keys(found[-1], graph.contents.ops(joined[0]), True)
+            keys = keys if allowed else ()
+        found.append(keys)
     return found
 
 
@@ -229,7 +257,7 @@ def meet(
     edges: dict[tuple[str, str, str], Edge],
     min_confidence: float,
     banned: set[tuple[str, str]] | None = None,
-    start_states: dict[str, tuple[Context, str | None]] | None = None,
+    start_states: dict[str, Inside] | None = None,
     avoid: frozenset[str] = frozenset(),
     budget: Budget | None = None,
 ) -> list[str]:
@@ -239,12 +267,16 @@ def meet(
     by the same call's result. A start may be given the calls it is inside of and the step
     before it (START_STATES); no path passes through a step of AVOID. With a BUDGET, the
     search counts the steps it expands in it, and gives up (no path) when it has none left."""
-    State = tuple[str, Context]
+    State = tuple[str, Context, Keys]
     known = start_states or {}
-    ahead: dict[State, State | None] = {(s, known.get(s, ((), None))[0]): None for s in starts}
-    behind: dict[State, State | None] = {(s, ()): None for s in goals}
-    seen_ahead: dict[str, list[Context]] = {s: [known.get(s, ((), None))[0]] for s in starts}
-    seen_behind: dict[str, list[Context]] = {s: [()] for s in goals}
+    ahead: dict[State, State | None] = {}
+    seen_ahead: dict[str, list[tuple[Context, Keys]]] = {}
+    for s in starts:
+        context, _, keys = known.get(s, NOWHERE)
+        ahead[(s, context, keys)] = None
+        seen_ahead[s] = [(context, keys)]
+    behind: dict[State, State | None] = {(s, (), ()): None for s in goals}
+    seen_behind: dict[str, list[tuple[Context, Keys]]] = {s: [((), ())] for s in goals}
     front, back = list(ahead), list(behind)
     # States reached by an edge into a class a factory makes only under a condition (not its
     # default): they join their side's frontier CONDITION_DELAY layers later, so the default
@@ -257,40 +289,49 @@ def meet(
         path = [end]
         while parents[path[-1]] is not None:
             path.append(parents[path[-1]])  # type: ignore[arg-type]
-        return [step for step, _ in path]
+        return [state[0] for state in path]
 
     pairs: dict[tuple[str, str], list[Edge]] = {}
+    contents = graph.contents
 
     def transition(
-        previous: str | None, edge: Edge, context: Context, forward: bool
-    ) -> tuple[bool, Context]:
-        """May the value go along EDGE from a step reached in CONTEXT (after PREVIOUS,
-        going FORWARD), and in which context does it arrive?"""
+        previous: str | None, edge: Edge, context: Context, keys: Keys, forward: bool
+    ) -> tuple[bool, Context, Keys]:
+        """May the value go along EDGE from a step reached in CONTEXT with KEYS (after
+        PREVIOUS, going FORWARD), and in which context and with which keys does it arrive?"""
+        allowed, keys = step_keys(keys, contents.ops(edge), forward)
+        if not allowed:
+            return False, (), ()
         if context and edge.kind in JUMPS:
             # A value read back from an object a constructor call filled with it: the
             # object's own route says where the calls it entered return. (Any other join
             # by name leaves what the value was inside of unknown.)
             filled_by = previous if forward else None
             if filled_by is None or (filled_by, edge.src, "arg_to_field") not in edges:
-                return True, ()
+                return True, (), keys
             route = carrier_edges(graph, filled_by, edge.src, edge.dst)
-            return through(graph, route, context, forward, filled_by) if route else (True, ())
-        return (after if forward else before)(graph, edge, context)
+            if not route:
+                return True, (), keys
+            allowed, context = through(graph, route, context, forward, filled_by)
+            return allowed, context, keys
+        allowed, context = (after if forward else before)(graph, edge, context)
+        return allowed, context, keys
 
     def joins(front_state: State, back_state: State) -> bool:
         """Do the two halves meeting at one step make a path whose calls return where they
-        came from? The half found backward is walked forward in the context of the other."""
-        context = front_state[1]
-        if not agree(context, back_state[1]):
+        came from, and whose takes out of containers match their puts? The half found
+        backward is walked forward in the context of the other."""
+        _, context, keys = front_state
+        if not (agree(context, back_state[1]) and compatible(keys, back_state[2])):
             return False
         parent = ahead[front_state]
-        previous = parent[0] if parent else known.get(front_state[0], ((), None))[1]
+        previous = parent[0] if parent else known.get(front_state[0], NOWHERE)[1]
         rest = states_path(behind, back_state)
         for a, b in zip(rest, rest[1:], strict=False):
             joined = sorted(pairs.get((a, b), []), key=lambda e: e.kind in JUMPS)
             if not joined:
                 return True
-            allowed, context = transition(previous, joined[0], context, True)
+            allowed, context, keys = transition(previous, joined[0], context, keys, True)
             if not allowed:
                 return False
             previous = a
@@ -298,9 +339,9 @@ def meet(
 
     def touching() -> tuple[State, State] | None:
         for state in ahead:
-            for other in seen_behind.get(state[0], ()):
-                if joins(state, (state[0], other)):
-                    return state, (state[0], other)
+            for context, keys in seen_behind.get(state[0], ()):
+                if joins(state, (state[0], context, keys)):
+                    return state, (state[0], context, keys)
         return None
 
     for _ in range(max_depth):
@@ -325,34 +366,34 @@ def meet(
         for nxt, current in delayed:
             if nxt not in parents:
                 parents[nxt] = current
-                seen.setdefault(nxt[0], []).append(nxt[1])
+                seen.setdefault(nxt[0], []).append(nxt[1:])
                 layer.append(nxt)
         for current in front if forward else back:
-            step, context = current
+            step, context, keys = current
             if budget is not None and not budget.spend():
                 return []
             found = graph.edges(step, forward)
             found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
             parent = parents[current]
-            previous = parent[0] if parent else known.get(step, ((), None))[1]
+            previous = parent[0] if parent else known.get(step, NOWHERE)[1]
             for edge in found:
                 if (edge.src, edge.dst, edge.kind) not in edges:
                     edges[(edge.src, edge.dst, edge.kind)] = edge
                 pairs.setdefault((edge.src, edge.dst), []).append(edge)
                 if edge.confidence < min_confidence or (banned and (edge.src, edge.dst) in banned):
                     continue
-                allowed, nxt_context = transition(previous, edge, context, forward)
-                nxt = (edge.dst if forward else edge.src, nxt_context)
+                allowed, nxt_context, nxt_keys = transition(previous, edge, context, keys, forward)
+                nxt = (edge.dst if forward else edge.src, nxt_context, nxt_keys)
                 if not allowed or nxt in parents or (nxt[0] in avoid and nxt[0] not in goals):
                     continue
                 if by_condition(edge):
                     later[forward][-1].append((nxt, current))
                     continue
                 parents[nxt] = current
-                seen.setdefault(nxt[0], []).append(nxt_context)
+                seen.setdefault(nxt[0], []).append(nxt[1:])
                 layer.append(nxt)
                 met = met or any(
-                    joins(nxt, (nxt[0], c)) if forward else joins((nxt[0], c), nxt)
+                    joins(nxt, (nxt[0], *c)) if forward else joins((nxt[0], *c), nxt)
                     for c in other_side.get(nxt[0], ())
                 )
             # Going forward, the first step reached that the other side holds is the one the

@@ -7,6 +7,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tracer.graph.contents import Keys
+from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
@@ -23,13 +25,18 @@ def walk(
     stop: Callable[[str], bool] = lambda _: False,
     min_confidence: float = 0.0,
     through: Callable[[str, Edge], bool] = lambda _step, _edge: True,
+    start_keys: dict[str, Keys] | None = None,
 ) -> dict[str, str | None]:
     """Breadth-first in one direction, at most MAX_DEPTH steps from STARTS; only steps for
     which FOLLOW holds are expanded, along the edges THROUGH lets by; ends early at the
-    first step for which STOP holds. Returns each reached step with the step it was
-    reached from."""
+    first step for which STOP holds. A value kept in a container is taken out only at its
+    own key (START_KEYS: where it is kept at a start, else nowhere; see
+    tracer.graph.contents); a step is reached once, with the keys of the first way there.
+    Returns each reached step with the step it was reached from."""
     parent: dict[str, str | None] = dict.fromkeys(starts)
     depth = dict.fromkeys(starts, 0)
+    keys: dict[str, Keys] = {s: (start_keys or {}).get(s, ()) for s in starts}
+    contents = graph.contents
     queue = deque(starts)
     while queue:
         current = queue.popleft()
@@ -45,6 +52,10 @@ def walk(
             nxt = edge.dst if forward else edge.src
             if nxt in depth:
                 continue
+            allowed, kept = step_keys(keys[current], contents.ops(edge), forward)
+            if not allowed:
+                continue
+            keys[nxt] = kept
             depth[nxt] = depth[current] + 1
             parent[nxt] = current
             if stop(nxt):

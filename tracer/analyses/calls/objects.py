@@ -160,7 +160,7 @@ class Objects:
     def value(self, path: str, scope: str, value: Value, line: int) -> Objs:
         """What VALUE (read in SCOPE at LINE) may hold: by its shape, else when it reads one
         name or one call's result and nothing else."""
-        if value.shape is not None:
+        if value.shape is not None and value.shape[0] != "parts":
             return self.shape(path, scope, value.shape, line)
         if len(value.refs) == 1 and not value.calls and not value.arithmetic:
             return self.name(path, scope, value.refs[0], line)

@@ -1,0 +1,154 @@
+"""Values kept in containers by constant key or index (tracer/graph/contents.py): the spine's
+search and the walks around it take a value out of a dict, list or tuple only at the key or
+index it was put in at, through displays, `dict(k=v)`, `d["k"] = v`, returns taken whole and
+unpacked, `**kwargs` and `f(**d)`."""
+
+from __future__ import annotations
+
+from tests.conftest import spine_code
+from tracer.graph.contents import NEW, PUT, TAKE, compatible, step
+from tracer.trace.chains import trace
+
+SETTINGS = {
+    "app/__init__.py": "",
+    "app/main.py": """
+        import argparse
+
+        from app.pool import make_pool
+
+
+        def settings(args):
+            return {"fraction": args.fraction, "name": args.name}
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--fraction", type=float, default=0.9)
+            parser.add_argument("--name", default="x")
+            args = parser.parse_args()
+            conf = settings(args)
+            label = conf["name"]
+            print(label)
+            budget = conf["fraction"] * 100
+            make_pool(budget, label)
+    """,
+    "app/pool.py": """
+        def make_pool(budget, label):
+            max_total_num_tokens = int(budget)
+            return max_total_num_tokens
+    """,
+}
+
+
+def test_a_dict_gives_each_key_its_own_value(snippet_session):
+    """`fraction` goes into the dict at "fraction" and out of it at "fraction" to the sink;
+    the read at "name" is no step of its chain. `name` never reaches the sink: the dict it
+    is kept in reaches it only through another key."""
+    session = snippet_session(SETTINGS)
+    chain = trace(session.graph, "fraction", sinks=["max_total_num_tokens"])
+    assert spine_code(chain) == [
+        'parser.add_argument("--fraction", type=float, default=0.9)',
+        "args = parser.parse_args()",
+        "conf = settings(args)",
+        "args",
+        'return {"fraction": args.fraction, "name": args.name}',
+        "conf = settings(args)",
+        'budget = conf["fraction"] * 100',
+        "make_pool(budget, label)",
+        "budget",
+        "max_total_num_tokens = int(budget)",
+    ]
+    codes = {s.code for s in chain.steps}
+    assert 'label = conf["name"]' not in codes
+    other = trace(session.graph, "name", sinks=["max_total_num_tokens"])
+    assert spine_code(other) == ['parser.add_argument("--name", default="x")']
+    around = trace(session.graph, "name", branch_depth=4).steps
+    assert 'label = conf["name"]' in {s.code for s in around}
+
+
+PACKED = {
+    "pkg/__init__.py": "",
+    "pkg/run.py": """
+        def sizes(fraction, name):
+            return fraction * 2, name
+
+
+        def unpacked(fraction, name):
+            both = sizes(fraction, name)
+            tokens, label = both
+            max_total_num_tokens = tokens
+            return label
+
+
+        def keyed(**options):
+            max_total_num_tokens = options["fraction"]
+            page_size = options.get("name")
+            return page_size
+
+
+        def splat(fraction, name):
+            bundle = dict(fraction=fraction, name=name)
+            return keyed(**bundle)
+
+
+        def stored(fraction, name):
+            box = {}
+            box["name"] = name
+            box["fraction"] = fraction
+            use(box["name"])
+            cap = box["fraction"]
+            max_total_num_tokens = cap
+            return cap
+
+
+        def use(value):
+            print(value)
+    """,
+}
+
+
+def test_tuples_kwargs_and_stores_keep_their_keys(snippet_session):
+    """A pair returned and unpacked gives each name its position; `**options` filled by
+    keyword (and by `**bundle` of `dict(k=v)`) gives `options["k"]` only the k argument;
+    `box["k"] = v` puts v at k."""
+    session = snippet_session(PACKED)
+    graph = session.graph
+    chain = trace(graph, "name", sinks=["max_total_num_tokens"])
+    # No route to the token count: without one, the spine ends where `name` is returned.
+    assert spine_code(chain) == [
+        "name",
+        "both = sizes(fraction, name)",
+        "name",
+        "return fraction * 2, name",
+        "both = sizes(fraction, name)",
+        "tokens, label = both",
+        "return label",
+    ]
+    codes = {s.code for s in trace(graph, "name", branch_depth=4).steps}
+    assert {'page_size = options.get("name")', 'use(box["name"])'} <= codes
+    assert not {s for s in codes if s.startswith(("max_total_num_tokens", "cap ="))}
+    fraction = trace(graph, "fraction", sinks=["max_total_num_tokens"])
+    assert spine_code(fraction)[-2:] == ["tokens, label = both", "max_total_num_tokens = tokens"]
+    codes = {s.code for s in trace(graph, "fraction", branch_depth=4).steps}
+    assert {'max_total_num_tokens = options["fraction"]', 'cap = box["fraction"]'} <= codes
+    assert 'page_size = options.get("name")' not in codes
+    assert 'use(box["name"])' not in codes
+
+
+def test_keys_along_an_edge():
+    """Forward, a put pushes and a take pops its own key; backward the other way round; a
+    key not known matches any; a new value keeps no key; the search halves meet only where
+    their keys agree."""
+    put_k, take_k, take_j = ((PUT, "k"),), ((TAKE, "k"),), ((TAKE, "j"),)
+    assert step((), put_k, True) == (True, ("k",))
+    assert step(("k",), take_k, True) == (True, ())
+    assert step(("k",), take_j, True) == (False, ())
+    assert step((), take_j, True) == (True, ())  # the container itself is read
+    assert step(("k",), ((TAKE, None),), True) == (True, ())
+    assert step((), take_k, False) == (True, ("k",))
+    assert step(("k",), put_k, False) == (True, ())
+    assert step(("j",), put_k, False) == (False, ())
+    assert step(("k",), ((NEW, None),), True) == (True, ())
+    assert step((), ((TAKE, "k"), (NEW, None)), False) == (True, ("k",))
+    assert compatible(("k",), ("k",)) and compatible((), ("k",))
+    assert not compatible(("j",), ("k",))

@@ -1,0 +1,313 @@
+"""Values kept inside containers, by constant key or index: where an edge puts the value it
+moves into a dict, list or tuple (`{"k": v}`, `dict(k=v)`, `d["k"] = v`, `(v, w)`, `return
+a, b` taken whole, `f(k=v)` into `**kwargs`), and where it takes one out (`d["k"]`,
+`d.get("k")`, `a, b = pair`, `for x in xs`, `f(**d)` into the parameter `k`).
+
+The spine's search carries, beside the calls a value is inside of, the keys it is kept at in
+the value of the step it has reached (its access path, innermost first, at most DEPTH of them:
+a longer one forgets its innermost keys, and a container it may then be in is followed whole).
+A take must match the key on top (see `step`); an edge that computes a new value from the
+container (a formula, a call outside the tree) leaves the keys behind. Edges this module says
+nothing of move the container whole, keys and all."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tracer.graph.steps import CARRYING, Edge
+from tracer.store import step_ids
+from tracer.store.rows import (
+    ARG_VALUE,
+    CALL_ARGS,
+    CALLEE,
+    VALUE_CALLS,
+    VALUE_LITERAL,
+    VALUE_REFS,
+    VALUE_SHAPE,
+    row_at,
+)
+
+if TYPE_CHECKING:
+    from tracer.graph.file_steps import FileTables
+    from tracer.graph.steps import Step
+
+
+class FlowGraph(Protocol):
+    """What this module asks of the flow graph (`tracer.graph.flow.FlowGraph`)."""
+
+    def file(self, path: str) -> FileTables: ...
+
+    def step(self, step_id: str) -> Step: ...
+
+
+Key = str | int | None  # a dict's constant key, a sequence's index; None: a key not known
+Keys = tuple[Key, ...]  # an access path: the keys a value is kept at, outermost last
+Op = tuple[int, Key]  # (PUT, k): put in at k; (TAKE, k): take out from k; (NEW, None)
+PUT, TAKE, NEW = 1, 0, 2
+MAKES_NEW: tuple[Op, ...] = ((NEW, None),)  # a value computed from the one that arrives
+DEPTH = 3
+KEEP: tuple[Op, ...] = ()  # the container moves whole
+# Methods of a dict that give the value at the constant key they are given.
+GETTERS = frozenset({"get", "pop", "setdefault"})
+# Edges along which a value that is kept in a container stays in it (moved or bound whole);
+# along any other edge, what arrives is a new value made from it.
+WHOLE = CARRYING | {
+    "local_via_call",
+    "attr_via_call",
+    "flag_read",
+    "store",
+    "read",
+    "read_by_name",
+    "filled_by_name",
+}
+# Edges into a step that reads the value as an attribute of an object (`x.attr`).
+ATTRIBUTE_READS = frozenset({"attr", "attr_via_call", "flag_read", "read"})
+# Steps that compute a new value from what they read.
+COMPUTING = frozenset({"formula"})
+
+
+def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
+    """Along an edge with OPS, from a step reached with KEYS: may the value go, and with
+    which keys does it arrive? Going forward a put pushes its key and a take pops a matching
+    one; going backward (KEYS: where the value sought is inside the later step's value) a
+    take pushes and a put pops. A take (forward) or put (backward) with no keys left is the
+    container itself being read or made: allowed, and the keys stay none. A value made
+    anew from the one that arrives is kept at no key."""
+    for code, key in ops if forward else reversed(ops):
+        if code == NEW:
+            keys = ()
+        elif (code == PUT) == forward:
+            keys = (*keys, key)[-DEPTH:]
+        elif keys:
+            if not matches(keys[-1], key):
+                return False, ()
+            keys = keys[:-1]
+    return True, keys
+
+
+def matches(kept: Key, asked: Key) -> bool:
+    return kept is None or asked is None or kept == asked
+
+
+def compatible(ahead: Keys, behind: Keys) -> bool:
+    """May a value reached forward with keys AHEAD be the one a step reached backward with
+    keys BEHIND needs? Yes when the keys both know of, from the outermost in, are the same."""
+    return all(matches(a, b) for a, b in zip(reversed(ahead), reversed(behind), strict=False))
+
+
+class Contents:
+    """What each edge does with containers, remembered per edge (`ops`)."""
+
+    def __init__(self, graph: FlowGraph) -> None:
+        self.graph = graph
+        self.known: dict[tuple[str, str, str], tuple[Op, ...]] = {}
+
+    def ops(self, edge: Edge) -> tuple[Op, ...]:
+        """The puts, takes and new values along EDGE, in order."""
+        key = (edge.src, edge.dst, edge.kind)
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = self.find(edge)
+        return found
+
+    def find(self, edge: Edge) -> tuple[Op, ...]:
+        if edge.kind not in WHOLE:
+            return MAKES_NEW
+        graph = self.graph
+        dst_tables = graph.file(step_ids.file_of(edge.dst))
+        ops: tuple[Op, ...] = KEEP
+        if edge.kind in ("local", "local_via_call"):
+            src_tables = graph.file(step_ids.file_of(edge.src))
+            source = src_tables.steps[edge.src]
+            name = src_tables.bound.get(edge.src, source.name)
+            found = read_ops(dst_tables, edge.dst, name)
+            if edge.kind == "local_via_call" and not found:
+                return MAKES_NEW  # passed to a call outside the tree: its result is new
+            ops = found or KEEP
+        elif edge.kind in ATTRIBUTE_READS:
+            # Read as an attribute of any object that holds it (a read edge names it).
+            attr = "." + (edge.label or graph.step(edge.src).name)
+            found = read_ops(dst_tables, edge.dst, attr)
+            if edge.kind == "attr_via_call" and not found:
+                return MAKES_NEW
+            ops = found or KEEP
+        elif edge.kind in ("arg_to_param", "arg_to_field"):
+            ops = binding_ops(graph, edge)
+        elif edge.kind == "return_to_result":
+            src_tables = graph.file(step_ids.file_of(edge.src))
+            given = src_tables.position.get(edge.src)
+            taken = dst_tables.position.get(edge.dst)
+            if given is not None and taken is None:
+                ops = ((PUT, given),)  # `return a, b` taken whole
+            elif given is None and taken is not None:
+                ops = ((TAKE, taken),)  # `a, b = f()` of a returned pair
+        if dst_tables.steps[edge.dst].kind in COMPUTING:
+            return (*ops, *MAKES_NEW)
+        return ops
+
+
+def value_row(tables: FileTables, step_id: str) -> tuple[Any, int | None, Any, str] | None:
+    """The value a step reads (a Value's row), the position of its target in a tuple pattern
+    taken whole, the target's pattern (`d["k"]`, nested or starred tuples) and the
+    assignment's operator; None for a step made from no row of its own."""
+    where = step_ids.address(step_id)
+    flows = tables.flows
+    if where.kind == "a":
+        scope, targets, value, items, op, *_ = row_at(flows.assigns, where.number)
+        position = tables.position.get(step_id)
+        if position is not None and len(items) == len({t[1] for t in targets}):
+            return items[position], None, None, op  # `a, b = x, y`: each its own
+        return value, position, flows.patterns.get(where.number), op
+    if where.kind == "r":
+        _, value, items, *_ = row_at(flows.returns, where.number)
+        position = tables.position.get(step_id)
+        return (items[position] if position is not None else value), None, None, "return"
+    if where.kind == "u":
+        return row_at(flows.uses, where.number)[1], None, None, "use"
+    if where.kind == "c" and tables.elements.get(step_id) is None:
+        number = step_id.rpartition("#")[2][1:]
+        head, _, position = number.partition(".")
+        if position.isdigit():
+            args = row_at(flows.calls, int(head))[CALL_ARGS]
+            return args[int(position)][ARG_VALUE], None, None, "arg"
+    return None
+
+
+def read_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...] | None:
+    """What the step STEP_ID does with the container the local NAME holds when it reads it:
+    puts it in at a key, takes a key out, or nothing (KEEP); None when it reads NAME only
+    as the input of a call outside the tree that is no dict's getter or `dict(...)`."""
+    found = value_row(tables, step_id)
+    if found is None:
+        return KEEP
+    value, position, pattern, op = found
+    shape = value[VALUE_SHAPE]
+    ops: list[Op] = []
+    if pattern is not None and pattern[0] == "item" and not refers_shape(pattern[1], name):
+        ops.append((PUT, constant(pattern[2])))  # `d["k"] = v`
+    if shape is not None:
+        inside = paths_in(shape, name)
+        if len(inside) == 1:
+            ops.extend(inside[0])
+        return tuple(ops) or KEEP
+    refs, calls = value[VALUE_REFS], value[VALUE_CALLS]
+    if not refs and len(calls) == 1:
+        return call_ops(tables, calls[0], name)
+    alone = len(refs) == 1 and refers(refs[0], name) and not calls
+    if op == "for" and alone:
+        ops.append((TAKE, None))  # each element in turn
+    if position is not None and pattern is None and alone:
+        ops.append((TAKE, position))  # `a, b = pair`
+    return tuple(ops) or KEEP
+
+
+def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | None:
+    """`dict(k=NAME)`: put at k; `NAME.get("k")`: take k; another call outside the tree
+    (the edge is an opaque one): None; a call in the tree: KEEP (its binding says)."""
+    call = row_at(tables.flows.calls, call_id)
+    callee, args = call[CALLEE], call[CALL_ARGS]
+    if callee == "dict":
+        keys = [a[0] for a in args if not a[2] and holds_only(a[ARG_VALUE], name)]
+        return ((PUT, keys[0]),) if len(keys) == 1 and keys[0] else None
+    base, _, method = callee.rpartition(".")
+    if refers(base, name) and method in GETTERS and args and args[0][0] is None:
+        given = args[0][ARG_VALUE]
+        literal = given[VALUE_LITERAL]
+        return ((TAKE, literal if literal is not None else constant(given[VALUE_SHAPE])),)
+    return KEEP
+
+
+def holds_only(value: Any, name: str) -> bool:
+    """Is VALUE (a Value's row) the name NAME and nothing else?"""
+    refs = value[VALUE_REFS]
+    return (
+        len(refs) == 1
+        and refers(refs[0], name)
+        and not value[VALUE_CALLS]
+        and value[VALUE_SHAPE] is None
+    )
+
+
+def refers_shape(shape: Any, name: str) -> bool:
+    return isinstance(shape, tuple) and shape[:1] == ("name",) and refers(shape[1], name)
+
+
+def constant(shape: Any) -> Key:
+    """The constant a key's shape is (a string or an integer), else None (not known)."""
+    if isinstance(shape, tuple) and shape and shape[0] == "const":
+        return shape[1] if isinstance(shape[1], str | int) else None
+    return None
+
+
+def paths_in(shape: Any, name: str) -> list[tuple[Op, ...]]:
+    """Where NAME sits in SHAPE: for each place it is an element of a display or an item
+    read out of, the puts and takes that lead there (innermost first)."""
+    if not isinstance(shape, tuple) or not shape:
+        return []
+    kind = shape[0]
+    if kind == "parts":
+        return [path for item in shape[1] for path in paths_in(item, name)]
+    if kind == "name":
+        return [()] if refers(shape[1], name) else []
+    if kind == "item":
+        return [(*ops, (TAKE, constant(shape[2]))) for ops in paths_in(shape[1], name)]
+    found: list[tuple[Op, ...]] = []
+    if kind == "dict":
+        for key, element in shape[1]:
+            if key is None:  # `{**d}`: d's keys kept as they are
+                found.extend(paths_in(element[1], name))
+                continue
+            found.extend((*ops, (PUT, constant(key))) for ops in paths_in(element, name))
+    elif kind in ("tuple", "list", "set"):
+        known = kind != "set"
+        for i, element in enumerate(shape[1]):
+            if isinstance(element, tuple) and element and element[0] == "star":
+                known = False  # what follows a `*xs` sits at an index not known
+                found.extend((*ops, (PUT, None)) for ops in paths_in(element[1], name))
+                continue
+            index: Key = i if known else None
+            found.extend((*ops, (PUT, index)) for ops in paths_in(element, name))
+    return found
+
+
+def refers(read: str, name: str) -> bool:
+    """Is READ (a dotted name) the local NAME, or an attribute `.ATTR` on any object?"""
+    return read == name or (name[:1] == "." and read.endswith(name))
+
+
+def binding_ops(graph: FlowGraph, edge: Edge) -> tuple[Op, ...]:
+    """An argument bound to a parameter or field: `f(**d)` to the parameter or field k takes
+    k out of d; a keyword argument k into `**kwargs` puts it at k; a positional one into
+    `*args`, or an element of `*xs` into a parameter, at an index not known."""
+    tables = graph.file(step_ids.file_of(edge.src))
+    if tables.elements.get(edge.src) is not None:
+        return KEEP  # a value a launcher passes: bound as it is
+    call_id = step_ids.call_of(edge.src)
+    arg = next((a for a, s in tables.arguments(call_id) if s == edge.src), None)
+    if arg is None:
+        return KEEP
+    collects = collecting(graph, edge.dst)
+    if arg.star == 2:
+        return KEEP if collects == 2 else ((TAKE, graph.step(edge.dst).name),)
+    if arg.star == 1:
+        return KEEP if collects == 1 else ((TAKE, None),)
+    if collects == 2 and arg.keyword:
+        return ((PUT, arg.keyword),)
+    if collects == 1:
+        return ((PUT, None),)
+    return KEEP
+
+
+def collecting(graph: FlowGraph, param: str) -> int:
+    """1 when PARAM is a `*args` parameter, 2 for `**kwargs`, else 0 (a field too)."""
+    where = step_ids.address(param)
+    if where.kind != "p":
+        return 0
+    tables = graph.file(step_ids.file_of(param))
+    name = graph.step(param).name
+    for function in tables.summary.functions:
+        if function.qualname == where.owner:
+            for p in function.params:
+                if p.name == name:
+                    return {"varargs": 1, "kwargs": 2}.get(p.kind, 0)
+    return 0
