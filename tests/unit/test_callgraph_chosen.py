@@ -1,5 +1,5 @@
 """Values chosen at run time by constant strings, in the call graph
-(tracer/analyses/calls/chosen.py): a module by `import_module("name")`, an attribute by
+(tracer/index/calls/chosen.py): a module by `import_module("name")`, an attribute by
 `getattr(x, "name")`, a class from a dict of classes or a registry filled by a decorator. A
 snippet in, the exact edges out."""
 

@@ -1,12 +1,12 @@
 """Functions, classes and containers followed as values by the call graph
-(tracer/analyses/calls/objects.py, bindings.py, contents.py): a snippet in, the exact edges
+(tracer/index/calls/objects.py, bindings.py, contents.py): a snippet in, the exact edges
 out."""
 
 from __future__ import annotations
 
 from tracer.analyses.callgraph import call_graph
-from tracer.analyses.calls.answers import Answers
 from tracer.analyses.calls.queries import CallQueries
+from tracer.index.calls.answers import Answers
 
 
 def graph_of(snippet_session, code: str) -> dict[str, list[str]]:

@@ -79,6 +79,19 @@ def test_each_stage_imports_only_from_the_stages_below_it() -> None:
     assert upward == []
 
 
+def test_the_resolver_never_asks_the_value_follower() -> None:
+    """tracer/index/calls/ asks the resolver; the rest of the index never asks it back."""
+    graph = imports()
+    follower = "tracer.index.calls"
+    index = [m for m in graph if m.startswith("tracer.index.") and not m.startswith(follower)]
+    assert (
+        "tracer.index.resolve" in index
+        and ("tracer.index.calls.rules", "tracer.index.resolve") in graph.edges
+    )
+    back = [f"{a} -> {b}" for a in index for b in graph.successors(a) if b.startswith(follower)]
+    assert back == []
+
+
 def test_the_engine_imports_nothing_of_the_views_the_cli_or_the_tui() -> None:
     graph = imports()
     engine = [m for m in graph if any(m == p or m.startswith(p + ".") for p in ENGINE)]

@@ -1,7 +1,7 @@
 """The call graph in PyCG's interchange format: `{"caller": ["callee", ...]}`.
 
 Keys are every module (its module-level code is the caller), every function and lambda of
-the tree, and every callee. The edges are the rules of tracer/analyses/calls/rules.py and
+the tree, and every callee. The edges are the rules of tracer/index/calls/rules.py and
 values.py, with the values followed where statements.py says (objects.py), applied to every
 scope of the tree, keeping what they name at confidence 0.8 and above (`MIN_CONFIDENCE`): the
 same rules `sgtrace export --scope calls` asks one function at a time (tracer/analyses/calls/
@@ -9,7 +9,7 @@ queries.py). Only the whole tree finds every function passed through a parameter
 of a parameter runs is what all the calls of its function pass, which may be found by value
 or through other parameters in turn, so the passes go on until nothing is new. A pass asks
 again only the values that read the parameters of a function given new calls since they were
-found (tracer/analyses/calls/answers.py).
+found (tracer/index/calls/answers.py).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import fields
 from functools import partial
 
-from tracer.analyses.calls.answers import Key
-from tracer.analyses.calls.objects import Objects
-from tracer.analyses.calls.rules import CallRules, caller_name
-from tracer.analyses.calls.statements import ValueStatements
-from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import Assign, Call, Raise
+from tracer.index.calls.answers import Key
+from tracer.index.calls.objects import Objects
+from tracer.index.calls.rules import CallRules, caller_name
+from tracer.index.calls.statements import ValueStatements
+from tracer.index.calls.values import FunctionValues
 from tracer.session import Session
 from tracer.store.rows import row_at
 
@@ -42,7 +42,7 @@ class CallGraph:
     def __init__(self, session: Session) -> None:
         self.index = session.index
         self.facts = session.facts
-        self.rules = CallRules(session)
+        self.rules = CallRules(session.index, session.facts, session.graph.resolver)
         self.values = FunctionValues(self.rules, whole=True)
         self.sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
         self.objects = Objects(self.rules, self.values, lambda f: self.sites.get(f, ()))
@@ -117,7 +117,7 @@ class CallGraph:
                     new = True
             # What the parameters of functions given new calls hold may have grown: the
             # answers that read them before are asked again, every other is kept
-            # (tracer/analyses/calls/answers.py); a statement whose answer is kept has its
+            # (tracer/index/calls/answers.py); a statement whose answer is kept has its
             # edges already.
             dropped = self.objects.answers.forget()
         callees = set().union(*edges.values())

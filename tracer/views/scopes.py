@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import networkx as nx
 
 from tracer.analyses.calls.queries import CallEdge, CallQueries
-from tracer.analyses.calls.rules import MIN_CONFIDENCE
 from tracer.errors import SgtraceError
 from tracer.graph.steps import EDGE_REASONS, Step
+from tracer.index.calls.rules import MIN_CONFIDENCE
 from tracer.session import Session
 from tracer.trace.chains import Chain
 from tracer.views.graph_formats import first_code_line

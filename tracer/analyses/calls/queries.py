@@ -1,5 +1,5 @@
 """The callees of one caller and the callers of one function, on demand, by the rules of the
-call graph (tracer/analyses/calls/rules.py, values.py, and objects.py as statements.py applies
+call graph (tracer/index/calls/rules.py, values.py, and objects.py as statements.py applies
 it), which `sgtrace callgraph` applies to every scope of the tree (tracer/analyses/callgraph.py).
 `export --scope calls` draws from here.
 
@@ -42,11 +42,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from tracer.analyses.calls.objects import Objects
-from tracer.analyses.calls.rules import MIN_CONFIDENCE, MIN_GUESS, Callee, CallRules, caller_name
-from tracer.analyses.calls.statements import ValueStatements
-from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FunctionDef
+from tracer.index.calls.objects import Objects
+from tracer.index.calls.rules import MIN_CONFIDENCE, MIN_GUESS, Callee, CallRules, caller_name
+from tracer.index.calls.statements import ValueStatements
+from tracer.index.calls.values import FunctionValues
 from tracer.session import Session
 
 
@@ -89,7 +89,7 @@ class CallQueries:
         self.index = session.index
         self.facts = session.facts
         self.graph = session.graph
-        self.rules = CallRules(session)
+        self.rules = CallRules(session.index, session.facts, session.graph.resolver)
         self.values = FunctionValues(self.rules, whole=False)
         # Values are followed as the call graph follows them, through the calls found here.
         self.objects = Objects(self.rules, self.values, self.sites)

@@ -1,5 +1,5 @@
 """Values chosen at run time by constant strings, for the call graph's value follower
-(tracer/analyses/calls/objects.py):
+(tracer/index/calls/objects.py):
 
 - `getattr(x, "name")` (and `getattr(x, "name", default)`): the attribute of that name of what
   x may hold: a module, a class, an instance. The name is a value like any other: a constant
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tracer.analyses.calls.obj import UNKNOWN, Follower, Obj, Objs, guessed
-from tracer.analyses.calls.rules import CallRules
-from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import Call, ClassDef, FunctionDef
+from tracer.index.calls.obj import UNKNOWN, Follower, Obj, Objs, guessed
+from tracer.index.calls.rules import CallRules
+from tracer.index.calls.values import FunctionValues
 from tracer.index.index import Symbol
 
 GETATTR = "<builtin>.getattr"

@@ -1,4 +1,4 @@
-"""What a name holds, for the call graph's value follower (tracer/analyses/calls/
+"""What a name holds, for the call graph's value follower (tracer/index/calls/
 objects.py): a binding in the nearest scope that binds it (the assignments that reach the
 read, a parameter: what its calls pass), else what the index names (a function, a class, an
 outside name).
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tracer.analyses.calls.answers import Answers
-from tracer.analyses.calls.contents import Contents, contains
-from tracer.analyses.calls.obj import NONE, UNKNOWN, Follower, Obj, Objs
-from tracer.analyses.calls.rules import CallRules, binding_of
-from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import MODULE_SCOPE, Assign
+from tracer.index.calls.answers import Answers
+from tracer.index.calls.contents import Contents, contains
+from tracer.index.calls.obj import NONE, UNKNOWN, Follower, Obj, Objs
+from tracer.index.calls.rules import CallRules, binding_of
+from tracer.index.calls.values import FunctionValues
 
 
 class Bindings:

@@ -8,7 +8,7 @@ function runs the wrapper its decorator returns (`inner`), which runs the functi
 decorator returns that one nested function and nothing else. A factory `@dec(...)` (a
 decorator whose call is written above the definition: the decorator's text leaves out its
 arguments) wraps nothing here; the function the factory returns is given the definition
-(tracer/analyses/calls/chosen.py). Decorators apply from the innermost out.
+(tracer/index/calls/chosen.py). Decorators apply from the innermost out.
 
 What a parameter holds depends on the calls of its function (its *sites*); the caller of
 `passed` says where they come from: the whole tree's, found until nothing is new
@@ -22,8 +22,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import cached_property
 
-from tracer.analyses.calls.rules import CallRules
 from tracer.extract.facts import MODULE_SCOPE, Call, ClassDef, FunctionDef
+from tracer.index.calls.rules import CallRules
 
 # A function's call sites: (path, call) for each call that runs it.
 Sites = Callable[[str], Iterable[tuple[str, Call]]]

@@ -1,7 +1,7 @@
 """Answers remembered with what they read, so that only those that read something since
 changed are asked again.
 
-The value follower (tracer/analyses/calls/objects.py) answers questions that ask others in
+The value follower (tracer/index/calls/objects.py) answers questions that ask others in
 turn. One input may change while the call graph is built: the calls found to run a function
 (its *sites*), which are what its parameters hold. An answer *reads* the functions whose
 parameters it or any question under it asked (a remembered answer met again counts as asked

@@ -8,9 +8,9 @@ what an expression, a parameter and an attribute hold; what a name holds is bind
 (with the order of bindings within one scope), what a container holds contents.py's. Both ask
 this follower back through the `Follower` interface.
 
-A parameter holds what its calls pass (`Sites`, as tracer/analyses/calls/values.py reads
+A parameter holds what its calls pass (`Sites`, as tracer/index/calls/values.py reads
 them) and its default. Each question is answered once and remembered with the functions
-whose parameters it read (tracer/analyses/calls/answers.py): when their sites grow, those
+whose parameters it read (tracer/index/calls/answers.py): when their sites grow, those
 answers alone are asked again. A question met again while it is being answered (recursion)
 adds nothing.
 """
@@ -21,14 +21,14 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 
-from tracer.analyses.calls.answers import Answers
-from tracer.analyses.calls.bindings import Bindings
-from tracer.analyses.calls.chosen import CHOOSERS, Chosen
-from tracer.analyses.calls.contents import Contents
-from tracer.analyses.calls.obj import UNKNOWN, Obj, Objs, guessed
-from tracer.analyses.calls.rules import CallRules, binding_of
-from tracer.analyses.calls.values import FunctionValues, Sites
 from tracer.extract.facts import Assign, Call, Raise, Shape, Value
+from tracer.index.calls.answers import Answers
+from tracer.index.calls.bindings import Bindings
+from tracer.index.calls.chosen import CHOOSERS, Chosen
+from tracer.index.calls.contents import Contents
+from tracer.index.calls.obj import UNKNOWN, Obj, Objs, guessed
+from tracer.index.calls.rules import CallRules, binding_of
+from tracer.index.calls.values import FunctionValues, Sites
 
 # Bounds: containers nested deeper, or chains of questions longer, are not followed.
 MAX_DEPTH = 24

@@ -1,4 +1,4 @@
-"""What containers hold, for the call graph's value follower (tracer/analyses/calls/
+"""What containers hold, for the call graph's value follower (tracer/index/calls/
 objects.py): the display (`{"a": f}`, `[f, g]`, `(f, g)`) made where it is written, with the
 stores into it (`d["k"] = v`, `d.update({...})`, `xs.append(v)`) anywhere in its file. A read
 `d["k"]` takes the entries at k (of the same type: `1` is not `"1"`); a key that is not
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tracer.analyses.calls.answers import Answers
-from tracer.analyses.calls.obj import NONE, UNKNOWN, Follower, Obj, Objs, Where
 from tracer.extract.facts import Assign, Call, Shape, Value
+from tracer.index.calls.answers import Answers
+from tracer.index.calls.obj import NONE, UNKNOWN, Follower, Obj, Objs, Where
 from tracer.store.facts import Facts
 
 

@@ -1,7 +1,7 @@
 """Which statements the call graph answers by value, and how the value follower's answer
-(tracer/analyses/calls/objects.py) and the rules' (rules.py) combine: the one place where
-`sgtrace callgraph` (tracer/analyses/callgraph.py) and the on-demand queries (queries.py)
-decide it, so that both follow the same rules.
+(tracer/index/calls/objects.py) and the rules' (rules.py) combine: the one place where
+`sgtrace callgraph` (tracer/analyses/callgraph.py) and the on-demand queries
+(tracer/analyses/calls/queries.py) decide it, so that both follow the same rules.
 
 - A call the rules name nothing kept for, whose callee may hold a function found by value (a
   name, an expression, an attribute named like a function or class of the tree), and a call of
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from tracer.analyses.calls.obj import UNKNOWN
-from tracer.analyses.calls.objects import Objects
-from tracer.analyses.calls.rules import CallRules
-from tracer.analyses.calls.values import FunctionValues
 from tracer.extract.facts import Assign, Call, Raise
+from tracer.index.calls.obj import UNKNOWN
+from tracer.index.calls.objects import Objects
+from tracer.index.calls.rules import CallRules
+from tracer.index.calls.values import FunctionValues
 
 
 class ValueStatements:

@@ -1,4 +1,4 @@
-"""What a value may be, as the call graph's value follower (tracer/analyses/calls/objects.py)
+"""What a value may be, as the call graph's value follower (tracer/index/calls/objects.py)
 names it, and the questions its parts (names: bindings.py, containers: contents.py) ask it
 back (`Follower`)."""
 

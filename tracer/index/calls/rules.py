@@ -20,7 +20,7 @@ methods, 0.25, are dropped): the call graph leaves them out, the export draws th
 Besides calls: a decorator `@dec` naming a function of the tree is called where the
 definition is made, and `for x in obj` over an object of a class of the tree calls its
 `__iter__` and `__next__`. Functions passed as values (through parameters, decorators that
-return a wrapper) are tracer/analyses/calls/values.py's.
+return a wrapper) are tracer/index/calls/values.py's.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from tracer.extract.facts import MODULE_SCOPE, Assign, Call, Value
-from tracer.index.resolve import GUESS, OVERRIDE, CallTarget
-from tracer.session import Session
+from tracer.index.index import Index
+from tracer.index.resolve import GUESS, OVERRIDE, CallTarget, Resolver
+from tracer.store.facts import Facts
 
 MIN_CONFIDENCE = OVERRIDE  # a callee at or above this is in the call graph
 MIN_GUESS = GUESS  # a guess below this (a name shared by several methods) is not reported
@@ -52,10 +53,10 @@ class Callee:
 class CallRules:
     """What one call runs; caches what classes inherit from outside the tree."""
 
-    def __init__(self, session: Session) -> None:
-        self.index = session.index
-        self.facts = session.facts
-        self.resolver = session.graph.resolver
+    def __init__(self, index: Index, facts: Facts, resolver: Resolver) -> None:
+        self.index = index
+        self.facts = facts
+        self.resolver = resolver
         self.external_bases: dict[str, str | None] = {}
         self.attributes_of: dict[str, set[str]] = {}
         self.last_assignments: tuple[tuple[str, str, str], list[Assign] | None] = (
