@@ -318,6 +318,38 @@ def test_a_name_bound_twice_holds_the_last_binding_before_the_call(snippet_sessi
     ) == {"app.choose": ["app.new"]}
 
 
+def test_a_value_that_may_also_be_one_nothing_names_is_called_by_a_guess(snippet_session):
+    session = snippet_session(
+        {
+            "app.py": """
+                import importlib
+
+                class KVArgs:
+                    def __init__(self, n):
+                        self.n = n
+
+                def get_kv_class(kind):
+                    if kind == "args":
+                        return KVArgs
+                    return importlib.import_module(kind).Manager
+
+                def main(kind):
+                    kv_manager_class = get_kv_class(kind)
+                    kv_manager_class(1)
+                """
+        }
+    )
+    # The class may be KVArgs or one from outside: KVArgs.__init__ is a guess, left out of
+    # the call graph...
+    assert call_graph(session)["app.main"] == ["app.get_kv_class"]
+    # ...and drawn as a guess by the export.
+    edges = CallQueries(session).callees("app.main")
+    assert [(e.callee, e.confidence) for e in edges] == [
+        ("app.get_kv_class", 1.0),
+        ("app.KVArgs.__init__", 0.5),
+    ]
+
+
 def test_answers_that_read_a_parameter_before_its_sites_grew_are_asked_again():
     asked: list[str] = []
     sites = {"f": ["a"], "g": ["b"]}

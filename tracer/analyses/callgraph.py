@@ -90,7 +90,6 @@ class CallGraph:
         # through a parameter runs may itself be called with functions; what a value holds
         # depends on the calls found: until nothing is new.
         seen: set[tuple[str, int, str]] = set()  # (path, call, callee) found by value
-        statements = self.statements
         new = True
         dropped: set[Key] | None = None  # the first pass asks every statement
         while new:
@@ -98,7 +97,7 @@ class CallGraph:
             for i in due("call", len(by_value), dropped):
                 path, call, named = by_value[i]
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
-                runs = self.remembered(("call", i), partial(statements.runs, path, call, named))
+                runs = self.remembered(("call", i), partial(self.kept_runs, path, call, named))
                 for callee in runs:
                     if (path, call.id, callee) not in seen:
                         seen.add((path, call.id, callee))
@@ -122,6 +121,10 @@ class CallGraph:
             dropped = self.objects.answers.forget()
         callees = set().union(*edges.values())
         return {name: sorted(edges.get(name, ())) for name in edges.keys() | callees}
+
+    def kept_runs(self, path: str, call: Call, named: set[str]) -> list[str]:
+        """What CALL, followed by value, runs as the call graph keeps it (no guess)."""
+        return [callee.name for callee in self.statements.runs(path, call, named) if callee.kept]
 
     def add_site(self, callee: str, path: str, call: Call) -> None:
         """CALL (in PATH) runs CALLEE, found by value or through a parameter."""

@@ -4,7 +4,7 @@ dataflow graph (`--scope file`).
 
 This module only draws. The calls come from the call graph's engine, asked one function at a
 time (tracer/analyses/calls/queries.py): the edges `sgtrace callgraph` keeps are drawn solid,
-the same rules' name-only guesses below its threshold dashed and labelled `(guess 0.5)`.
+the same rules' guesses below its threshold dashed and labelled `(guess 0.5)`.
 Both drawings are built from what a query reaches, never from the whole tree (the whole call
 graph of a large release takes tens of seconds). Where a drawing would be too large to read,
 the nodes nearest the chain are kept (breadth first), and the result says how many were left
@@ -76,7 +76,7 @@ def calls_around(
     call, DEPTH levels each way, as a drawing graph keyed by dotted name: one cluster per
     file, each call edge labelled with its call lines. The edges are the call graph's
     (tracer/analyses/calls/queries.py): solid where `sgtrace callgraph` has them too, dashed
-    and labelled `(guess 0.5)` where the rule could only guess by name. Functions outside the
+    and labelled `(guess 0.5)` where the rule could only guess. Functions outside the
     tree are left out; at most MAX_NODES nodes, the nearest levels first."""
     queries = CallQueries(session)
     start = list(dict.fromkeys(queries.scope_name(s.file, s.symbol) for s in chain.steps))

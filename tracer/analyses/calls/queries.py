@@ -4,8 +4,9 @@ it), which `sgtrace callgraph` applies to every scope of the tree (tracer/analys
 `export --scope calls` draws from here.
 
 Each edge carries its call line and its confidence: at `MIN_CONFIDENCE` (0.8) or more it is
-an edge of the call graph; below, it is the same rule's name-only guess, which the call graph
-leaves out (the export draws it dashed and says so).
+an edge of the call graph; below, it is the same rule's guess (a name-only one, or what a
+callee that may also hold a value nothing names holds), which the call graph leaves out (the
+export draws it dashed and says so).
 
 A query reads only the files that may hold what it asks: those grepped by name, and those the
 values it follows come from (a function's returns, the calls of a function whose parameter it
@@ -162,15 +163,15 @@ class CallQueries:
         """What CALL runs, as the call graph has it (`ValueStatements`): the rules' callees
         (a decorated function's wrapper for the function), or what its callee may hold by
         value; the functions it hands to code outside the tree; for a call of a parameter,
-        what the callers found by name pass for it. The rules' guesses stay beside, below
-        `MIN_CONFIDENCE`."""
+        what the callers found by name pass for it. The guesses (the rules' and the values')
+        stay beside, below `MIN_CONFIDENCE`."""
         found = self.named_by_rules(path, call)
         named = {name for name, confidence in found.items() if confidence >= MIN_CONFIDENCE}
         statements = self.statements
         if statements.follows(path, call, named):
             guesses = {name: c for name, c in found.items() if c < MIN_CONFIDENCE}
             guesses |= dict.fromkeys(statements.guessed(path, call), MIN_GUESS)
-            found = guesses | dict.fromkeys(statements.runs(path, call, named), 1.0)
+            found = guesses | {c.name: c.confidence for c in statements.runs(path, call, named)}
         elif statements.hands_out(call, named):
             found.update(dict.fromkeys(statements.handed_out(path, call), 1.0))
         owner = self.values.parameter_owner(path, call)
@@ -244,7 +245,7 @@ class CallQueries:
         named = {name for name, c in by_rules.items() if c >= MIN_CONFIDENCE}
         if not self.statements.follows(path, call, named):
             return True
-        return function in self.statements.runs(path, call, named)
+        return any(callee.name == function for callee in self.statements.runs(path, call, named))
 
     def calling_files(self, function: str) -> tuple[list[str], set[str]]:
         """The files that may call FUNCTION by name and the last names such calls have, as

@@ -29,6 +29,8 @@ from tracer.index.calls.contents import Contents
 from tracer.index.calls.obj import UNKNOWN, Obj, Objs, guessed
 from tracer.index.calls.rules import CallRules, binding_of
 from tracer.index.calls.values import FunctionValues, Sites
+from tracer.index.resolve import GUESS
+from tracer.index.targets import CallTarget
 
 # Bounds: containers nested deeper, or chains of questions longer, are not followed.
 MAX_DEPTH = 24
@@ -57,24 +59,28 @@ class Objects:
             return self.name(path, call.scope, call.callee, call.line)
         return self.shape(path, call.scope, call.receiver.shape, call.line)
 
-    def run(self, objs: Objs) -> set[str]:
-        """What calling each of OBJS runs: a function or method, a class's `__init__` (the
-        guesses left out)."""
-        found: set[str] = set()
-        for obj in objs:
+    def value_targets(self, held: Objs) -> list[CallTarget]:
+        """What calling a value that may be each of HELD runs: a function, a method bound to
+        its receiver, a class's constructor (as the resolver makes one); certain, or each a
+        guess (`GUESS`) when HELD may also be a value nothing names (UNKNOWN). The values
+        chosen by a string (`Obj.guess`) are left out (`guesses`)."""
+        confidence = 1.0 if UNKNOWN not in held else GUESS
+        found: list[CallTarget] = []
+        for obj in sorted(held, key=lambda obj: (obj.kind, obj.name)):
             if obj.guess:
                 continue
             if obj.kind in ("function", "method"):
-                found.add(obj.name)
-            elif obj.kind == "class" and not any(
-                map(self.index.is_record, self.index.mro(obj.name))
-            ):
-                init = self.index.method(obj.name, "__init__") or self.rules.inherited(
-                    obj.name, "__init__"
-                )
-                if init is not None:
-                    found.add(init)
+                found.append(CallTarget(obj.name, None, confidence, obj.kind == "method"))
+            elif obj.kind == "class":
+                made = self.resolver.constructor(obj.name)
+                found += [replace(target, confidence=confidence) for target in made]
         return found
+
+    def run(self, objs: Objs) -> set[str]:
+        """The functions calling each of OBJS runs (`value_targets`, however sure): a
+        function or method, a class's `__init__`."""
+        names = map(self.rules.target_name, self.value_targets(objs))
+        return {name for name in names if name is not None}
 
     def raised(self, path: str, raised: Raise) -> set[str]:
         """`raise E` where E may be a class (not a call of it): E is made, its `__init__` runs."""

@@ -6,7 +6,9 @@
 - A call the rules name nothing kept for, whose callee may hold a function found by value (a
   name, an expression, an attribute named like a function or class of the tree), and a call of
   a name bound by assignment: what its callee may hold runs; what the rules name when that is
-  nothing, or when the callee may hold a value nothing names.
+  nothing, or when the callee may hold a value nothing names. When the rules name nothing and
+  the callee may also hold a value nothing names, what it holds runs only as a guess
+  (`GUESS`), which the call graph leaves out and the export draws dashed.
 - A call that runs only code outside the tree and passes a name that may be a function of the
   tree: the functions and methods of the tree it passes are called by the caller (PyCG's
   convention: `map(f, xs)`, `sorted(xs, key=f)`).
@@ -25,7 +27,7 @@ from functools import cached_property
 from tracer.extract.facts import Assign, Call, Raise
 from tracer.index.calls.obj import UNKNOWN
 from tracer.index.calls.objects import Objects
-from tracer.index.calls.rules import CallRules
+from tracer.index.calls.rules import Callee, CallRules, callees_of
 from tracer.index.calls.values import FunctionValues
 
 
@@ -48,13 +50,17 @@ class ValueStatements:
         """Is what CALL runs found by value, NAMED being what the rules name for it?"""
         return (not named and self.may_hold(call)) or self.assigned_name(path, call)
 
-    def runs(self, path: str, call: Call, named: set[str]) -> set[str]:
-        """What CALL (one that `follows`) runs: what its callee may hold; NAMED when that is
-        nothing, or when the callee may hold a value nothing names."""
+    def runs(self, path: str, call: Call, named: set[str]) -> list[Callee]:
+        """What CALL (one that `follows`) runs, sorted: what its callee may hold
+        (`Objects.value_targets`: guesses when it may also hold a value nothing names);
+        NAMED, certain, when that is nothing, or when the callee may hold a value nothing
+        names."""
         held = self.objects.callee_objects(path, call)
-        if named and UNKNOWN in held:
-            return named
-        return self.objects.run(held) or named
+        if not (named and UNKNOWN in held):
+            found = callees_of(self.objects.value_targets(held), self.rules.target_name)
+            if found:
+                return found
+        return [Callee(name, 1.0) for name in sorted(named)]
 
     def guessed(self, path: str, call: Call) -> set[str]:
         """What CALL (one that `follows`) may run by a guess: a value chosen by a string that
