@@ -15,6 +15,7 @@ from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.binding import bindings
 from tracer.graph.blocks import dominates
+from tracer.graph.call_values import CallValues
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.contents import Contents
 from tracer.graph.file_steps import FileTables
@@ -55,6 +56,7 @@ class FlowGraph:
         self.sites = CallSites(self)
         self.slots = Slots(self)
         self.contents = Contents(self)
+        self.values = CallValues(self)
 
     @property
     def graph(self) -> nx.MultiDiGraph:
@@ -136,7 +138,11 @@ class FlowGraph:
         key = (step_id, forward)
         found = self.expanded.get(key)
         if found is None:
-            found = list(self.find_forward(step_id) if forward else self.find_backward(step_id))
+            if forward:
+                found = list(self.find_forward(step_id))
+                found += self.values.into_arguments(found)
+            else:
+                found = list(self.find_backward(step_id))
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
         return found
@@ -219,6 +225,8 @@ class FlowGraph:
                 yield from flag_read_edges(self, step_id)
         elif step.kind == "call_arg" and tables.elements.get(step_id) is not None:
             yield from launch_edges(self, tables, step_id)  # a value a launcher passes
+        elif step.kind == "call_arg" and step_id in self.values.made:
+            yield from self.values.bind(tables, step_id)  # of a call found by value
         elif step.kind == "call_arg":
             yield from self.bind_forward(tables, step_id)
         elif step.kind == "return":

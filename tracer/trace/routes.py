@@ -293,6 +293,8 @@ def meet(
 
     pairs: dict[tuple[str, str], list[Edge]] = {}
     contents = graph.contents
+    by_value = graph.values.made  # arguments of calls found by value
+    crossed = False  # has the forward half gone into one?
 
     def transition(
         previous: str | None, edge: Edge, context: Context, keys: Keys, forward: bool
@@ -353,9 +355,16 @@ def meet(
                 + states_path(behind, backward_end)[1:]
             )
         waiting = {side: sum(len(bucket) for bucket in later[side]) for side in later}
-        if not (front or waiting[True]) or not (back or waiting[False]):
+        if not (front or waiting[True]):
             return []
-        forward = len(front) + waiting[True] <= len(back) + waiting[False]
+        if not (back or waiting[False]):
+            # Edges into a call's arguments found by value have no twin going backward
+            # (tracer.graph.call_values): past one, the forward half goes on alone.
+            if not crossed:
+                return []
+            forward = True
+        else:
+            forward = len(front) + waiting[True] <= len(back) + waiting[False]
         parents = ahead if forward else behind
         seen = seen_ahead if forward else seen_behind
         other_side = seen_behind if forward else seen_ahead
@@ -392,6 +401,7 @@ def meet(
                 parents[nxt] = current
                 seen.setdefault(nxt[0], []).append(nxt[1:])
                 layer.append(nxt)
+                crossed = crossed or (forward and nxt[0] in by_value)
                 met = met or any(
                     joins(nxt, (nxt[0], *c)) if forward else joins((nxt[0], *c), nxt)
                     for c in other_side.get(nxt[0], ())

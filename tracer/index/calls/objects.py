@@ -39,14 +39,16 @@ MAX_DEPTH = 24
 class Objects:
     """What expressions may hold, asked on demand and remembered."""
 
-    def __init__(self, rules: CallRules, values: FunctionValues, sites: Sites) -> None:
+    def __init__(
+        self, rules: CallRules, values: FunctionValues, sites: Sites, depth: int = MAX_DEPTH
+    ) -> None:
         self.rules = rules
         self.values = values
         self.index = rules.index
         self.facts = rules.facts
         self.resolver = rules.resolver
         self.sites = sites
-        self.answers = Answers(MAX_DEPTH)
+        self.answers = Answers(depth)
         self.contents = Contents(self, self.facts, self.answers)
         self.bindings = Bindings(self, self.contents, rules, values, self.answers)
         self.chosen = Chosen(self, rules, values)

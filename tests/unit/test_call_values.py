@@ -1,0 +1,86 @@
+"""Calls the resolver names nothing for, followed by value in the chain
+(tracer/graph/call_values.py): the call graph's own follower says what the callee may hold
+(a class from a registry a decorator fills, a method chosen by a constant name given as an
+argument), and the value goes on into the arguments of the call and to the parameters of
+what it runs."""
+
+from __future__ import annotations
+
+from tests.conftest import spine_code
+from tracer.trace.chains import trace
+
+REGISTRY = {
+    "app/__init__.py": "",
+    "app/main.py": """
+        import argparse
+
+        REGISTRY = {}
+
+
+        def register(name):
+            def deco(cls):
+                REGISTRY[name] = cls
+                return cls
+
+            return deco
+
+
+        @register("big")
+        class BigPool:
+            def __init__(self, fraction):
+                self.max_total_num_tokens = int(fraction * 1000)
+
+
+        def get_pool_class(name):
+            return REGISTRY[name]
+
+
+        def dispatch(runner, method, fraction):
+            return getattr(runner, method)(fraction)
+
+
+        class Runner:
+            def sized(self, fraction):
+                self.page_size = fraction * 10
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--fraction", type=float, default=0.9)
+            args = parser.parse_args()
+            pool = get_pool_class("big")(args.fraction)
+            dispatch(Runner(), "sized", args.fraction)
+            return pool
+    """,
+}
+
+
+def test_a_class_from_a_registry_is_constructed_with_the_value(snippet_session):
+    """`get_pool_class("big")` returns a class a decorator keeps in a dict: the flag's value
+    goes into its `__init__` and on to the sink."""
+    session = snippet_session(REGISTRY)
+    chain = trace(session.graph, "fraction", sinks=["max_total_num_tokens"])
+    assert spine_code(chain) == [
+        'parser.add_argument("--fraction", type=float, default=0.9)',
+        'pool = get_pool_class("big")(args.fraction)',
+        "fraction",
+        "self.max_total_num_tokens = int(fraction * 1000)",
+    ]
+    kinds = [step.kind for step in chain.steps if step.id in chain.spine]
+    assert kinds == ["cli_flag", "call_arg", "param", "attr_write"]
+
+
+def test_a_method_chosen_by_a_constant_name_given_as_an_argument(snippet_session):
+    """`getattr(runner, method)(fraction)`, `method` given "sized" by the only caller: the
+    value reaches `Runner.sized`'s parameter."""
+    session = snippet_session(REGISTRY)
+    chain = trace(session.graph, "fraction", sinks=["page_size"])
+    assert spine_code(chain) == [
+        'parser.add_argument("--fraction", type=float, default=0.9)',
+        "args = parser.parse_args()",
+        'dispatch(Runner(), "sized", args.fraction)',
+        "fraction",
+        "return getattr(runner, method)(fraction)",
+        "fraction",
+        "self.page_size = fraction * 10",
+    ]

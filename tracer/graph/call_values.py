@@ -1,0 +1,204 @@
+"""The targets of a call the resolver names nothing for, found by value: the call graph's own
+follower (tracer/index/calls/), asked by the dataflow graph one call at a time, when a search
+reaches the call. A function, a bound method or a class is a value like any other: kept in a
+dict (`HANDLERS[kind](x)`, a registry filled by a decorator), returned (`make()(x)`), passed
+(`run(f)`), chosen by a constant name (`getattr(obj, "m")(x)`, the name given as an
+argument), bound in branches (`Pool = A if c else B`): what the callee may hold runs, each
+certain, or a guess (0.5) where it may also hold a value nothing names. So the chain and
+`sgtrace callgraph` follow calls by one set of rules."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
+
+from tracer.extract.facts import Arg, Call
+from tracer.graph.contents import value_row as value_row_of
+from tracer.graph.reads import value_reads
+from tracer.graph.steps import Edge, StepRow
+from tracer.graph.unit_steps import UNREAD
+from tracer.index.calls.objects import Objects
+from tracer.index.calls.rules import CallRules
+from tracer.index.calls.statements import ValueStatements
+from tracer.index.calls.values import FunctionValues
+from tracer.index.resolve import OPAQUE
+from tracer.index.targets import CallTarget
+from tracer.store import step_ids
+from tracer.store.rows import VALUE_CALLS, value_row
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tracer.graph.file_steps import FileTables
+    from tracer.index.index import Index
+    from tracer.index.resolve import Resolver
+    from tracer.store.facts import Facts
+
+# Edges into a step that reads a value by name (a local, an attribute, a flag's dest).
+READS = frozenset({"local", "local_via_call", "attr", "attr_via_call", "flag_read"})
+SURE = 0.8  # a call found by name at least this sure passes its values to a parameter
+DEPTH = 8  # questions the follower chains for one call, at most (the call graph's: 24)
+
+
+class FlowGraph(Protocol):
+    """What this module asks of the flow graph (`tracer.graph.flow.FlowGraph`)."""
+
+    index: Index
+    facts: Facts
+    resolver: Resolver
+
+    def callers(
+        self, function: str, within: set[str] | None = None
+    ) -> Iterator[tuple[FileTables, int, CallTarget]]: ...
+
+    def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None: ...
+
+    def bindings(
+        self,
+        target: CallTarget,
+        arg: Arg,
+        siblings: tuple[Arg, ...] = (),
+        keys: frozenset[str] | None = None,
+    ) -> list[tuple[str, str, float]]: ...
+
+
+class CallValues:
+    """Targets of calls found by value, asked per call and remembered (`targets`)."""
+
+    def __init__(self, graph: FlowGraph) -> None:
+        self.graph = graph
+        self.known: dict[tuple[str, int], tuple[CallTarget, ...]] = {}
+        self.made: dict[str, tuple[int, int]] = {}  # argument step -> (call, position)
+
+    @cached_property
+    def follower(self) -> tuple[ValueStatements, Objects]:
+        graph = self.graph
+        rules = CallRules(graph.index, graph.facts, graph.resolver)
+        values = FunctionValues(rules, whole=False)
+        objects = Objects(rules, values, self.sites, DEPTH)
+        return ValueStatements(rules, values, objects), objects
+
+    def sites(self, function: str) -> list[tuple[str, Call]]:
+        """The calls that run FUNCTION as the dataflow graph finds them by name (surely)."""
+        return [
+            (tables.path, tables.calls[call_id])
+            for tables, call_id, target in self.graph.callers(function)
+            if target.confidence >= SURE
+        ]
+
+    def targets(self, path: str, call_id: int) -> tuple[CallTarget, ...]:
+        """What call CALL_ID of PATH runs, found by value, when the rules name nothing sure
+        for it (else nothing: the resolver's targets stand)."""
+        key = (path, call_id)
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = self.find(path, self.graph.facts.flows(path).calls[call_id])
+        return found
+
+    def find(self, path: str, call: Call) -> tuple[CallTarget, ...]:
+        statements, objects = self.follower
+        named = statements.named(path, call)
+        if named or not statements.follows(path, call, named):
+            return ()
+        held = objects.callee_objects(path, call)
+        functions = self.graph.index.functions
+        return tuple(
+            target for target in objects.value_targets(held) if target.function in functions
+        )
+
+    # -- the arguments of such calls, as steps ------------------------------------------------
+
+    def into_arguments(self, edges: list[Edge]) -> list[Edge]:
+        """For each of EDGES (out of one step) into a step that reads the value only through
+        calls the resolver names nothing for: an edge as sure into each argument of those
+        calls that reads it, where the follower finds what the call runs."""
+        found = []
+        for edge in edges:
+            if edge.kind not in READS:
+                continue
+            tables = self.graph.file(step_ids.file_of(edge.dst))
+            opaque = tables.opaque.get(edge.dst)
+            if not opaque:
+                continue
+            if edge.kind in ("local", "local_via_call"):
+                source = self.graph.file(step_ids.file_of(edge.src))
+                name = source.bound.get(edge.src) or source.steps[edge.src].name
+                refs = [name] if name in opaque else []
+            else:
+                attr = "." + (edge.label or self.graph.step(edge.src).name)
+                refs = [ref for ref in opaque if ref.endswith(attr)]
+            for ref in refs:
+                for argument in self.arguments(tables, edge.dst, ref):
+                    kind = {"local_via_call": "local", "attr_via_call": "attr"}.get(edge.kind)
+                    confidence = edge.confidence / OPAQUE if kind else edge.confidence
+                    found.append(
+                        replace(edge, dst=argument, kind=kind or edge.kind, confidence=confidence)
+                    )
+        return found
+
+    def arguments(self, tables: FileTables, reader: str, name: str) -> list[str]:
+        """The arguments that read NAME of the calls found by value whose results READER
+        reads (READER reads NAME only through them: the calls the resolver names nothing
+        for), each a step made the first time it is asked for."""
+        found = []
+        for call_id in calls_read(tables, reader):
+            if tables.targets.get(call_id):
+                continue  # the resolver's: its arguments are steps already
+            args = tables.calls[call_id].args
+            reading = [i for i, arg in enumerate(args) if name in arg.value.refs]
+            if reading and self.targets(tables.path, call_id):
+                found += [self.argument(tables, call_id, i) for i in reading]
+        return found
+
+    def argument(self, tables: FileTables, call_id: int, position: int) -> str:
+        """The step of argument POSITION of call CALL_ID (found by value), made once: an
+        argument's step as the unit's build makes one for a call it resolves."""
+        step_id = step_ids.argument_id(tables.path, call_id, position)
+        if step_id in self.made:
+            return step_id
+        call = tables.calls[call_id]
+        arg = call.args[position]
+        name = arg.keyword or ""
+        step = StepRow(
+            step_id, "call_arg", tables.path, arg.line, arg.end_line, call.scope, UNREAD, name
+        )
+        refs, opaque, results = value_reads(
+            value_row(arg.value), (), tables.targets.held, tables.calls
+        )
+        tables.add(step, call.scope)
+        tables.refs.put(step_id, refs)
+        tables.opaque.put(step_id, opaque)
+        tables.results.put(step_id, results)
+        self.made[step_id] = (call_id, position)
+        return step_id
+
+    def bind(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
+        """The edges from an argument made here to what it is bound to in each target."""
+        call_id, position = self.made[step_id]
+        siblings = tables.calls[call_id].args
+        arg = siblings[position]
+        keys = self.graph.splat_keys(tables, call_id, arg)
+        for target in self.targets(tables.path, call_id):
+            for dst, kind, confidence in self.graph.bindings(target, arg, siblings, keys):
+                yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
+
+
+def calls_read(tables: FileTables, reader: str) -> list[int]:
+    """The calls whose results READER takes, and the calls inside their arguments (a call
+    of the tree stops there: what it passes on is bound by its arguments' steps)."""
+    where = step_ids.address(reader)
+    if where.kind == "c" and "." not in reader.rpartition("#")[2]:
+        pending = [where.number]  # a call whose result is thrown away
+    else:
+        found = value_row_of(tables, reader)
+        pending = list(found[0][VALUE_CALLS]) if found is not None else []
+    calls: list[int] = []
+    while pending:
+        call_id = pending.pop()
+        calls.append(call_id)
+        if not tables.targets.held(call_id):
+            for arg in tables.calls[call_id].args:
+                pending.extend(arg.value.calls)
+            pending.extend(tables.calls[call_id].receiver.calls)
+    return sorted(set(calls))
