@@ -121,7 +121,8 @@ class Contents:
             source = src_tables.steps[edge.src]
             name = src_tables.bound.get(edge.src, source.name)
             found = read_ops(dst_tables, edge.dst, name)
-            if edge.kind == "local_via_call" and not found:
+            opaque = edge.kind == "local_via_call" or name in dst_tables.opaque.get(edge.dst, ())
+            if opaque and not found:
                 return MAKES_NEW  # passed to a call outside the tree: its result is new
             ops = found or KEEP
         elif edge.kind in ATTRIBUTE_READS:
