@@ -216,6 +216,10 @@ class Objects:
         """What NAME (dotted) may hold in SCOPE at LINE."""
         return self.bindings.name(path, scope, name, line)
 
+    def global_name(self, module: str, name: str) -> Objs:
+        """What NAME holds as a global of MODULE, read from another scope."""
+        return self.bindings.global_name(module, name)
+
     def straight(self, path: str, line: int) -> bool:
         """Is the statement at LINE at the top level of its scope (no branch or loop)?"""
         return self.bindings.straight(path, line)
@@ -297,7 +301,7 @@ class Objects:
         elif obj.kind == "function" and obj.name not in self.index.functions:
             yield Obj("function", f"{obj.name}.{attr}")  # outside the tree: `ext.mod.f`
         elif obj.kind == "module":
-            yield self.chosen.member(obj.name, attr)
+            yield from self.chosen.member(obj.name, attr)
         else:
             yield UNKNOWN
 

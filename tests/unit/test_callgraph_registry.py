@@ -1,0 +1,59 @@
+"""A registry filled by a decorator factory in one module and read in another, in the call
+graph (tracer/index/calls/): a module's globals read from elsewhere, a store at a key that is
+no constant, `*names`, a class value's classmethod and `cls(...)` in it. A snippet in, the
+exact edges out."""
+
+from __future__ import annotations
+
+from tracer.analyses.callgraph import call_graph
+
+
+def graph_of(snippet_session, files: dict[str, str]) -> dict[str, list[str]]:
+    """The call graph of FILES, the nodes without edges left out."""
+    graph = call_graph(snippet_session(files))
+    return {caller: callees for caller, callees in graph.items() if callees}
+
+
+REGISTER = """
+    REGISTRY = {}
+
+    def register(name):
+        def deco(cls):
+            REGISTRY[name] = cls
+            return cls
+
+        return deco
+    """
+
+FAST = """
+    from registry import register
+
+    @register("fast")
+    class Fast:
+        def __init__(self):
+            pass
+    """
+
+
+def test_a_global_of_another_module_read_as_an_attribute_and_imported(snippet_session):
+    assert graph_of(
+        snippet_session,
+        {
+            "registry.py": REGISTER,
+            "models.py": FAST,
+            "app.py": """
+                import registry
+                from registry import REGISTRY
+
+                def by_module():
+                    registry.REGISTRY["fast"]()
+
+                def imported():
+                    REGISTRY["fast"]()
+                """,
+        },
+    ) == {
+        "app.by_module": ["models.Fast.__init__"],
+        "app.imported": ["models.Fast.__init__"],
+        "models": ["registry.register"],
+    }
