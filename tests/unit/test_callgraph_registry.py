@@ -57,3 +57,47 @@ def test_a_global_of_another_module_read_as_an_attribute_and_imported(snippet_se
         "app.imported": ["models.Fast.__init__"],
         "models": ["registry.register"],
     }
+
+
+def test_a_store_at_a_key_that_holds_nothing_known_is_read_at_any_key(snippet_session):
+    """The key `cls.__name__.lower()` is no value followed: the store is at any key, so a read
+    at a constant key or at a parameter's finds the class."""
+    assert graph_of(
+        snippet_session,
+        {
+            "registry.py": """
+                REGISTRY = {}
+
+                def register():
+                    def deco(cls):
+                        REGISTRY[cls.__name__.lower()] = cls
+                        return cls
+
+                    return deco
+
+                def get(name):
+                    return REGISTRY[name]
+                """,
+            "models.py": """
+                from registry import register
+
+                @register()
+                class Fast:
+                    def __init__(self):
+                        pass
+                """,
+            "app.py": """
+                import registry
+
+                def by_constant():
+                    registry.REGISTRY["fast"]()
+
+                def by_name(name):
+                    registry.get(name)()
+                """,
+        },
+    ) == {
+        "app.by_constant": ["models.Fast.__init__"],
+        "app.by_name": ["models.Fast.__init__", "registry.get"],
+        "models": ["registry.register"],
+    }

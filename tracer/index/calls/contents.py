@@ -132,7 +132,8 @@ class Contents:
                 if box not in self.follower.shape(path, assign.scope, item[1], assign.line):
                     continue
                 held = self.value_of_part(path, assign, value)
-                for key in self.follower.shape(path, assign.scope, item[2], assign.line):
+                keys = self.follower.shape(path, assign.scope, item[2], assign.line)
+                for key in keys or (UNKNOWN,):  # a key that holds nothing known: any key
                     constant = key.key if key.kind == "const" else ANY
                     yield Store(constant, held, assign.scope, assign.line)
         for call in self.storing_calls(path):
