@@ -101,3 +101,42 @@ def test_a_store_at_a_key_that_holds_nothing_known_is_read_at_any_key(snippet_se
         "app.by_name": ["models.Fast.__init__", "registry.get"],
         "models": ["registry.register"],
     }
+
+
+def test_names_given_as_varargs_key_the_stores_made_in_a_loop_over_them(snippet_session):
+    """`register("fast", "quick")` packs its names into `*names`; the loop stores the class at
+    each: a read at either runs its `__init__`, a read at another key nothing (of several
+    calls, each name would key each class: the follower, as PyCG, tells no call apart)."""
+    assert graph_of(
+        snippet_session,
+        {
+            "registry.py": """
+                REGISTRY = {}
+
+                def register(*names):
+                    def deco(cls):
+                        for name in names:
+                            REGISTRY[name] = cls
+                        return cls
+
+                    return deco
+                """,
+            "models.py": """
+                from registry import register
+
+                @register("fast", "quick")
+                class Fast:
+                    def __init__(self):
+                        pass
+                """,
+            "app.py": """
+                from registry import REGISTRY
+
+                def quick():
+                    REGISTRY["quick"]()
+
+                def other():
+                    REGISTRY["other"]()
+                """,
+        },
+    ) == {"app.quick": ["models.Fast.__init__"], "models": ["registry.register"]}

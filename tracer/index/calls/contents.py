@@ -102,6 +102,9 @@ class Contents:
         if entry is not None and entry[0] == "held":  # an element taken from another display
             held = entry[1]
             return self.element(held.name, held.scope, entry[2], held.line)
+        if entry is not None and entry[0] == "arg":  # an argument of a call, packed by `*args`
+            arg = self.facts.flows(path).calls[entry[1]].args[entry[2]]
+            return self.follower.value(path, scope, arg.value, line)
         if entry is not None and entry[0] == "yielded":
             ret = self.facts.flows(path).returns[entry[1]]
             return self.follower.value(path, scope, ret.value, ret.line)

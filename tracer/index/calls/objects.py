@@ -9,9 +9,10 @@ what an expression, a parameter and an attribute hold; what a name holds is bind
 this follower back through the `Follower` interface.
 
 A parameter holds what its calls pass (`Sites`, as tracer/index/calls/values.py reads
-them) and its default. Each question is answered once and remembered with the functions
-whose parameters it read (tracer/index/calls/answers.py): when their sites grow, those
-answers alone are asked again. A question met again while it is being answered (recursion)
+them) and its default; `*args` a tuple of the positional arguments past the others at each
+call. Each question is answered once and remembered with the functions whose parameters it
+read (tracer/index/calls/answers.py): when their sites grow, those answers alone are asked
+again. A question met again while it is being answered (recursion)
 adds nothing.
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 
-from tracer.extract.facts import Assign, Call, Raise, Shape, Value
+from tracer.extract.facts import Assign, Call, FunctionDef, Raise, Shape, Value
 from tracer.index.calls.answers import Answers
 from tracer.index.calls.bindings import Bindings
 from tracer.index.calls.chosen import CHOOSERS, Chosen
@@ -236,6 +237,9 @@ class Objects:
         path, definition = self.index.functions[function]
         index = next(i for i, p in enumerate(definition.params) if p.name == name)
         param = definition.params[index]
+        if param.kind == "varargs":
+            yield from self.packed(function, definition, index)
+            return
         if param.kind not in ("positional", "keyword_only"):
             yield UNKNOWN
             return
@@ -259,6 +263,18 @@ class Objects:
                     yield UNKNOWN
                 elif arg.keyword == name or arg.position == position:
                     yield from self.value(site_path, site.scope, arg.value, arg.line)
+
+    def packed(self, function: str, definition: FunctionDef, index: int) -> Iterable[Obj]:
+        """`*args` (parameter INDEX of FUNCTION): at each of its calls, a tuple of the
+        positional arguments past the parameters before it, and of what a `*xs` spreads."""
+        for site_path, site in self.sites(function):
+            start = index - (1 if self.values.binds_self(site_path, site, definition) else 0)
+            entries = tuple(
+                ("star", ("arg", site.id, i)) if arg.star == 1 else ("arg", site.id, i)
+                for i, arg in enumerate(site.args)
+                if arg.star == 1 or (arg.position is not None and arg.position >= start)
+            )
+            yield Obj("box", site_path, site.scope, ("tuple", entries), site.line)
 
     # -- attributes ----------------------------------------------------------------------------
 
