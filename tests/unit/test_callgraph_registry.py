@@ -140,3 +140,111 @@ def test_names_given_as_varargs_key_the_stores_made_in_a_loop_over_them(snippet_
                 """,
         },
     ) == {"app.quick": ["models.Fast.__init__"], "models": ["registry.register"]}
+
+
+def test_a_classmethod_called_on_a_class_from_a_registry_constructs_that_class(snippet_session):
+    """`registry.get_model(model)` may hold HFLM (a read at a key that is no constant takes
+    every entry): `.create(...)` runs the classmethod HFLM inherits, whose `cls` holds HFLM,
+    so `cls(**arg_dict)` runs `HFLM.__init__` (LM has none)."""
+    assert graph_of(
+        snippet_session,
+        {
+            "app/__init__.py": "",
+            "app/registry.py": """
+                MODEL_REGISTRY = {}
+
+                def register_model(*names):
+                    def decorate(cls):
+                        for name in names:
+                            MODEL_REGISTRY[name] = cls
+                        return cls
+
+                    return decorate
+
+                def get_model(model_name):
+                    return MODEL_REGISTRY[model_name]
+                """,
+            "app/models.py": """
+                from app.registry import register_model
+
+                class LM:
+                    @classmethod
+                    def create(cls, arg_dict):
+                        return cls(**arg_dict)
+
+                @register_model("hf", "huggingface")
+                class HFLM(LM):
+                    def __init__(self, batch_size=1):
+                        self.batch_size_per_gpu = int(batch_size)
+                """,
+            "app/main.py": """
+                from app import registry
+
+                def evaluate(model, batch_size):
+                    lm = registry.get_model(model).create({"batch_size": batch_size})
+                    return lm
+                """,
+        },
+    ) == {
+        "app.main.evaluate": ["app.models.LM.create", "app.registry.get_model"],
+        "app.models": ["app.registry.register_model"],
+        "app.models.HFLM.__init__": ["<builtin>.int"],
+        "app.models.LM.create": ["app.models.HFLM.__init__"],
+    }
+
+
+def test_cls_of_a_classmethod_holds_the_subclasses_it_is_called_on(snippet_session):
+    """Called on a subclass by name, through `super()` in an override, or on an instance:
+    `cls(...)` makes each; a subclass it is never called on is not made."""
+    assert graph_of(
+        snippet_session,
+        {
+            "app.py": """
+                class Base:
+                    def __init__(self):
+                        pass
+
+                    @classmethod
+                    def make(cls):
+                        return cls()
+
+                class Named(Base):
+                    def __init__(self):
+                        pass
+
+                class Overriding(Base):
+                    def __init__(self):
+                        pass
+
+                    @classmethod
+                    def make(cls):
+                        return super().make()
+
+                class Held(Base):
+                    def __init__(self):
+                        pass
+
+                class Never(Base):
+                    def __init__(self):
+                        pass
+
+                def main():
+                    Named.make()
+                    Overriding.make()
+                    Held().make()
+                """
+        },
+    ) == {
+        "app.Base.make": [
+            "app.Base.__init__",
+            "app.Held.__init__",
+            "app.Named.__init__",
+            "app.Overriding.__init__",
+        ],
+        "app.Overriding.make": ["<builtin>.super", "app.Base.make"],
+        "app.main": [
+            "app.Base.make",
+            "app.Held.__init__",
+            "app.Overriding.make",
+        ],
+    }

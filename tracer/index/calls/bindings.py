@@ -55,10 +55,12 @@ class Bindings:
         bound = self.binding_scope(path, scope, head)
         if head in ("self", "cls") and bound is not None:
             klass = self.resolver.self_class(path, scope)
-            if klass is not None and not rest:
-                return {Obj("instance" if head == "self" else "class", klass)}
             if klass is not None:
-                return self.follower.attributes(frozenset({Obj("instance", klass)}), rest)
+                held = self.own_class(path, bound, head, klass)
+                if not rest:
+                    return held
+                instances = frozenset(Obj("instance", o.name, guess=o.guess) for o in held)
+                return self.follower.attributes(instances, rest)
         # A local binding first: assignments or a parameter of the nearest scope binding it.
         if bound is not None:
             found = self.bound(path, bound, scope, head, line)
@@ -101,6 +103,18 @@ class Bindings:
         if source not in self.index.path_of or f"{source}.{imp.name}" in self.index.path_of:
             return None
         return self.global_name(source, imp.name)
+
+    def own_class(self, path: str, scope: str, head: str, klass: str) -> Objs:
+        """What `self` (HEAD) or `cls` of a method of KLASS holds (SCOPE binds it): an
+        instance of KLASS; for the first parameter of a classmethod, KLASS and the classes of
+        its family the calls are made on (`HFLM.create()`: cls holds HFLM)."""
+        if head == "self":
+            return frozenset({Obj("instance", klass)})
+        function = self.parameter_of(path, scope, head)
+        definition = self.index.functions[function][1] if function is not None else None
+        if definition is None or not definition.is_classmethod or definition.params[0].name != head:
+            return frozenset({Obj("class", klass)})
+        return frozenset({Obj("class", klass)}) | self.follower.parameter(function, head)
 
     def binding_scope(self, path: str, scope: str, name: str) -> str | None:
         """The nearest scope (SCOPE, a function around it, the module) that binds NAME by

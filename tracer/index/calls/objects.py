@@ -245,7 +245,11 @@ class Objects:
             return
         if index == 0 and definition.class_qualname is not None and not definition.is_static:
             klass = f"{self.index.module_of[path]}.{definition.class_qualname}"
-            yield Obj("class" if definition.is_classmethod else "instance", klass)
+            if not definition.is_classmethod:
+                yield Obj("instance", klass)
+                return
+            yield Obj("class", klass)
+            yield from self.receivers(function, klass)
             return
         if "=" in param.code:
             outer = self.rules.enclosing_scope(self.index.module_of[path], definition.qualname)
@@ -263,6 +267,33 @@ class Objects:
                     yield UNKNOWN
                 elif arg.keyword == name or arg.position == position:
                     yield from self.value(site_path, site.scope, arg.value, arg.line)
+
+    def receivers(self, function: str, klass: str) -> Iterable[Obj]:
+        """The classes of KLASS's family the calls of its classmethod FUNCTION are made on
+        (`HFLM.create()`, `registry.get(name).create()`, `model.create()`): what the
+        classmethod's first parameter holds there."""
+        for site_path, site in self.sites(function):
+            for obj in self.receiver(site_path, site):
+                if obj.kind not in ("class", "instance") or obj.name not in self.index.classes:
+                    continue
+                if klass in self.index.mro(obj.name):
+                    yield Obj("class", obj.name, guess=obj.guess)
+
+    def receiver(self, path: str, call: Call) -> Objs:
+        """What `x` of CALL `x.f(...)` may hold; in `super().f(...)`, what the first parameter
+        of the method it is written in holds."""
+        head = call.callee.rpartition(".")[0]
+        if head == "super()":
+            method = self.resolver.function(path, call.scope)
+            if method is None or not method[1].params:
+                return frozenset()
+            return self.name(path, call.scope, method[1].params[0].name, call.line)
+        if head:
+            return self.name(path, call.scope, head, call.line)
+        shape = call.receiver.shape
+        if not call.callee and shape is not None and shape[0] == "attr":
+            return self.shape(path, call.scope, shape[1], call.line)
+        return frozenset()
 
     def packed(self, function: str, definition: FunctionDef, index: int) -> Iterable[Obj]:
         """`*args` (parameter INDEX of FUNCTION): at each of its calls, a tuple of the
