@@ -248,3 +248,47 @@ def test_cls_of_a_classmethod_holds_the_subclasses_it_is_called_on(snippet_sessi
             "app.Overriding.make",
         ],
     }
+
+
+def test_a_decorator_written_without_a_call_is_given_the_class_or_function(snippet_session):
+    """`@register` returns what it is given, no wrapper: it is given the class and the
+    function it decorates, which it stores, and a call of its parameter runs them."""
+    assert graph_of(
+        snippet_session,
+        {
+            "registry.py": """
+                REGISTRY = {}
+
+                def register(obj):
+                    REGISTRY[obj.__name__] = obj
+                    return obj
+
+                def checked(fn):
+                    fn()
+                    return fn
+                """,
+            "models.py": """
+                from registry import checked, register
+
+                @register
+                class Fast:
+                    def __init__(self):
+                        pass
+
+                @register
+                @checked
+                def helper():
+                    pass
+                """,
+            "app.py": """
+                from registry import REGISTRY
+
+                def by_name(name):
+                    REGISTRY[name]()
+                """,
+        },
+    ) == {
+        "app.by_name": ["models.Fast.__init__", "models.helper"],
+        "models": ["registry.checked", "registry.register"],
+        "registry.checked": ["models.helper"],
+    }

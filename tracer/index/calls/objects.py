@@ -259,6 +259,7 @@ class Objects:
                 yield UNKNOWN
         if index == 0:
             yield from (Obj("function", f) for f in self.values.decorated_by(function))
+            yield from (Obj("class", c) for c in self.values.classes_decorated_by(function))
             yield from self.chosen.decorated(function)
         for site_path, site in self.sites(function):
             position = index - (1 if self.values.binds_self(site_path, site, definition) else 0)
