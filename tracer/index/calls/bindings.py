@@ -1,7 +1,8 @@
 """What a name holds, for the call graph's value follower (tracer/index/calls/
 objects.py): a binding in the nearest scope that binds it (the assignments that reach the
 read, a parameter: what its calls pass), else what the index names (a function, a class, an
-outside name).
+outside name), else the global of another module of the tree it is imported from (`from
+registry import HANDLERS`: what any of its bindings there gives; `registry.HANDLERS` alike).
 
 Order matters where it is certain: in one scope, a binding made at its top level (no branch or
 loop around it; `FileFlows.straight`) before a read there hides what came before it, and at
@@ -54,10 +55,12 @@ class Bindings:
         bound = self.binding_scope(path, scope, head)
         if head in ("self", "cls") and bound is not None:
             klass = self.resolver.self_class(path, scope)
-            if klass is not None and not rest:
-                return {Obj("instance" if head == "self" else "class", klass)}
             if klass is not None:
-                return self.follower.attributes(frozenset({Obj("instance", klass)}), rest)
+                held = self.own_class(path, bound, head, klass)
+                if not rest:
+                    return held
+                instances = frozenset(Obj("instance", o.name, guess=o.guess) for o in held)
+                return self.follower.attributes(instances, rest)
         # A local binding first: assignments or a parameter of the nearest scope binding it.
         if bound is not None:
             found = self.bound(path, bound, scope, head, line)
@@ -78,7 +81,40 @@ class Bindings:
             return {Obj("function", self.values.wrapper_of(function))}
         if rest:
             return self.follower.attributes(self.name(path, scope, head, line), rest)
-        return {UNKNOWN}
+        imported = self.imported_global(path, module, name)
+        return {UNKNOWN} if imported is None else imported
+
+    def global_name(self, module: str, name: str) -> Objs:
+        """What NAME holds as a global of MODULE (a module of the tree) read from another
+        scope (`registry.HANDLERS`): what any of its bindings there gives."""
+        path = self.index.path_of.get(module)
+        if path is None:
+            return frozenset({UNKNOWN})
+        return self.name(path, MODULE_SCOPE, name, 0)
+
+    def imported_global(self, path: str, module: str, name: str) -> Objs | None:
+        """What NAME holds when MODULE (in PATH) imports it from a module of the tree that
+        binds it to no function, class or module (`from registry import HANDLERS`); None
+        when it is imported from nowhere in the tree."""
+        imp = self.index.namespace(module, path)[1].get(name)
+        if imp is None or imp.name is None:
+            return None
+        source = self.index.absolute(imp.module, imp.level, module)
+        if source not in self.index.path_of or f"{source}.{imp.name}" in self.index.path_of:
+            return None
+        return self.global_name(source, imp.name)
+
+    def own_class(self, path: str, scope: str, head: str, klass: str) -> Objs:
+        """What `self` (HEAD) or `cls` of a method of KLASS holds (SCOPE binds it): an
+        instance of KLASS; for the first parameter of a classmethod, KLASS and the classes of
+        its family the calls are made on (`HFLM.create()`: cls holds HFLM)."""
+        if head == "self":
+            return frozenset({Obj("instance", klass)})
+        function = self.parameter_of(path, scope, head)
+        definition = self.index.functions[function][1] if function is not None else None
+        if definition is None or not definition.is_classmethod or definition.params[0].name != head:
+            return frozenset({Obj("class", klass)})
+        return frozenset({Obj("class", klass)}) | self.follower.parameter(function, head)
 
     def binding_scope(self, path: str, scope: str, name: str) -> str | None:
         """The nearest scope (SCOPE, a function around it, the module) that binds NAME by

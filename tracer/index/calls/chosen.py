@@ -69,16 +69,17 @@ class Chosen:
         default = self.argument(path, call, 2)
         return found | (default or set())
 
-    def member(self, module: str, attr: str) -> Obj:
-        """What ATTR of the module MODULE of the tree holds."""
+    def member(self, module: str, attr: str) -> Objs:
+        """What ATTR of the module MODULE of the tree holds: what the index names, else
+        what the module's global of that name holds."""
         symbol = self.index.member(Symbol("module", module), attr)
         if symbol is None:
-            return UNKNOWN
+            return self.follower.global_name(module, attr)
         if symbol.kind == "function":
-            return Obj("function", self.values.wrapper_of(symbol.name))
+            return frozenset({Obj("function", self.values.wrapper_of(symbol.name))})
         if symbol.kind == "external":
-            return Obj("function", symbol.name)
-        return Obj(symbol.kind, symbol.name)  # a class or a module
+            return frozenset({Obj("function", symbol.name)})
+        return frozenset({Obj(symbol.kind, symbol.name)})  # a class or a module
 
     # -- import_module --------------------------------------------------------------------------
 

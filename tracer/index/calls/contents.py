@@ -102,6 +102,9 @@ class Contents:
         if entry is not None and entry[0] == "held":  # an element taken from another display
             held = entry[1]
             return self.element(held.name, held.scope, entry[2], held.line)
+        if entry is not None and entry[0] == "arg":  # an argument of a call, packed by `*args`
+            arg = self.facts.flows(path).calls[entry[1]].args[entry[2]]
+            return self.follower.value(path, scope, arg.value, line)
         if entry is not None and entry[0] == "yielded":
             ret = self.facts.flows(path).returns[entry[1]]
             return self.follower.value(path, scope, ret.value, ret.line)
@@ -132,7 +135,8 @@ class Contents:
                 if box not in self.follower.shape(path, assign.scope, item[1], assign.line):
                     continue
                 held = self.value_of_part(path, assign, value)
-                for key in self.follower.shape(path, assign.scope, item[2], assign.line):
+                keys = self.follower.shape(path, assign.scope, item[2], assign.line)
+                for key in keys or (UNKNOWN,):  # a key that holds nothing known: any key
                     constant = key.key if key.kind == "const" else ANY
                     yield Store(constant, held, assign.scope, assign.line)
         for call in self.storing_calls(path):

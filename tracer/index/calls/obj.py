@@ -55,6 +55,10 @@ class Follower(Protocol):
         """What NAME (dotted) may hold in SCOPE at LINE."""
         ...
 
+    def global_name(self, module: str, name: str) -> Objs:
+        """What NAME holds as a global of MODULE, read from another scope."""
+        ...
+
     def parameter(self, function: str, name: str) -> Objs:
         """What parameter NAME of FUNCTION holds."""
         ...

@@ -9,9 +9,10 @@ what an expression, a parameter and an attribute hold; what a name holds is bind
 this follower back through the `Follower` interface.
 
 A parameter holds what its calls pass (`Sites`, as tracer/index/calls/values.py reads
-them) and its default. Each question is answered once and remembered with the functions
-whose parameters it read (tracer/index/calls/answers.py): when their sites grow, those
-answers alone are asked again. A question met again while it is being answered (recursion)
+them) and its default; `*args` a tuple of the positional arguments past the others at each
+call. Each question is answered once and remembered with the functions whose parameters it
+read (tracer/index/calls/answers.py): when their sites grow, those answers alone are asked
+again. A question met again while it is being answered (recursion)
 adds nothing.
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 
-from tracer.extract.facts import Assign, Call, Raise, Shape, Value
+from tracer.extract.facts import Assign, Call, FunctionDef, Raise, Shape, Value
 from tracer.index.calls.answers import Answers
 from tracer.index.calls.bindings import Bindings
 from tracer.index.calls.chosen import CHOOSERS, Chosen
@@ -216,6 +217,10 @@ class Objects:
         """What NAME (dotted) may hold in SCOPE at LINE."""
         return self.bindings.name(path, scope, name, line)
 
+    def global_name(self, module: str, name: str) -> Objs:
+        """What NAME holds as a global of MODULE, read from another scope."""
+        return self.bindings.global_name(module, name)
+
     def straight(self, path: str, line: int) -> bool:
         """Is the statement at LINE at the top level of its scope (no branch or loop)?"""
         return self.bindings.straight(path, line)
@@ -232,12 +237,19 @@ class Objects:
         path, definition = self.index.functions[function]
         index = next(i for i, p in enumerate(definition.params) if p.name == name)
         param = definition.params[index]
+        if param.kind == "varargs":
+            yield from self.packed(function, definition, index)
+            return
         if param.kind not in ("positional", "keyword_only"):
             yield UNKNOWN
             return
         if index == 0 and definition.class_qualname is not None and not definition.is_static:
             klass = f"{self.index.module_of[path]}.{definition.class_qualname}"
-            yield Obj("class" if definition.is_classmethod else "instance", klass)
+            if not definition.is_classmethod:
+                yield Obj("instance", klass)
+                return
+            yield Obj("class", klass)
+            yield from self.receivers(function, klass)
             return
         if "=" in param.code:
             outer = self.rules.enclosing_scope(self.index.module_of[path], definition.qualname)
@@ -247,6 +259,7 @@ class Objects:
                 yield UNKNOWN
         if index == 0:
             yield from (Obj("function", f) for f in self.values.decorated_by(function))
+            yield from (Obj("class", c) for c in self.values.classes_decorated_by(function))
             yield from self.chosen.decorated(function)
         for site_path, site in self.sites(function):
             position = index - (1 if self.values.binds_self(site_path, site, definition) else 0)
@@ -255,6 +268,45 @@ class Objects:
                     yield UNKNOWN
                 elif arg.keyword == name or arg.position == position:
                     yield from self.value(site_path, site.scope, arg.value, arg.line)
+
+    def receivers(self, function: str, klass: str) -> Iterable[Obj]:
+        """The classes of KLASS's family the calls of its classmethod FUNCTION are made on
+        (`HFLM.create()`, `registry.get(name).create()`, `model.create()`): what the
+        classmethod's first parameter holds there."""
+        for site_path, site in self.sites(function):
+            for obj in self.receiver(site_path, site):
+                if obj.kind not in ("class", "instance") or obj.name not in self.index.classes:
+                    continue
+                if klass in self.index.mro(obj.name):
+                    yield Obj("class", obj.name, guess=obj.guess)
+
+    def receiver(self, path: str, call: Call) -> Objs:
+        """What `x` of CALL `x.f(...)` may hold; in `super().f(...)`, what the first parameter
+        of the method it is written in holds."""
+        head = call.callee.rpartition(".")[0]
+        if head == "super()":
+            method = self.resolver.function(path, call.scope)
+            if method is None or not method[1].params:
+                return frozenset()
+            return self.name(path, call.scope, method[1].params[0].name, call.line)
+        if head:
+            return self.name(path, call.scope, head, call.line)
+        shape = call.receiver.shape
+        if not call.callee and shape is not None and shape[0] == "attr":
+            return self.shape(path, call.scope, shape[1], call.line)
+        return frozenset()
+
+    def packed(self, function: str, definition: FunctionDef, index: int) -> Iterable[Obj]:
+        """`*args` (parameter INDEX of FUNCTION): at each of its calls, a tuple of the
+        positional arguments past the parameters before it, and of what a `*xs` spreads."""
+        for site_path, site in self.sites(function):
+            start = index - (1 if self.values.binds_self(site_path, site, definition) else 0)
+            entries = tuple(
+                ("star", ("arg", site.id, i)) if arg.star == 1 else ("arg", site.id, i)
+                for i, arg in enumerate(site.args)
+                if arg.star == 1 or (arg.position is not None and arg.position >= start)
+            )
+            yield Obj("box", site_path, site.scope, ("tuple", entries), site.line)
 
     # -- attributes ----------------------------------------------------------------------------
 
@@ -297,7 +349,7 @@ class Objects:
         elif obj.kind == "function" and obj.name not in self.index.functions:
             yield Obj("function", f"{obj.name}.{attr}")  # outside the tree: `ext.mod.f`
         elif obj.kind == "module":
-            yield self.chosen.member(obj.name, attr)
+            yield from self.chosen.member(obj.name, attr)
         else:
             yield UNKNOWN
 

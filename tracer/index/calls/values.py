@@ -5,10 +5,11 @@ A function passed as an argument runs where the parameter is called (also when p
 through another parameter): a name, a bound method (`a.func2`), a lambda written as the
 argument, a method of an object of an outside class (`session.get`). A call of a decorated
 function runs the wrapper its decorator returns (`inner`), which runs the function, when the
-decorator returns that one nested function and nothing else. A factory `@dec(...)` (a
-decorator whose call is written above the definition: the decorator's text leaves out its
-arguments) wraps nothing here; the function the factory returns is given the definition
-(tracer/index/calls/chosen.py). Decorators apply from the innermost out.
+decorator returns that one nested function and nothing else; one that returns no such
+wrapper (`@register`) is given the function or class, and taken to give it back. A factory
+`@dec(...)` (a decorator whose call is written above the definition: the decorator's text
+leaves out its arguments) wraps nothing here; the function the factory returns is given the
+definition (tracer/index/calls/chosen.py). Decorators apply from the innermost out.
 
 What a parameter holds depends on the calls of its function (its *sites*); the caller of
 `passed` says where they come from: the whole tree's, found until nothing is new
@@ -40,6 +41,7 @@ class FunctionValues:
         self.resolver = rules.resolver
         self.wrapped: dict[str, str] = {}  # decorated function -> the wrapper its name holds
         self.decorated: dict[str, list[str]] = {}  # decorator -> what it is applied to
+        self.decorated_classes: dict[str, list[str]] = {}  # decorator -> the classes
         self.wrappers: dict[str, str | None] = {}  # decorator -> its sole wrapper
         # file -> its calls of decorators' names, the lines of its definitions
         self.decorating_calls: dict[str, tuple[dict[str, list[Call]], list[int]]] = {}
@@ -69,9 +71,16 @@ class FunctionValues:
             found = self.decorated.setdefault(decorator, [])
         return found or []
 
+    def classes_decorated_by(self, decorator: str) -> list[str]:
+        """The classes DECORATOR decorates (`@register class A`, written without a call):
+        each is what it is given there."""
+        self.decorated_by(decorator)  # reads where DECORATOR is applied, if not read yet
+        return self.decorated_classes.get(decorator, [])
+
     def read_decorators(self, paths: Iterable[str], only: str | None = None) -> None:
         """Read the decorated definitions of PATHS: what each decorator (ONLY, if given) is
-        applied to, and the wrapper each decorated function's name then holds."""
+        applied to (a function, or a class), and the wrapper each decorated function's name
+        then holds."""
         for path in paths:
             module = self.index.module_of[path]
             for definition in self.index.summaries[path].functions:
@@ -84,11 +93,25 @@ class FunctionValues:
                         self.decorated.setdefault(function, []).append(given)
                 if value != full:
                     self.wrapped[full] = value
+            for klass in self.index.summaries[path].classes:
+                for function in self.class_decorators(path, klass):
+                    if only is None or function == only:
+                        given = f"{module}.{klass.qualname}"
+                        self.decorated_classes.setdefault(function, []).append(given)
+
+    def class_decorators(self, path: str, klass: ClassDef) -> Iterable[str]:
+        """The decorators of the tree KLASS is written with (not as calls)."""
+        scope = self.rules.enclosing_scope(self.index.module_of[path], klass.qualname)
+        for decorator in klass.decorators:
+            function = self.rules.function_named(path, scope, decorator)
+            if function is not None and not self.decorator_call(path, klass, (decorator,)):
+                yield function
 
     def applied(self, path: str, definition: FunctionDef) -> tuple[list[tuple[str, str]], str]:
-        """The decorators of DEFINITION that return a wrapper, each with what it is given,
-        innermost first; and the wrapper the name finally holds (the function, if none):
-        `@dec def f` binds f to the one nested function `dec` returns (`inner`)."""
+        """The decorators of the tree DEFINITION is written with (not as calls), each with
+        what it is given, innermost first; and the wrapper the name finally holds (the
+        function, if none): `@dec def f` binds f to the one nested function `dec` returns
+        (`inner`); a decorator that returns no such wrapper gives back what it is given."""
         module = self.index.module_of[path]
         scope = self.rules.enclosing_scope(module, definition.qualname)
         value = f"{module}.{definition.qualname}"
@@ -97,11 +120,12 @@ class FunctionValues:
             function = self.rules.function_named(path, scope, decorator)
             if function is None:
                 continue  # outside the tree: taken to give back what it is given
-            wrapper = self.sole_wrapper(function)
-            if wrapper is None or self.decorator_call(path, definition, (decorator,)):
+            if self.decorator_call(path, definition, (decorator,)):
                 continue  # `@dec(...)`: what the call returns decorates (calls/chosen.py)
             applied.append((function, value))
-            value = wrapper
+            wrapper = self.sole_wrapper(function)
+            if wrapper is not None:
+                value = wrapper
         return applied, value
 
     def decorator_call(
