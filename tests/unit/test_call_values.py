@@ -84,3 +84,83 @@ def test_a_method_chosen_by_a_constant_name_given_as_an_argument(snippet_session
         "fraction",
         "self.page_size = fraction * 10",
     ]
+
+
+MODELS = {
+    "lm/__init__.py": "",
+    "lm/registry.py": """
+        MODEL_REGISTRY = {}
+
+
+        def register_model(*names):
+            def decorate(cls):
+                for name in names:
+                    MODEL_REGISTRY[name] = cls
+                return cls
+
+            return decorate
+
+
+        def get_model(model_name):
+            return MODEL_REGISTRY[model_name]
+    """,
+    "lm/models.py": """
+        from lm.registry import register_model
+
+
+        class LM:
+            @classmethod
+            def create(cls, arg_dict):
+                return cls(**arg_dict)
+
+
+        @register_model("hf", "huggingface")
+        class HFLM(LM):
+            def __init__(self, batch_size=1, device="cuda"):
+                self.batch_size_per_gpu = int(batch_size)
+                self.device = device
+    """,
+    "lm/main.py": """
+        import argparse
+
+        from lm import registry
+        from lm.models import HFLM
+
+
+        def evaluate(model, batch_size):
+            return registry.get_model(model).create({"batch_size": batch_size, "device": "cpu"})
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--batch-size", type=int, default=1)
+            args = parser.parse_args()
+            local = HFLM.create({"device": "cpu", "batch_size": args.batch_size})
+            return local, evaluate("hf", args.batch_size)
+    """,
+}
+
+
+def test_a_classmethod_makes_the_class_it_is_called_on_with_the_key_it_is_given(
+    snippet_session,
+):
+    """`HFLM.create({...})`: `cls(**arg_dict)` in `LM.create` makes an HFLM (the follower
+    finds `cls` holds it), and `**arg_dict` gives `__init__`'s `batch_size` the value kept
+    at "batch_size": a binding the keys of `arg_dict` alone would leave a guess is sure for
+    this value."""
+    session = snippet_session(MODELS)
+    chain = trace(session.graph, "batch_size", sinks=["batch_size_per_gpu"])
+    assert spine_code(chain) == [
+        'parser.add_argument("--batch-size", type=int, default=1)',
+        "args = parser.parse_args()",
+        'local = HFLM.create({"device": "cpu", "batch_size": args.batch_size})',
+        "arg_dict",
+        "return cls(**arg_dict)",
+        "batch_size=1",
+        "self.batch_size_per_gpu = int(batch_size)",
+    ]
+    spine = list(chain.spine)
+    links = {(e.src, e.dst): e for e in chain.edges}
+    assert all(links[pair].confidence == 1.0 for pair in zip(spine, spine[1:], strict=False))
+    codes = {step.code for step in chain.steps}
+    assert "self.device = device" not in codes

@@ -13,7 +13,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
-from tracer.extract.facts import Arg, Call
+from tracer.extract.facts import Arg, Call, FunctionDef
 from tracer.graph.contents import value_row as value_row_of
 from tracer.graph.reads import value_reads
 from tracer.graph.steps import Edge, StepRow
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from tracer.graph.file_steps import FileTables
+    from tracer.graph.steps import Step
     from tracer.index.index import Index
     from tracer.index.resolve import Resolver
     from tracer.store.facts import Facts
@@ -52,6 +53,14 @@ class FlowGraph(Protocol):
         self, function: str, within: set[str] | None = None
     ) -> Iterator[tuple[FileTables, int, CallTarget]]: ...
 
+    def calling_files(
+        self, function: str, within: set[str] | None = None
+    ) -> tuple[list[str], set[str]]: ...
+
+    def file(self, path: str) -> FileTables: ...
+
+    def step(self, step_id: str) -> Step: ...
+
     def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None: ...
 
     def bindings(
@@ -70,6 +79,10 @@ class CallValues:
         self.graph = graph
         self.known: dict[tuple[str, int], tuple[CallTarget, ...]] = {}
         self.made: dict[str, tuple[int, int]] = {}  # argument step -> (call, position)
+        # Edges found here going forward, with no twin going backward: (source, destination).
+        self.one_way: set[tuple[str, str]] = set()
+        self.methods_of: dict[str, list[FunctionDef]] = {}  # class -> its classmethods
+        self.calling: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # see callers
 
     @cached_property
     def follower(self) -> tuple[ValueStatements, Objects]:
@@ -80,12 +93,37 @@ class CallValues:
         return ValueStatements(rules, values, objects), objects
 
     def sites(self, function: str) -> list[tuple[str, Call]]:
-        """The calls that run FUNCTION as the dataflow graph finds them by name (surely)."""
-        return [
+        """The calls that run FUNCTION as the dataflow graph finds them by name (surely), and
+        the calls of a method on an expression found by value (`get_model(m).create(...)`)."""
+        found = [
             (tables.path, tables.calls[call_id])
             for tables, call_id, target in self.graph.callers(function)
             if target.confidence >= SURE
         ]
+        found += [
+            (tables.path, tables.calls[call_id]) for tables, call_id, _ in self.callers(function)
+        ]
+        return found
+
+    def callers(self, function: str) -> list[tuple[FileTables, int, CallTarget]]:
+        """The calls of FUNCTION, a method, on an expression the resolver does not type
+        (`get_model(m).create(...)`), in the files that may call it by name, where the
+        follower finds FUNCTION among what the call runs; remembered."""
+        found = self.calling.get(function)
+        if found is not None:
+            return found
+        found = self.calling[function] = []
+        name = function.rpartition(".")[2]
+        for path in self.graph.calling_files(function)[0]:
+            calls = self.graph.facts.flows(path).calls
+            for call in calls:
+                shape = call.receiver.shape
+                if call.callee or not shape or shape[0] != "attr" or shape[2] != name:
+                    continue
+                for target in self.targets(path, call.id):
+                    if target.function == function:
+                        found.append((self.graph.file(path), call.id, target))
+        return found
 
     def targets(self, path: str, call_id: int) -> tuple[CallTarget, ...]:
         """What call CALL_ID of PATH runs, found by value, when the rules name nothing sure
@@ -93,6 +131,7 @@ class CallValues:
         key = (path, call_id)
         found = self.known.get(key)
         if found is None:
+            self.known[key] = ()  # asked again while answered: nothing yet
             found = self.known[key] = self.find(path, self.graph.facts.flows(path).calls[call_id])
         return found
 
@@ -106,6 +145,67 @@ class CallValues:
         return tuple(
             target for target in objects.value_targets(held) if target.function in functions
         )
+
+    def subclasses_made(self, tables: FileTables, call_id: int) -> list[CallTarget]:
+        """For `cls(...)` in a classmethod (the resolver: its own class's constructor), the
+        constructors of the other classes the follower finds `cls` holds, the subclasses it
+        is called on (`get_model(name).create(...)` of a registry's classes)."""
+        scope, callee = tables.rows.call_head(call_id)
+        if self.graph.resolver.types.class_parameter(tables.path, scope, callee) is None:
+            return []
+        key = (tables.path, -1 - call_id)  # beside the calls found by value, apart
+        found = self.known.get(key)
+        if found is None:
+            _, objects = self.follower
+            held = objects.callee_objects(tables.path, tables.calls[call_id])
+            named = {target.function for target in tables.targets[call_id]}
+            found = self.known[key] = tuple(
+                target
+                for target in objects.value_targets(held)
+                if target.function not in named and target.klass is not None
+            )
+        return list(found)
+
+    def class_callers(self, function: str) -> list[tuple[FileTables, int, CallTarget]]:
+        """The `cls(...)` calls in classmethods of a base class that make FUNCTION's class
+        (FUNCTION an `__init__`), as `subclasses_made` finds them: the callers going
+        backward that `subclasses_made` gives going forward."""
+        klass, _, method = function.rpartition(".")
+        index = self.graph.index
+        if method != "__init__" or klass not in index.classes:
+            return []
+        found = []
+        for owner in index.mro(klass)[1:]:
+            if owner not in index.classes:
+                continue
+            path = index.classes[owner][0]
+            for definition in self.classmethods(owner):
+                if not definition.params:
+                    continue
+                tables = self.graph.file(path)
+                first = definition.params[0].name
+                for call_id in tables.rows.callees.get(first, ()):
+                    if tables.rows.call_head(call_id) != (definition.qualname, first):
+                        continue
+                    for target in self.subclasses_made(tables, call_id):
+                        if target.function == function:
+                            found.append((tables, call_id, target))
+        return found
+
+    def classmethods(self, klass: str) -> list[FunctionDef]:
+        """The classmethods KLASS (a class of the tree) defines, remembered."""
+        found = self.methods_of.get(klass)
+        if found is None:
+            path, definition = self.graph.index.classes[klass]
+            prefix = definition.qualname + "."
+            found = self.methods_of[klass] = [
+                function
+                for function in self.graph.facts.summaries[path].functions
+                if function.is_classmethod
+                and function.qualname.startswith(prefix)
+                and "." not in function.qualname[len(prefix) :]
+            ]
+        return found
 
     # -- the arguments of such calls, as steps ------------------------------------------------
 
@@ -135,6 +235,7 @@ class CallValues:
                     found.append(
                         replace(edge, dst=argument, kind=kind or edge.kind, confidence=confidence)
                     )
+                    self.one_way.add((edge.src, argument))
         return found
 
     def arguments(self, tables: FileTables, reader: str, name: str) -> list[str]:
@@ -150,6 +251,14 @@ class CallValues:
             if reading and self.targets(tables.path, call_id):
                 found += [self.argument(tables, call_id, i) for i in reading]
         return found
+
+    def argument_pairs(self, tables: FileTables, call_id: int) -> list[tuple[Arg, str]]:
+        """The arguments of call CALL_ID, found by value, each with its step (made now);
+        none when the follower finds nothing it runs."""
+        if not self.targets(tables.path, call_id):
+            return []
+        args = tables.calls[call_id].args
+        return [(arg, self.argument(tables, call_id, i)) for i, arg in enumerate(args)]
 
     def argument(self, tables: FileTables, call_id: int, position: int) -> str:
         """The step of argument POSITION of call CALL_ID (found by value), made once: an
@@ -181,6 +290,7 @@ class CallValues:
         keys = self.graph.splat_keys(tables, call_id, arg)
         for target in self.targets(tables.path, call_id):
             for dst, kind, confidence in self.graph.bindings(target, arg, siblings, keys):
+                self.one_way.add((step_id, dst))
                 yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
 
 

@@ -85,6 +85,15 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
     return True, keys
 
 
+def sure_by_key(keys: Keys, ops: tuple[Op, ...]) -> bool:
+    """Going forward with KEYS, does an edge with OPS take out exactly the key the value is
+    kept at (`f(**d)` into the parameter k, where d is known to keep the value at k)? Then it
+    is as sure as that key, however unsure the edge is for other values."""
+    return (
+        len(ops) == 1 and ops[0][0] == TAKE and ops[0][1] is not None and keys[-1:] == (ops[0][1],)
+    )
+
+
 def matches(kept: Key, asked: Key) -> bool:
     return kept is None or asked is None or kept == asked
 

@@ -320,6 +320,11 @@ class FlowGraph:
         for target in tables.targets[call_id]:
             for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
                 yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
+        # `cls(...)` in a classmethod: also the classes the follower finds it called on.
+        for target in self.values.subclasses_made(tables, call_id):
+            for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
+                self.values.one_way.add((step_id, dst))
+                yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
 
     def bindings(
         self,
@@ -441,13 +446,18 @@ class FlowGraph:
         found = self.resolver.function(tables.path, scope)
         if found is None:
             return
-        # A constructor's own class made first, then its subclasses that inherit it (stable).
+        # A constructor's own class made first, then its subclasses that inherit it (stable);
+        # then `cls(...)` in a base's classmethod called on its class (found by value).
         own = found[0].rpartition(".")[0]
-        for caller, call_id, target in sorted(
-            self.callers(found[0]), key=lambda c: c[2].klass not in (None, own)
-        ):
+        for caller, call_id, target in [
+            *sorted(self.callers(found[0]), key=lambda c: c[2].klass not in (None, own)),
+            *self.values.class_callers(found[0]),
+            *self.values.callers(found[0]),
+        ]:
             siblings = caller.calls[call_id].args
-            for arg, arg_step in caller.arguments(call_id):
+            for arg, arg_step in caller.arguments(call_id) or self.values.argument_pairs(
+                caller, call_id
+            ):
                 keys = self.splat_keys(caller, call_id, arg)
                 for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
                     if dst == step.id:

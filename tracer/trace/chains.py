@@ -23,6 +23,7 @@ from tracer.trace.routes import (
     every_route,
     find_link,
     keys_along,
+    sure_by_keys,
 )
 from tracer.trace.walks import few_guesses, walk
 
@@ -196,6 +197,8 @@ def chain_of(
     for route in routes[1:]:
         reached.update(route)
     graph.flush()
+    for route in unwidened:  # a guess a route's key makes sure is shown sure
+        sure_by_keys(graph, route, edges)
     kept = [e for e in edges.values() if e.src in reached and e.dst in reached]
     order = {step_id: i for i, step_id in enumerate(spine)}
     steps = sorted(

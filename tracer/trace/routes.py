@@ -5,9 +5,10 @@ other bindings of the sink (`every_route`), each bounded by a `Budget` of steps.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tracer.graph.contents import Keys, compatible
+from tracer.graph.contents import Keys, compatible, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge, by_condition, edge_pairs, field_class
 from tracer.store import step_ids
@@ -204,6 +205,19 @@ def keys_along(
     return found
 
 
+def sure_by_keys(
+    graph: FlowGraph, route: list[str], edges: dict[tuple[str, str, str], Edge]
+) -> None:
+    """Make sure, in EDGES, each guessed edge ROUTE goes along that takes out exactly the
+    key its value is kept at (`f(**d)` into the parameter k: see `contents.sure_by_key`)."""
+    by_pair = edge_pairs(edges.values())
+    kept = keys_along(graph, route, edges)
+    for i, (src, dst) in enumerate(zip(route, route[1:], strict=False)):
+        for edge in by_pair.get((src, dst), []):
+            if edge.confidence < TRUSTED and sure_by_key(kept[i], graph.contents.ops(edge)):
+                edges[(edge.src, edge.dst, edge.kind)] = replace(edge, confidence=1.0)
+
+
 def owner_family(graph: FlowGraph, step_id: str) -> set[str]:
     """The classes of the object a binding step keeps its value on (`self.x = ...` in a
     method of C: C's family), or the step's id alone when no class is known."""
@@ -293,8 +307,8 @@ def meet(
 
     pairs: dict[tuple[str, str], list[Edge]] = {}
     contents = graph.contents
-    by_value = graph.values.made  # arguments of calls found by value
-    crossed = False  # has the forward half gone into one?
+    one_way = graph.values.one_way  # edges found by value, with no twin going backward
+    crossed = False  # has the forward half gone along one?
 
     def transition(
         previous: str | None, edge: Edge, context: Context, keys: Keys, forward: bool
@@ -358,8 +372,8 @@ def meet(
         if not (front or waiting[True]):
             return []
         if not (back or waiting[False]):
-            # Edges into a call's arguments found by value have no twin going backward
-            # (tracer.graph.call_values): past one, the forward half goes on alone.
+            # Edges of calls found by value have no twin going backward (see
+            # tracer.graph.call_values): past one, the forward half goes on alone.
             if not crossed:
                 return []
             forward = True
@@ -389,7 +403,11 @@ def meet(
                 if (edge.src, edge.dst, edge.kind) not in edges:
                     edges[(edge.src, edge.dst, edge.kind)] = edge
                 pairs.setdefault((edge.src, edge.dst), []).append(edge)
-                if edge.confidence < min_confidence or (banned and (edge.src, edge.dst) in banned):
+                if banned and (edge.src, edge.dst) in banned:
+                    continue
+                if edge.confidence < min_confidence and not (
+                    forward and sure_by_key(keys, contents.ops(edge))
+                ):
                     continue
                 allowed, nxt_context, nxt_keys = transition(previous, edge, context, keys, forward)
                 nxt = (edge.dst if forward else edge.src, nxt_context, nxt_keys)
@@ -401,7 +419,7 @@ def meet(
                 parents[nxt] = current
                 seen.setdefault(nxt[0], []).append(nxt[1:])
                 layer.append(nxt)
-                crossed = crossed or (forward and nxt[0] in by_value)
+                crossed = crossed or (forward and (edge.src, edge.dst) in one_way)
                 met = met or any(
                     joins(nxt, (nxt[0], *c)) if forward else joins((nxt[0], *c), nxt)
                     for c in other_side.get(nxt[0], ())

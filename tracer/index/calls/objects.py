@@ -73,7 +73,10 @@ class Objects:
             if obj.guess:
                 continue
             if obj.kind in ("function", "method"):
-                found.append(CallTarget(obj.name, None, confidence, obj.kind == "method"))
+                # A classmethod is bound to its class however it is reached.
+                defined = self.index.functions.get(obj.name)
+                bound = obj.kind == "method" or (defined is not None and defined[1].is_classmethod)
+                found.append(CallTarget(obj.name, None, confidence, bound))
             elif obj.kind == "class":
                 made = self.resolver.constructor(obj.name)
                 found += [replace(target, confidence=confidence) for target in made]
