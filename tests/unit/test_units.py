@@ -175,3 +175,45 @@ def test_a_files_names_are_unpickled_part_by_part():
     table = pickle.loads(pickle.dumps(ByName.of({"size": (("Pool.grow", "cfg"),)})))
     assert table.loaded is None
     assert table.get("size") == (("Pool.grow", "cfg"),) and table.get("other") == ()
+
+
+CALLS = """
+    import cfgmod
+
+    def split(cfg, ratio=cfgmod.cfg.ratio):
+        head = cfg.size * ratio
+        head += 1
+        return head, cfg.size - head
+
+    def run(cfg):
+        a, b = split(cfg, ratio=0.5)
+        cfgmod.report(a, cfg.size)
+        if cfg.fast:
+            def step(x):
+                return x
+        else:
+            def step(x, y=b):
+                return x + y
+        return step(a)
+"""
+
+
+def test_a_step_is_made_alone_as_its_unit_makes_it(snippet_session):
+    # A step asked for before its unit is built is made from its row alone; its unit's
+    # tables of names, returns and calls are read from the rows: no unit is built.
+    for source in (SOURCE, CALLS):
+        whole = tables_of(snippet_session, source)
+        whole.ensure_all()
+        alone = tables_of(snippet_session, source)
+        for step_id in sorted(whole.steps):
+            assert alone.steps[step_id] == whole.steps[step_id]
+            for table in ("scope_of", "refs", "opaque", "results", "bound", "position"):
+                assert getattr(alone, table).get(step_id) == getattr(whole, table).get(step_id)
+        for key in list(whole.local_defs.keys()) + [("run", "nowhere")]:
+            assert alone.local_defs.get(key) == whole.local_defs.get(key)
+        for function in ["run", "split", "run.step", "Pool.grow.inner", "nowhere"]:
+            assert alone.returns.get(function) == whole.returns.get(function)
+        for call_id in range(len(whole.calls)):
+            assert alone.targets[call_id] == whole.targets[call_id]
+        assert alone.built == set()
+        assert contents(alone) == contents(whole)  # built now: the same

@@ -10,18 +10,19 @@ from functools import cached_property
 from itertools import accumulate, repeat
 from operator import add
 from textwrap import dedent
+from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, FileFlows, FileSummary
 from tracer.extract.parse import BOM, MAX_CODE_LINES, SourceLines
 from tracer.graph.demand import ALL
 from tracer.graph.reads import NO_REFS
-from tracer.graph.step_tables import Read, StepTables
+from tracer.graph.step_tables import LoneTables, Read, StepTables
 from tracer.graph.steps import Step
-from tracer.graph.unit_steps import UNREAD, UnitIndex, UnitSteps
-from tracer.index.resolve import Resolver
+from tracer.graph.unit_steps import ASSIGN_ROWS, RETURN_ROWS, UNREAD, UnitIndex, UnitSteps
+from tracer.index.resolve import CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, FileNames
-from tracer.store.rows import file_rows
+from tracer.store.rows import ASSIGN_LINE, file_rows
 from tracer.store.units import MEMBER_KINDS, top_classes, unit_of
 
 
@@ -101,6 +102,13 @@ class FileTables(StepTables):
         self.demanded_calls: set[int] = set()
         self.demanded_attrs: set[str] = set()
         self.defaults: dict[str, set[str]] | None = None
+        # Of units not built yet: the steps made alone (see make_alone), and the keys of
+        # tables filled without a build (a scope's bindings of a name, a function's returns),
+        # dropped when the unit is built (the build fills them again, the same).
+        self.alone: set[str] = set()
+        self.alone_in: dict[str, list[str]] = {}
+        self.filled: dict[str, list[tuple[dict[Any, Any], object]]] = {}
+        self.filled_keys: set[tuple[int, object]] = set()  # (id of the table, key)
         self.block_ends: dict[int, int | None] = {}  # see tracer.graph.blocks
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
@@ -183,6 +191,10 @@ class FileTables(StepTables):
         if unit in self.built or self.building:
             return
         self.built.add(unit)
+        self.alone.difference_update(self.alone_in.pop(unit, ()))
+        for table, key in self.filled.pop(unit, ()):
+            dict.pop(table, key, None)
+            self.filled_keys.discard((id(table), key))
         found = self.unit_index(unit)
         if found is not None:
             self.building = True
@@ -202,10 +214,54 @@ class FileTables(StepTables):
         if step_id is ALL:
             self.ensure_all()
         elif isinstance(step_id, str) and step_id not in self.demanded:
+            if step_id in self.alone:
+                return  # made alone: its unit is not needed
             if step_ids.file_of(step_id) == self.path:
-                self.ensure(self.step_unit(step_id))
+                unit = self.step_unit(step_id)
+                if self.lone(unit) and self.make_alone(step_id, unit):
+                    return
+                self.ensure(unit)
             if not self.building:  # its unit is built now: asked again, nothing to do
                 self.demanded.add(step_id)
+
+    def lone(self, unit: str) -> bool:
+        """May a key of UNIT be answered without building it (see make_alone)?"""
+        return unit not in self.built and not self.building and not self.whole and unit != WHOLE
+
+    def make_alone(self, step_id: str, unit: str) -> bool:
+        """Make the steps of the row STEP_ID is made from (an assignment, a return, a use, a
+        call's arguments; a function's parameters, a class's fields) as UNIT's build makes
+        them, without building UNIT: most steps a query reaches are asked only what they
+        are, and their units for nothing else. True when STEP_ID is one of them; a flag and a
+        value a launcher passes are made with their unit."""
+        where = step_ids.address(step_id)
+        index = self.unit_index(unit)
+        if index is None or (where.kind == "c" and ":" in step_id.rpartition("#")[2]):
+            return False
+        lone = LoneTables(self, self.call_targets)
+        self.unit_steps.alone(lone, where, index)
+        if step_id not in lone.made:
+            return False  # it is no step (or one of those): the unit says
+        self.alone.update(lone.made)
+        self.alone_in.setdefault(unit, []).extend(lone.made)
+        return True
+
+    def call_targets(self, call_id: int) -> list[CallTarget]:
+        """The targets of the call CALL_ID, as its unit's build resolves them, resolved once
+        (kept in the table, where the build puts them again)."""
+        found = dict.get(self.targets, call_id)
+        if found is None:
+            scope, callee = self.rows.call_head(call_id)
+            found = self.resolver.targets(self.path, scope, callee, self.rows.call_line(call_id))
+            self.targets.put(call_id, found)
+        return found  # type: ignore[no-any-return]
+
+    def fill(self, unit: str, table: dict[Any, Any], key: object, found: list[str]) -> None:
+        """TABLE[KEY] is FOUND (kept if any), as UNIT's build would fill it, UNIT not built."""
+        if found:
+            dict.__setitem__(table, key, found)
+        self.filled.setdefault(unit, []).append((table, key))
+        self.filled_keys.add((id(table), key))
 
     def step_unit(self, step_id: str) -> str:
         """The unit of STEP_ID, a step of this file."""
@@ -233,20 +289,73 @@ class FileTables(StepTables):
         if key is ALL:
             self.ensure_all()
         elif isinstance(key, tuple):
-            self.ensure(self.unit_of(key[0]))
+            unit = self.unit_of(key[0])
+            if not self.lone(unit):
+                self.ensure(unit)
+            elif (id(self.local_defs), key) not in self.filled_keys:
+                self.fill(unit, self.local_defs, key, self.definitions(unit, *key))
+
+    def definitions(self, unit: str, scope: str, name: str) -> list[str]:
+        """The steps binding NAME in SCOPE (of UNIT), in the order a build of UNIT lists them
+        (`local_defs`): the parameters, then the assignments' targets. Read from the rows'
+        columns; an assignment's row only for a target of that name."""
+        index = self.unit_index(unit)
+        if index is None:
+            return []
+        found = []
+        for i in index.functions:
+            function = self.summary.functions[i]
+            if function.qualname == scope:
+                for param in function.params:
+                    if param.name == name:
+                        found.append(step_ids.param_id(self.path, scope, name))
+        if name and "." not in name:  # attribute writes are no local bindings
+            targets = self.rows.assign_targets
+            for i in self.rows.assigns_by_scope.get(scope, ()):
+                for j, target in enumerate(targets[i]):
+                    if target == name and not self.unit_steps.in_body(
+                        self.rows.row(ASSIGN_ROWS, i)[ASSIGN_LINE]
+                    ):
+                        found.append(step_ids.target_id(self.path, i, j))
+        return found
 
     def by_local_read(self, key: object) -> None:
         # The module and a class body hold the default values of functions of other units.
         if key is ALL or (isinstance(key, tuple) and key[0] in self.shared):
             self.ensure_all()
-        else:
-            self.by_scope(key)
+        elif isinstance(key, tuple):
+            self.ensure(self.unit_of(key[0]))
 
     def by_function(self, qualname: object) -> None:
         if qualname is ALL:
             self.ensure_all()
         elif isinstance(qualname, str):
-            self.ensure(self.unit_of(qualname))
+            unit = self.unit_of(qualname)
+            if not self.lone(unit):
+                self.ensure(unit)
+            elif (id(self.returns), qualname) not in self.filled_keys:
+                self.fill(unit, self.returns, qualname, self.returned(qualname))
+
+    def returned(self, qualname: str) -> list[str]:
+        """The steps of the values the function QUALNAME returns, in the order a build of its
+        unit lists them (`returns`): one per return, or per position of `return a, b`."""
+        found = []
+        for i in self.rows.returns_by_scope.get(qualname, ()):
+            items = self.rows.row(RETURN_ROWS, i)[RETURN_ITEMS]
+            if len(items) > 1:
+                found += [step_ids.return_id(self.path, i, k) for k in range(len(items))]
+            else:
+                found.append(step_ids.return_id(self.path, i))
+        return found
+
+    def by_target(self, call_id: object) -> None:
+        """A call's targets: resolved alone when its unit is not built."""
+        if isinstance(call_id, int) and 0 <= call_id < len(self.calls):
+            unit = self.unit_of_member(CALLS, call_id)
+            if self.lone(unit):
+                self.call_targets(call_id)
+                return
+        self.by_call(call_id)
 
     def by_call(self, call_id: object) -> None:
         if call_id is ALL:
@@ -322,7 +431,8 @@ class FileTables(StepTables):
             self.ensure(WHOLE if self.whole else self.rows.units[unit])
         if word in self.names.flag_dests:
             self.by_flag(word)
-        found = [s for s in self.steps.held_values() if s.name == word]
+        alone = self.alone  # steps of units not built
+        found = [s for s in self.steps.held_values() if s.name == word and s.id not in alone]
         return sorted(found, key=lambda s: self.rank[s.id])
 
     def inner_reads(self, scope: str) -> list[tuple[tuple[str, str], list[str]]]:
@@ -338,6 +448,7 @@ class FileTables(StepTables):
 
 
 WHOLE = "*"  # the one unit of a file whose units cannot be built apart
+RETURN_ITEMS = 2  # of a Return's row: its values by position (`return a, b`)
 CALLS = MEMBER_KINDS.index("calls")
 # The kinds of rows that steps made from rows are addressed in (see step_ids.Address).
 ROWS_OF_ADDRESS = {"a": "assigns", "r": "returns", "u": "uses", "c": "calls"}

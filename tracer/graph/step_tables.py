@@ -5,7 +5,7 @@ on. Lists that several units fill are kept in the order a whole-file build gives
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -92,6 +92,8 @@ class Demands(Protocol):
 
     def by_call(self, call_id: object) -> None: ...
 
+    def by_target(self, call_id: object) -> None: ...
+
     def by_flag(self, dest: object) -> None: ...
 
 
@@ -117,7 +119,7 @@ class StepTables:
         self.returns: Demanded[str, list[str]] = Demanded(demands.by_function)
         self.consumers: Demanded[int, list[str]] = Demanded(by_call)
         self.call_args: Demanded[int, list[str]] = Demanded(by_call)  # the steps of its args
-        self.targets: Demanded[int, list[CallTarget]] = Demanded(by_call)
+        self.targets: Demanded[int, list[CallTarget]] = Demanded(demands.by_target)
         self.flags: Demanded[str, list[tuple[str, tuple[str, ...]]]] = Demanded(demands.by_flag)
         # Launchers (`Process(target=f, args=(a,))`): what each one's target reads, and the
         # call and the position (or key) of each value it will pass.
@@ -158,3 +160,43 @@ class StepTables:
             touched.sort(key=self.rank_of)
         self.touched = []
         self.fresh = set()
+
+
+class LoneTables:
+    """What `UnitSteps` makes one row's steps into when their unit is not built (see
+    `FileTables.make_alone`): the file's tables of each step itself (the step, its scope, what
+    it reads and binds, its position), and none of those a whole unit fills together (who
+    reads a name, a function's returns, a call's consumers...), which its build alone fills.
+    Whether a call is resolved is asked of TARGETS (a call's targets, resolved once)."""
+
+    def __init__(self, tables: StepTables, targets: Callable[[int], list[CallTarget]]) -> None:
+        self.calls = tables.calls
+        self.steps, self.scope_of, self.rank = tables.steps, tables.scope_of, tables.rank
+        self.refs, self.opaque, self.results = tables.refs, tables.opaque, tables.results
+        self.bound, self.position = tables.bound, tables.position
+        self.targets = Resolved(targets)
+        self.local_defs: dict[Any, list[str]] = {}
+        self.returns: dict[Any, list[str]] = {}
+        self.consumers: dict[Any, list[str]] = {}
+        self.call_args: dict[Any, list[str]] = {}
+        self.local_reads: dict[Any, list[str]] = {}
+        self.attr_reads: dict[Any, list[Read]] = {}
+        self.made: list[str] = []  # the ids of the steps made, in order
+
+    def add(self, step: Step | StepRow, scope: str, rank: Rank) -> None:
+        self.steps.put(step.id, step)
+        self.scope_of.put(step.id, scope)
+        self.rank[step.id] = rank
+        self.made.append(step.id)
+
+    def append(self, table: Any, key: Any, item: Any) -> None:
+        """A unit's build keeps ITEM in TABLE[KEY]: alone, it is not kept."""
+
+
+class Resolved:
+    """The targets of a file's calls, as a build reads them (`held`), each resolved once."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, targets: Callable[[int], list[CallTarget]]) -> None:
+        self.held = targets

@@ -11,7 +11,7 @@ from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary
 from tracer.graph.reads import NO_REFS, index_reads, record_reads, value_reads
-from tracer.graph.step_tables import Rank, Read, StepTables
+from tracer.graph.step_tables import LoneTables, Rank, Read, StepTables
 from tracer.graph.steps import StepRow
 from tracer.index.library import LAUNCHER_NAMES, Launcher
 from tracer.index.resolve import Resolver
@@ -95,20 +95,14 @@ class UnitSteps:
             tables.targets.put(call_id, found)
             resolved.append(found)
         self.add_definitions(unit)
-        if unit.assigns and self.in_class_body is None:
-            self.in_class_body = class_bodies(self.summary)
         for i in unit.assigns:
             assign = row(ASSIGN_ROWS, i)
-            assert self.in_class_body is not None
-            if not self.in_class_body(assign[ASSIGN_LINE]):  # class-level ones are fields already
+            if not self.in_body(assign[ASSIGN_LINE]):  # class-level ones are fields already
                 self.add_assign(i, assign)
         for i in unit.returns:
             self.add_return(i, row(RETURN_ROWS, i))
         for i in unit.uses:
-            scope, value, line, end_line = row(USE_ROWS, i)
-            step = StepRow(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
-            tables.add(step, scope, (4, i))
-            record_reads(tables, step, scope, value)
+            self.add_use(i, row(USE_ROWS, i))
         for call, found in zip(calls, resolved, strict=True):
             last = call[CALLEE].rpartition(".")[2]
             # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
@@ -177,12 +171,9 @@ class UnitSteps:
             for j, param in enumerate(function.params):
                 step_id = step_ids.param_id(path, function.qualname, param.name)
                 note((0, i, j), step_id, outer, param.line, param.default_refs, NO_REFS)
-        if unit.assigns and self.in_class_body is None:
-            self.in_class_body = class_bodies(self.summary)
         for i in unit.assigns:
             scope, targets, whole_value, items, op, _, line, _ = row(ASSIGN_ROWS, i)
-            assert self.in_class_body is not None
-            if self.in_class_body(line):
+            if self.in_body(line):
                 continue
             changes = op not in ("=", "for", "with", ":=")
             for j, (target, position) in enumerate(targets):
@@ -243,6 +234,46 @@ class UnitSteps:
                         rank = (5, call_id, 1000 + 1000 * i + j)
                         note(rank, step_id, scope, arg_line, refs, NO_REFS)
         return found
+
+    def in_body(self, line: int) -> bool:
+        """Is LINE directly in a class body (an assignment there is a field)?"""
+        if self.in_class_body is None:
+            self.in_class_body = class_bodies(self.summary)
+        return self.in_class_body(line)
+
+    def alone(self, lone: LoneTables, where: step_ids.Address, unit: UnitIndex) -> None:
+        """The steps of the one row (or definition) at WHERE, of UNIT, as its build makes
+        them, into LONE: the unit is not built (see `FileTables.make_alone`)."""
+        built, self.tables = self.tables, lone  # type: ignore[assignment]
+        try:
+            self.add_alone(where, unit)
+        finally:
+            self.tables = built
+
+    def add_alone(self, where: step_ids.Address, unit: UnitIndex) -> None:
+        kind, number, row = where.kind, where.number, self.rows.row
+        if kind == "p":
+            for i in unit.functions:
+                if self.summary.functions[i].qualname == where.owner:
+                    self.add_params(i)
+        elif kind == "f":
+            for i in unit.classes:
+                if self.summary.classes[i].qualname == where.owner:
+                    self.add_fields(i)
+        elif kind == "a":
+            assign = row(ASSIGN_ROWS, number)
+            if not self.in_body(assign[ASSIGN_LINE]):
+                self.add_assign(number, assign)
+        elif kind == "r":
+            self.add_return(number, row(RETURN_ROWS, number))
+        elif kind == "u":
+            self.add_use(number, row(USE_ROWS, number))
+        elif kind == "c":
+            call = row(CALL_ROWS, number)
+            last = call[CALLEE].rpartition(".")[2]
+            # A flag is made with the flags its unit gives (see FileTables.make_alone).
+            if last not in FLAG_METHODS and (call[DISCARDED] or self.tables.targets.held(number)):
+                self.add_call(call)
 
     def add_launch(self, row: Row, launcher: Launcher) -> None:
         """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
@@ -321,42 +352,57 @@ class UnitSteps:
                 self.tables.position[step.id] = position
             record_reads(self.tables, step, scope, value)
 
-    def add_definitions(self, unit: UnitIndex) -> None:
+    def add_use(self, index: int, row: Row) -> None:
+        """The step of an expression statement (ROW, a Use's)."""
         path = self.path
+        scope, value, line, end_line = row
+        step = StepRow(step_ids.use_id(path, index), "use", path, line, end_line, scope, UNREAD, "")
+        self.tables.add(step, scope, (4, index))
+        record_reads(self.tables, step, scope, value)
+
+    def add_definitions(self, unit: UnitIndex) -> None:
         for i in unit.functions:
-            function = self.summary.functions[i]
-            for j, param in enumerate(function.params):
-                step = StepRow(
-                    step_ids.param_id(path, function.qualname, param.name),
-                    "param",
-                    path,
-                    param.line,
-                    param.line,
-                    function.qualname,
-                    param.code,
-                    param.name,
-                )
-                self.tables.add(step, function.qualname, (0, i, j))
-                self.tables.local_defs.setdefault((function.qualname, param.name), []).append(
-                    step.id
-                )
-                if param.default_refs:  # evaluated where the function is defined
-                    outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
-                    record_reads(self.tables, step, outer, (param.default_refs, (), False, None))
+            self.add_params(i)
         for i in unit.classes:
-            klass = self.summary.classes[i]
-            for j, definition in enumerate(klass.fields):
-                step = StepRow(
-                    step_ids.field_id(path, klass.qualname, definition.name),
-                    "field",
-                    path,
-                    definition.line,
-                    definition.end_line,
-                    klass.qualname,
-                    definition.code,
-                    definition.name,
-                )
-                self.tables.add(step, MODULE_SCOPE, (1, i, j))
+            self.add_fields(i)
+
+    def add_params(self, i: int) -> None:
+        """The steps of the parameters of the summary's function I."""
+        path = self.path
+        function = self.summary.functions[i]
+        for j, param in enumerate(function.params):
+            step = StepRow(
+                step_ids.param_id(path, function.qualname, param.name),
+                "param",
+                path,
+                param.line,
+                param.line,
+                function.qualname,
+                param.code,
+                param.name,
+            )
+            self.tables.add(step, function.qualname, (0, i, j))
+            self.tables.local_defs.setdefault((function.qualname, param.name), []).append(step.id)
+            if param.default_refs:  # evaluated where the function is defined
+                outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+                record_reads(self.tables, step, outer, (param.default_refs, (), False, None))
+
+    def add_fields(self, i: int) -> None:
+        """The steps of the class-level fields of the summary's class I."""
+        path = self.path
+        klass = self.summary.classes[i]
+        for j, definition in enumerate(klass.fields):
+            step = StepRow(
+                step_ids.field_id(path, klass.qualname, definition.name),
+                "field",
+                path,
+                definition.line,
+                definition.end_line,
+                klass.qualname,
+                definition.code,
+                definition.name,
+            )
+            self.tables.add(step, MODULE_SCOPE, (1, i, j))
 
     def add_call(self, row: Row) -> None:
         """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;
