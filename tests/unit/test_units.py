@@ -63,7 +63,9 @@ def test_units_are_the_functions_methods_and_module_code(snippet_session):
     tables.attr_reads.get("value", [])  # read nowhere as an attribute: builds nothing
     assert tables.built == set()
     assert [s.id for s in tables.binding_steps("value")] == ["pkg/pool.py#p:scaled.value"]
-    assert tables.built == {"scaled"}  # only `scaled` binds `value`
+    assert tables.built == set()  # a parameter is made alone, from the summary
+    tables.local_reads.get(("scaled", "value"))  # who reads `value` in `scaled`: its unit
+    assert tables.built == {"scaled"}
 
 
 def test_tables_do_not_depend_on_the_order_units_are_built(snippet_session):
@@ -130,7 +132,7 @@ def test_a_unit_is_read_from_the_cache_alone(snippet_session):
     tables_of(snippet_session, SOURCE).ensure_all()  # extracts and caches the file's facts
     tables = tables_of(snippet_session, SOURCE)  # a new session on that cache
     assert loaded_rows(tables) == {"calls": [], "assigns": [], "returns": [], "uses": []}
-    tables.binding_steps("value")  # a parameter of `scaled`: its unit is built
+    tables.local_reads.get(("scaled", "value"))  # read in `scaled`: its unit is built
     # `return value * size` is the only row of `scaled`: nothing of the module code, of
     # `Pool.__init__` or of `Pool.grow` is unpickled.
     assert tables.built == {"scaled"}
@@ -215,5 +217,7 @@ def test_a_step_is_made_alone_as_its_unit_makes_it(snippet_session):
             assert alone.returns.get(function) == whole.returns.get(function)
         for call_id in range(len(whole.calls)):
             assert alone.targets[call_id] == whole.targets[call_id]
+        for word in ("size", "cfg", "head", "step", "y", "b"):
+            assert alone.binding_steps(word) == whole.binding_steps(word)
         assert alone.built == set()
         assert contents(alone) == contents(whole)  # built now: the same

@@ -97,6 +97,7 @@ class FileTables(StepTables):
         self.whole = names.whole
         self.classes = top_classes(summary)
         self.unit_names: dict[str, str] = {}  # scope -> its unit
+        self.indices: dict[str, UnitIndex | None] = {}  # unit -> what it holds (unit_index)
         # Keys whose units are built (read again, they build nothing): step ids, calls, attributes.
         self.demanded: set[str] = set()
         self.demanded_calls: set[int] = set()
@@ -177,11 +178,16 @@ class FileTables(StepTables):
 
     def unit_index(self, unit: str) -> UnitIndex | None:
         """What UNIT holds; None for a name that is no unit of the file."""
+        if unit in self.indices:
+            return self.indices[unit]
+        found = None
         if self.whole:
             sizes = self.rows.sizes
-            return UnitIndex(*(list(range(size)) for size in sizes)) if unit == WHOLE else None
-        number = self.unit_numbers.get(unit)
-        return None if number is None else UnitIndex(*self.rows.unit_members(number))
+            found = UnitIndex(*(list(range(size)) for size in sizes)) if unit == WHOLE else None
+        elif (number := self.unit_numbers.get(unit)) is not None:
+            found = UnitIndex(*self.rows.unit_members(number))
+        self.indices[unit] = found
+        return found
 
     @cached_property
     def unit_numbers(self) -> dict[str, int]:
@@ -381,10 +387,11 @@ class FileTables(StepTables):
             self.demanded_attrs.add(attr)
 
     def attr_readers(self, attr: str, scopes: set[str]) -> list[tuple[Read, frozenset[str]]]:
-        """The reads of ATTR, in the tables' order, in the units built so far and in those of
-        SCOPES (and of the functions whose default values read ATTR, read in the scope around
-        them), each with the names its step reads only opaquely. Those of units not built yet
-        are read from their rows, without building them: most readers are never expanded."""
+        """The reads of ATTR, in the tables' order, in the units built so far, and those in
+        SCOPES of the units not built (the caller takes no other: a read's receiver in its
+        scope says whether it may be of the caller's class), each with the names its step reads
+        only opaquely. Those of units not built are read from their rows, without building
+        them: most readers are never expanded."""
         found = [
             (self.rank[read.step], read, self.opaque.held(read.step, NO_REFS))
             for read in self.attr_reads.held(attr, ())
@@ -395,7 +402,7 @@ class FileTables(StepTables):
             for unit in sorted(units - self.built):
                 index = self.unit_index(unit)
                 if index is not None:
-                    found += self.unit_steps.attr_reads(index, attr)
+                    found += self.unit_steps.attr_reads(index, attr, scopes)
             found.sort(key=lambda item: item[0])
         return [(read, opaque) for _, read, opaque in found]
 
@@ -420,20 +427,43 @@ class FileTables(StepTables):
 
     def binding_steps(self, word: str) -> list[Step]:
         """Steps that bind WORD (parameters, fields, assignments, flags, generated flags),
-        in the order a whole-file build makes them; only the units that may are built."""
-        for function in self.summary.functions:
-            if any(p.name == word for p in function.params):
-                self.ensure(self.unit_of(function.qualname))
-        for klass in self.summary.classes:
-            if any(f.name == word for f in klass.fields):
-                self.ensure(self.unit_of(klass.qualname))
-        for unit in self.rows.binders.get(word, ()):
-            self.ensure(WHOLE if self.whole else self.rows.units[unit])
+        in the order a whole-file build makes them. Parameters, fields and assignments are
+        made alone where their units are not built; the units of flags are built."""
+        if self.whole:
+            self.ensure_all()
+        found: dict[str, Step] = {}
+        for step_id in self.binders(word):
+            step = self.steps.get(step_id)
+            if step is not None:
+                found[step_id] = step
         if word in self.names.flag_dests:
             self.by_flag(word)
         alone = self.alone  # steps of units not built
-        found = [s for s in self.steps.held_values() if s.name == word and s.id not in alone]
-        return sorted(found, key=lambda s: self.rank[s.id])
+        for step in self.steps.held_values():
+            if step.name == word and step.kind == "cli_flag" and step.id not in alone:
+                found[step.id] = step
+        return sorted(found.values(), key=lambda s: self.rank[s.id])
+
+    def binders(self, word: str) -> list[str]:
+        """The ids of the parameters, fields and assignments' targets named WORD (read from
+        the summary and the rows' columns: no step is made)."""
+        path, found = self.path, []
+        for function in self.summary.functions:
+            if any(p.name == word for p in function.params):
+                found.append(step_ids.param_id(path, function.qualname, word))
+        for klass in self.summary.classes:
+            if any(f.name == word for f in klass.fields):
+                found.append(step_ids.field_id(path, klass.qualname, word))
+        targets, in_body = self.rows.assign_targets, self.unit_steps.in_body
+        for number in self.rows.binders.get(word, ()):
+            index = self.unit_index(WHOLE if self.whole else self.rows.units[number])
+            for i in index.assigns if index is not None else ():
+                for j, target in enumerate(targets[i]):
+                    if target.rpartition(".")[2] == word and not in_body(
+                        self.rows.row(ASSIGN_ROWS, i)[ASSIGN_LINE]
+                    ):
+                        found.append(step_ids.target_id(path, i, j))
+        return found
 
     def inner_reads(self, scope: str) -> list[tuple[tuple[str, str], list[str]]]:
         """Reads of names in the functions nested in SCOPE (every function, for the module),

@@ -113,10 +113,13 @@ class UnitSteps:
                 if launcher is not None:
                     self.add_launch(call, launcher)
 
-    def attr_reads(self, unit: UnitIndex, attr: str) -> list[tuple[Rank, Read, frozenset[str]]]:
-        """The reads of `x.ATTR` that `build` would note for UNIT, in its order, each with its
-        step's rank and the names that step reads only opaquely, found without building it:
-        only the statements that mention ATTR are read, and only their calls resolved."""
+    def attr_reads(
+        self, unit: UnitIndex, attr: str, scopes: set[str]
+    ) -> list[tuple[Rank, Read, frozenset[str]]]:
+        """The reads of `x.ATTR` in SCOPES that `build` would note for UNIT, in its order, each
+        with its step's rank and the names that step reads only opaquely, found without
+        building it: only the statements in SCOPES that mention ATTR are read, and only their
+        calls resolved."""
         path, row, calls = self.path, self.rows.row, self.calls
         suffix = "." + attr
         found: list[tuple[Rank, Read, frozenset[str]]] = []
@@ -168,12 +171,14 @@ class UnitSteps:
         for i in unit.functions:
             function = self.summary.functions[i]
             outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+            if outer not in scopes:
+                continue
             for j, param in enumerate(function.params):
                 step_id = step_ids.param_id(path, function.qualname, param.name)
                 note((0, i, j), step_id, outer, param.line, param.default_refs, NO_REFS)
         for i in unit.assigns:
             scope, targets, whole_value, items, op, _, line, _ = row(ASSIGN_ROWS, i)
-            if self.in_body(line):
+            if scope not in scopes or self.in_body(line):
                 continue
             changes = op not in ("=", "for", "with", ":=")
             for j, (target, position) in enumerate(targets):
@@ -189,6 +194,8 @@ class UnitSteps:
                     )
         for i in unit.returns:
             scope, whole_value, items, line, _ = row(RETURN_ROWS, i)
+            if scope not in scopes:
+                continue
             parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
             for position, value in parts:
                 if mentions(value):
@@ -197,10 +204,12 @@ class UnitSteps:
                     note(rank, step_id, scope, line, *reads(value))
         for i in unit.uses:
             scope, value, line, _ = row(USE_ROWS, i)
-            if mentions(value):
+            if scope in scopes and mentions(value):
                 note((4, i), step_ids.use_id(path, i), scope, line, *reads(value))
         for call_id in unit.calls:
             _, scope, callee, _, args, discarded, line, _ = row(CALL_ROWS, call_id)
+            if scope not in scopes:
+                continue
             last = callee.rpartition(".")[2]
             if last not in LAUNCHER_NAMES and not mentioned_by(call_id):
                 continue
