@@ -89,6 +89,12 @@ class Resolver:
         """What CALL may run; confidence 1.0 when the types say so, lower for name guesses."""
         return self.targets(path, call.scope, call.callee, call.line)
 
+    def resolve_call_id(self, path: str, call_id: int) -> list[CallTarget]:
+        """`resolve_call` of PATH's call CALL_ID, read from its row (no fact is made)."""
+        rows = self.facts.rows(path)
+        scope, callee = rows.call_head(call_id)
+        return self.targets(path, scope, callee, rows.call_line(call_id))
+
     def targets(self, path: str, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
         """`resolve_call` of a call of PATH, in SCOPE, to CALLEE (as its row has them: no
         fact is made), at LINE: a name the function imported more than once is the one its
