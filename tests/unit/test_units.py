@@ -180,6 +180,8 @@ def test_a_files_names_are_unpickled_part_by_part():
 
 
 CALLS = """
+    import multiprocessing
+
     import cfgmod
 
     def split(cfg, ratio=cfgmod.cfg.ratio):
@@ -197,6 +199,10 @@ CALLS = """
             def step(x, y=b):
                 return x + y
         return step(a)
+
+    def launch(cfg):
+        worker = multiprocessing.Process(target=run, args=(cfg, 1))
+        worker.start()
 """
 
 
@@ -206,10 +212,12 @@ def test_a_step_is_made_alone_as_its_unit_makes_it(snippet_session):
     for source in (SOURCE, CALLS):
         whole = tables_of(snippet_session, source)
         whole.ensure_all()
+        assert bool(whole.elements) == (source is CALLS)  # the values `launch` passes
         alone = tables_of(snippet_session, source)
         for step_id in sorted(whole.steps):
             assert alone.steps[step_id] == whole.steps[step_id]
-            for table in ("scope_of", "refs", "opaque", "results", "bound", "position"):
+            tables = ("scope_of", "refs", "opaque", "results", "bound", "position", "elements")
+            for table in tables:
                 assert getattr(alone, table).get(step_id) == getattr(whole, table).get(step_id)
         for key in list(whole.local_defs.keys()) + [("run", "nowhere")]:
             assert alone.local_defs.get(key) == whole.local_defs.get(key)

@@ -238,8 +238,8 @@ class FileTables(StepTables):
         """Make the steps of the row STEP_ID is made from (an assignment, a return, a use, a
         call's arguments; a function's parameters, a class's fields) as UNIT's build makes
         them, without building UNIT: most steps a query reaches are asked only what they
-        are, and their units for nothing else. True when STEP_ID is one of them; a flag and a
-        value a launcher passes are made with their unit."""
+        are, and their units for nothing else. True when STEP_ID is one of them; a flag is
+        made with its unit."""
         where = step_ids.address(step_id)
         index = self.unit_index(unit)
         if index is None or (where.kind == "c" and ":" in step_id.rpartition("#")[2]):

@@ -165,8 +165,9 @@ class StepTables:
 class LoneTables:
     """What `UnitSteps` makes one row's steps into when their unit is not built (see
     `FileTables.make_alone`): the file's tables of each step itself (the step, its scope, what
-    it reads and binds, its position), and none of those a whole unit fills together (who
-    reads a name, a function's returns, a call's consumers...), which its build alone fills.
+    it reads and binds, its position, a launcher's value's call and key), and none of those a
+    whole unit fills together (who reads a name, a function's returns, a call's consumers...),
+    which its build alone fills.
     Whether a call is resolved is asked of TARGETS (a call's targets, resolved once)."""
 
     def __init__(self, tables: StepTables, targets: Callable[[int], list[CallTarget]]) -> None:
@@ -174,7 +175,9 @@ class LoneTables:
         self.steps, self.scope_of, self.rank = tables.steps, tables.scope_of, tables.rank
         self.refs, self.opaque, self.results = tables.refs, tables.opaque, tables.results
         self.bound, self.position = tables.bound, tables.position
+        self.elements = tables.elements  # a value a launcher passes: its call, its key
         self.targets = Resolved(targets)
+        self.launches: Unkept = Unkept()
         self.local_defs: dict[Any, list[str]] = {}
         self.returns: dict[Any, list[str]] = {}
         self.consumers: dict[Any, list[str]] = {}
@@ -200,3 +203,9 @@ class Resolved:
 
     def __init__(self, targets: Callable[[int], list[CallTarget]]) -> None:
         self.held = targets
+
+
+class Unkept(dict[Any, Any]):
+    """A table a unit's build fills, filled by a step made alone and not kept."""
+
+    put = dict.__setitem__

@@ -280,9 +280,14 @@ class UnitSteps:
         elif kind == "c":
             call = row(CALL_ROWS, number)
             last = call[CALLEE].rpartition(".")[2]
+            found = self.tables.targets.held(number)
             # A flag is made with the flags its unit gives (see FileTables.make_alone).
-            if last not in FLAG_METHODS and (call[DISCARDED] or self.tables.targets.held(number)):
+            if last not in FLAG_METHODS and (call[DISCARDED] or found):
                 self.add_call(call)
+            if last in LAUNCHER_NAMES and not found:
+                launcher = self.resolver.launcher(self.path, call[CALL_SCOPE], call[CALLEE])
+                if launcher is not None:
+                    self.add_launch(call, launcher)
 
     def add_launch(self, row: Row, launcher: Launcher) -> None:
         """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
