@@ -63,3 +63,34 @@ class Demanded(dict[K, V]):
     held = dict.get
     held_values = dict.values
     held_items = dict.items
+
+
+MISSING = object()
+
+
+class Whole(Demanded[K, V]):
+    """A table of one file each of whose keys is filled whole at once (by its unit's build,
+    or alone: a step's own entries, a call's targets, a scope's bindings of a name), so that
+    a key it holds is read as it is, without asking its demand again."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: object) -> Any:
+        found = dict.get(self, key, MISSING)
+        if found is MISSING:
+            self.demand(key)
+            return dict.__getitem__(self, key)
+        return found
+
+    def get(self, key: object, default: Any = None) -> Any:
+        found = dict.get(self, key, MISSING)
+        if found is MISSING:
+            self.demand(key)
+            return dict.get(self, key, default)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        self.demand(key)
+        return dict.__contains__(self, key)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tracer.extract.facts import Call
-from tracer.graph.demand import ALL, Demanded
+from tracer.graph.demand import ALL, Demanded, Whole
 from tracer.graph.steps import Step, StepRow
 from tracer.index.targets import CallTarget
 
@@ -27,22 +27,25 @@ class Read:
     line: int
 
 
-class Steps(Demanded[str, Step]):
+class Steps(Whole[str, Step]):
     """A file's steps by id: each kept as the builder's StepRow until first read, then as its
     Step (the table gives Steps only)."""
 
     __slots__ = ()
 
     def __getitem__(self, key: object) -> Step:
-        self.demand(key)
-        found = dict.__getitem__(self, key)
+        found = dict.get(self, key)
+        if found is None:
+            self.demand(key)
+            found = dict.__getitem__(self, key)
         if type(found) is StepRow:
             found = found.step()
             dict.__setitem__(self, key, found)
         return found  # type: ignore[no-any-return]
 
     def get(self, key: object, default: Any = None) -> Any:
-        self.demand(key)
+        if not dict.__contains__(self, key):
+            self.demand(key)
         return self.held(key, default)
 
     def made(self) -> None:
@@ -104,27 +107,27 @@ class StepTables:
         self.calls = calls
         by_step, by_scope, by_call = demands.by_step, demands.by_scope, demands.by_call
         self.steps = Steps(by_step)
-        self.scope_of: Demanded[str, str] = Demanded(by_step)
+        self.scope_of: Demanded[str, str] = Whole(by_step)
         # What each step reads: plain refs, and the resolved calls whose results it takes.
-        self.refs: Demanded[str, tuple[str, ...]] = Demanded(by_step)
+        self.refs: Demanded[str, tuple[str, ...]] = Whole(by_step)
         # Refs a step reads only as arguments of calls we cannot see into (`f(gpu_id)`).
-        self.opaque: Demanded[str, frozenset[str]] = Demanded(by_step)
-        self.results: Demanded[str, tuple[int, ...]] = Demanded(by_step)
-        self.bound: Demanded[str, str] = Demanded(by_step)  # assignment step -> target path
+        self.opaque: Demanded[str, frozenset[str]] = Whole(by_step)
+        self.results: Demanded[str, tuple[int, ...]] = Whole(by_step)
+        self.bound: Demanded[str, str] = Whole(by_step)  # assignment step -> target path
         # Tuple positions: of a target in `a, b = ...`, of a value in `return a, b`.
-        self.position: Demanded[str, int] = Demanded(by_step)
-        self.local_defs: Demanded[tuple[str, str], list[str]] = Demanded(by_scope)
+        self.position: Demanded[str, int] = Whole(by_step)
+        self.local_defs: Demanded[tuple[str, str], list[str]] = Whole(by_scope)
         self.local_reads: Demanded[tuple[str, str], list[str]] = Demanded(demands.by_local_read)
         self.attr_reads: Demanded[str, list[Read]] = Demanded(demands.by_attr_read)
-        self.returns: Demanded[str, list[str]] = Demanded(demands.by_function)
-        self.consumers: Demanded[int, list[str]] = Demanded(by_call)
-        self.call_args: Demanded[int, list[str]] = Demanded(by_call)  # the steps of its args
-        self.targets: Demanded[int, list[CallTarget]] = Demanded(demands.by_target)
+        self.returns: Demanded[str, list[str]] = Whole(demands.by_function)
+        self.consumers: Demanded[int, list[str]] = Whole(by_call)
+        self.call_args: Demanded[int, list[str]] = Whole(by_call)  # the steps of its args
+        self.targets: Demanded[int, list[CallTarget]] = Whole(demands.by_target)
         self.flags: Demanded[str, list[tuple[str, tuple[str, ...]]]] = Demanded(demands.by_flag)
         # Launchers (`Process(target=f, args=(a,))`): what each one's target reads, and the
         # call and the position (or key) of each value it will pass.
-        self.launches: Demanded[int, tuple[str, ...]] = Demanded(by_call)
-        self.elements: Demanded[str, tuple[int, int | str]] = Demanded(by_step)
+        self.launches: Demanded[int, tuple[str, ...]] = Whole(by_call)
+        self.elements: Demanded[str, tuple[int, int | str]] = Whole(by_step)
         self.flag_generators = flag_generators  # scopes that build flags by name
         self.rank: dict[str, Rank] = {}
         self.added = 0  # steps added from outside (generated flags), ranked after the rest
