@@ -190,8 +190,11 @@ def header_before(lines: CodeLines, below: int, indent: int) -> tuple[int, int, 
     lines' starts), each line decoded (as `CodeLines.line` gives it) only where it starts with
     other than ASCII indentation."""
     text, starts = lines.text, lines.starts or []
+    pad = b" " * indent  # a line that starts with it is indented as much at least
     for number in range(below - 1, 0, -1):
         start = starts[number - 1]
+        if text.startswith(pad, start) or text.startswith(b"\n", start):
+            continue  # (or empty)
         stripped = text[start : starts[number] - 1].lstrip()
         if not stripped or stripped[0] in PLAIN_AFTER:
             if not stripped or stripped.startswith(b"#"):
