@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.index.index import Index
@@ -32,6 +33,7 @@ class SiteQueries(Protocol):
     def mentioning_with(self, word: str, classes: list[str]) -> list[str]: ...
 
 
+ALIAS, NAME = attrgetter("alias"), attrgetter("name")  # an import's and an alias's local name
 COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
 MAX_FAMILY_NAMES = 40
 
@@ -76,8 +78,8 @@ class CallSites:
             module = self.graph.index.module_of[path]
             summary = self.graph.facts.summaries[path]
             callees = self.graph.facts.rows(path).callees  # only a called name matters here
-            local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
-            found = self.graph.index.renamed(module, [name for name in local if name in callees])
+            local = [*map(ALIAS, summary.imports), *map(NAME, summary.aliases)]  # in C
+            found = self.graph.index.renamed(module, filter(callees.__contains__, local))
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
             for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):

@@ -127,7 +127,7 @@ class FlowGraph:
         allowed: set[str] = set()
         for klass in classes[:MAX_FAMILY_NAMES]:
             allowed.update(self.mentioning(klass.rpartition(".")[2]))
-        return [path for path in found if path in allowed]
+        return list(filter(allowed.__contains__, found))
 
     def edges(self, step_id: str, forward: bool) -> list[Edge]:
         """Edges out of (forward) or into (backward) STEP_ID, found once, kept in the graph."""
