@@ -138,7 +138,7 @@ class FileTables(StepTables):
                 code,
                 step.name,
             )
-            self.steps.put(step_id, step)
+            self.steps[step_id] = step
         return step
 
     def arguments(self, call_id: int) -> list[tuple[Arg, str]]:
@@ -259,13 +259,13 @@ class FileTables(StepTables):
         if found is None:
             scope, callee = self.rows.call_head(call_id)
             found = self.resolver.targets(self.path, scope, callee, self.rows.call_line(call_id))
-            self.targets.put(call_id, found)
+            self.targets[call_id] = found
         return found  # type: ignore[no-any-return]
 
     def fill(self, unit: str, table: dict[Any, Any], key: object, found: list[str]) -> None:
         """TABLE[KEY] is FOUND (kept if any), as UNIT's build would fill it, UNIT not built."""
         if found:
-            dict.__setitem__(table, key, found)
+            table[key] = found  # (not a demand: see Demanded)
         self.filled.setdefault(unit, []).append((table, key))
         self.filled_keys.add((id(table), key))
 

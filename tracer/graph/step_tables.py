@@ -37,22 +37,27 @@ class Steps(Whole[str, Step]):
         found = dict.get(self, key)
         if found is None:
             self.demand(key)
-            found = dict.__getitem__(self, key)
+            found = dict.get(self, key)
+            if found is None:
+                raise KeyError(key)
         if type(found) is StepRow:
-            found = found.step()
-            dict.__setitem__(self, key, found)
+            found = self[key] = found.step()  # type: ignore[index]
         return found  # type: ignore[no-any-return]
 
     def get(self, key: object, default: Any = None) -> Any:
-        if not dict.__contains__(self, key):
+        found = dict.get(self, key)
+        if found is None:
             self.demand(key)
-        return self.held(key, default)
+            found = dict.get(self, key, default)
+        if type(found) is StepRow:
+            found = self[key] = found.step()  # type: ignore[index]
+        return found
 
     def made(self) -> None:
         """Every step held so far as its Step."""
         rows = [(key, row) for key, row in dict.items(self) if type(row) is StepRow]
         for key, row in rows:
-            dict.__setitem__(self, key, row.step())
+            self[key] = row.step()
 
     def values(self) -> Any:
         self.demand(ALL)
@@ -75,8 +80,7 @@ class Steps(Whole[str, Step]):
     def held(self, key: object, default: Any = None) -> Any:  # type: ignore[override]
         found = dict.get(self, key, default)
         if type(found) is StepRow:
-            found = found.step()
-            dict.__setitem__(self, key, found)
+            found = self[key] = found.step()
         return found
 
 
@@ -153,8 +157,8 @@ class StepTables:
         if rank is None:
             self.added += 1
             rank = (6, self.added)
-        self.steps.put(step.id, step)
-        self.scope_of.put(step.id, scope)
+        self.steps[step.id] = step  # item assignment builds nothing (see Demanded)
+        self.scope_of[step.id] = scope
         self.rank[step.id] = rank
 
     def settle(self) -> None:
@@ -180,7 +184,7 @@ class LoneTables:
         self.bound, self.position = tables.bound, tables.position
         self.elements = tables.elements  # a value a launcher passes: its call, its key
         self.targets = Resolved(targets)
-        self.launches: Unkept = Unkept()
+        self.launches: dict[int, tuple[str, ...]] = {}
         self.local_defs: dict[Any, list[str]] = {}
         self.returns: dict[Any, list[str]] = {}
         self.consumers: dict[Any, list[str]] = {}
@@ -190,8 +194,8 @@ class LoneTables:
         self.made: list[str] = []  # the ids of the steps made, in order
 
     def add(self, step: Step | StepRow, scope: str, rank: Rank) -> None:
-        self.steps.put(step.id, step)
-        self.scope_of.put(step.id, scope)
+        self.steps[step.id] = step
+        self.scope_of[step.id] = scope
         self.rank[step.id] = rank
         self.made.append(step.id)
 
@@ -206,9 +210,3 @@ class Resolved:
 
     def __init__(self, targets: Callable[[int], list[CallTarget]]) -> None:
         self.held = targets
-
-
-class Unkept(dict[Any, Any]):
-    """A table a unit's build fills, filled by a step made alone and not kept."""
-
-    put = dict.__setitem__

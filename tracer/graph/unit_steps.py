@@ -92,7 +92,7 @@ class UnitSteps:
         resolved = []
         for call_id, call in zip(unit.calls, calls, strict=True):
             found = targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
-            tables.targets.put(call_id, found)
+            tables.targets[call_id] = found
             resolved.append(found)
         self.add_definitions(unit)
         for i in unit.assigns:
@@ -309,9 +309,9 @@ class UnitSteps:
                 key if isinstance(key, str) else "",
             )
             self.tables.add(step, scope, (5, call_id, 1000 + 1000 * i + j))
-            self.tables.elements.put(step.id, (call_id, key))
+            self.tables.elements[step.id] = (call_id, key)
             index_reads(self.tables, step, scope, refs, NO_REFS, ())
-        self.tables.launches.put(call_id, target)
+        self.tables.launches[call_id] = target
 
     def add_assign(self, index: int, row: Row) -> None:
         """The steps of an assignment's targets (ROW, an Assign's)."""
