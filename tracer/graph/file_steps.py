@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property
-from itertools import accumulate, repeat
-from operator import add
 from textwrap import dedent
 from typing import Any
 
@@ -35,34 +33,30 @@ class CodeLines:
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.text = source[len(BOM) :] if source.startswith(BOM) else source
-        self.starts: list[int] | None = None  # where each line starts, in bytes
+        self.split: list[bytes] | None = None  # the lines' bytes, without their line breaks
 
-    def start(self, line: int) -> int | None:
-        """Where LINE (1-based) starts; None past the last line."""
-        starts = self.starts
-        if starts is None:
-            # All at once, in C: past a few hundred lines, faster than finding them one by one.
-            lengths = map(len, self.text.split(b"\n")[:-1])
-            starts = self.starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))
-        return starts[line - 1] if line <= len(starts) else None
+    def raw(self) -> list[bytes]:
+        """The file's lines as bytes (split in C, all at once: a line's bytes are what most
+        readers look at, and finding each line's start would cost more)."""
+        found = self.split
+        if found is None:
+            found = self.split = self.text.split(b"\n")
+        return found
 
     def line(self, number: int) -> str | None:
         """Line NUMBER (1-based) as written, indentation kept; None past the last line."""
-        start = self.start(number) if number > 0 else None
-        if start is None:
+        raw = self.raw()
+        if not 0 < number <= len(raw):
             return None
-        end = self.text.find(b"\n", start)
-        return self.text[start : end if end >= 0 else len(self.text)].decode("utf-8", "replace")
+        return raw[number - 1].decode("utf-8", "replace")
 
     def span(self, line: int, end_line: int) -> str:
         """SourceLines.span(LINE, END_LINE); a one-line span is not dedented (most are)."""
-        start = self.start(line) if 0 < line <= end_line else None
-        if start is None:  # past the end, or no span: as SourceLines slices its lines
+        raw = self.raw()
+        if not 0 < line <= min(end_line, len(raw)):  # as SourceLines slices its lines
             return self.whole.span(line, end_line)
         last = min(end_line, line + MAX_CODE_LINES - 1)
-        after = self.start(last + 1)
-        end = len(self.text) if after is None else after - 1
-        code = self.text[start:end].decode("utf-8", "replace")
+        code = b"\n".join(raw[line - 1 : last]).decode("utf-8", "replace")
         return code.strip() if line == end_line else dedent(code).strip()
 
     @cached_property

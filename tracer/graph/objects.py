@@ -155,7 +155,7 @@ def count_guards(graph: FlowGraph, step: Step) -> int:
     # inside it) to its function's `def`: a header's count is that of the headers around it
     # plus its own, kept by its line.
     lines = graph.file(step.file).lines
-    if lines.start(step.line) is None:
+    if not 0 < step.line <= len(lines.raw()):
         return 0
     indent = indent_of(lines, step.line)
     if indent == 0:
@@ -186,20 +186,20 @@ def count_guards(graph: FlowGraph, step: Step) -> int:
 def header_before(lines: CodeLines, below: int, indent: int) -> tuple[int, int, str] | None:
     """The nearest line before line BELOW less indented than INDENT (blank and comment lines
     aside), as (line, its indentation, "def" for a `def` or `class`, "if" for an `if` or an
-    `elif`, else ""); None if none. Read on the file's bytes (`CodeLines.start` filled its
-    lines' starts), each line decoded (as `CodeLines.line` gives it) only where it starts with
-    other than ASCII indentation."""
-    text, starts = lines.text, lines.starts or []
+    `elif`, else ""); None if none. Read on the lines' bytes (`CodeLines.raw`), each line
+    decoded (as `CodeLines.line` gives it) only where it starts with other than ASCII
+    indentation."""
+    raw = lines.raw()
     pad = b" " * indent  # a line that starts with it is indented as much at least
     for number in range(below - 1, 0, -1):
-        start = starts[number - 1]
-        if text.startswith(pad, start) or text.startswith(b"\n", start):
-            continue  # (or empty)
-        stripped = text[start : starts[number] - 1].lstrip()
+        text = raw[number - 1]
+        if not text or text.startswith(pad):
+            continue
+        stripped = text.lstrip()
         if not stripped or stripped[0] in PLAIN_AFTER:
             if not stripped or stripped.startswith(b"#"):
                 continue
-            now = starts[number] - 1 - start - len(stripped)
+            now = len(text) - len(stripped)
             if now >= indent:
                 continue
             if stripped.startswith((b"def ", b"async def ", b"class ")):
