@@ -26,6 +26,7 @@ Namespace = tuple[dict[str, str], dict[str, ImportDef], list[str]]
 # Tables computed on first use from the summaries alone; kept with the snapshot's facts.
 DERIVED = ("importers", "subclasses")
 ALIAS = attrgetter("alias")  # an import's local name ("*" for `import *`)
+UNKNOWN: Any = object()  # not resolved yet (None is a kept answer: nothing)
 BUILTINS = frozenset(
     [
         "abs",
@@ -151,8 +152,9 @@ class Index:
         (relative, aliased, re-exported through `__init__`), then members of what it found.
         Every answer is kept: a re-exported name is asked for by each module importing it."""
         key = (module, dotted)
-        if key in self.resolved:
-            return self.resolved[key]
+        found = self.resolved.get(key, UNKNOWN)
+        if found is not UNKNOWN:
+            return found
         self.resolved[key] = None  # a name met again while resolving it (a cycle) is unknown
         head, _, rest = dotted.partition(".")
         symbol = self.resolve(module, head) if rest else self.resolve_name(module, head)

@@ -99,7 +99,9 @@ class Resolver:
         """`resolve_call` of a call of PATH, in SCOPE, to CALLEE (as its row has them: no
         fact is made), at LINE: a name the function imported more than once is the one its
         last import before the call binds."""
-        imp = self.import_before(path, scope, callee, line) if line else None
+        # (Most files import each name once: no import depends on the line.)
+        again = line and self.index.imports_again(path)
+        imp = self.import_before(path, scope, callee, line) if again else None
         key = (path, scope, callee, imp.line if imp is not None else 0)
         found = self.call_targets.get(key)
         if found is None:
