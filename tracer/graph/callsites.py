@@ -113,17 +113,11 @@ class CallSites:
             calls = self.calls_to(path, callees, lambda t: t.function == function)
             found = []
             if calls:
-                # As its unit's build resolves each (which is not needed to know them).
-                rows = self.graph.facts.rows(path)
-                targets = self.graph.resolver.targets
+                # As its unit's build resolves each (its line read only where it counts).
+                targets = self.graph.resolver.resolve_call_id
                 for call_id in calls:
-                    scope, callee = rows.call_head(call_id)
-                    line = rows.call_line(call_id)
-                    found += [
-                        (call_id, t)
-                        for t in targets(path, scope, callee, line)
-                        if t.function == function
-                    ]
+                    wanted = [t for t in targets(path, call_id) if t.function == function]
+                    found += [(call_id, t) for t in wanted]
             self.sites[key] = found
         return found
 

@@ -151,7 +151,7 @@ class FileTables(StepTables):
         scope, callee = self.rows.call_head(call_id)
         if callee.rpartition(".")[2] in FLAG_METHODS:
             return []
-        if not self.resolver.targets(self.path, scope, callee, self.rows.call_line(call_id)):
+        if not self.resolver.resolve_call_id(self.path, call_id):
             return []
         count = len(self.calls[call_id].args)
         return [step_ids.argument_id(self.path, call_id, i) for i in range(count)]
@@ -251,9 +251,7 @@ class FileTables(StepTables):
         (kept in the table, where the build puts them again)."""
         found = dict.get(self.targets, call_id)
         if found is None:
-            scope, callee = self.rows.call_head(call_id)
-            found = self.resolver.targets(self.path, scope, callee, self.rows.call_line(call_id))
-            self.targets[call_id] = found
+            found = self.targets[call_id] = self.resolver.resolve_call_id(self.path, call_id)
         return found  # type: ignore[no-any-return]
 
     def fill(self, unit: str, table: dict[Any, Any], key: object, found: list[str]) -> None:

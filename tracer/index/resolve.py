@@ -90,10 +90,14 @@ class Resolver:
         return self.targets(path, call.scope, call.callee, call.line)
 
     def resolve_call_id(self, path: str, call_id: int) -> list[CallTarget]:
-        """`resolve_call` of PATH's call CALL_ID, read from its row (no fact is made)."""
+        """`resolve_call` of PATH's call CALL_ID, read from the rows' columns (no fact is
+        made); its line (its unit's rows) read only when its import depends on the line."""
         rows = self.facts.rows(path)
         scope, callee = rows.call_head(call_id)
-        return self.targets(path, scope, callee, rows.call_line(call_id))
+        again = self.index.imports_again(path)
+        if scope != MODULE_SCOPE and callee.partition(".")[0] in again:
+            return self.targets(path, scope, callee, rows.call_line(call_id))
+        return self.targets(path, scope, callee)  # (the line would change nothing)
 
     def targets(self, path: str, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
         """`resolve_call` of a call of PATH, in SCOPE, to CALLEE (as its row has them: no
