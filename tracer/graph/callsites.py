@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
@@ -56,9 +57,8 @@ class CallSites:
         callee's last name is one of WORDS (or a local name for a definition named otherwise)
         can, and only those are resolved."""
         rows = self.graph.facts.rows(path)
-        candidates = sorted(
-            call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
-        )
+        by_name = map(rows.callees.get, words | self.renamed(path), repeat(()))
+        candidates = sorted(chain.from_iterable(by_name))  # (a call is under one last name)
         if not candidates:
             return []
         targets = self.graph.resolver.targets
