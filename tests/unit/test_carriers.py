@@ -256,7 +256,7 @@ def splat_edges(session, function: str) -> list[tuple[str, float]]:
     for step in tables.binding_steps("cfg") + tables.binding_steps("extra"):
         if step.symbol != function:
             continue
-        for call_id, arg_steps in tables.call_args.held_items():
+        for call_id, arg_steps in tables.call_args.items():
             for arg, arg_step in zip(tables.calls[call_id].args, arg_steps, strict=True):
                 if arg.star == 2 and tables.scope_of[arg_step] == function:
                     found = [

@@ -94,8 +94,8 @@ def test_a_launchers_local_tuple_goes_to_its_own_branchs_target(snippet_session)
     session = snippet_session(package())
     graph = session.graph
     server = graph.file("pkg/server.py")
-    assert graph.seeds("args")  # builds the function that launches (units are built on demand)
-    elements = [s for s, _ in server.elements.held_items()]
+    assert graph.seeds("args")  # the bindings of `args`, in the function that launches
+    elements = [s for s, _ in server.elements.items()]  # (every unit built)
     assert elements  # one step per value of each tuple `args` is bound to
     bound = {
         code: sorted(

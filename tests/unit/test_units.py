@@ -63,7 +63,9 @@ def test_units_are_the_functions_methods_and_module_code(snippet_session):
     tables.attr_reads.get("value", [])  # read nowhere as an attribute: builds nothing
     assert tables.built == set()
     assert [s.id for s in tables.binding_steps("value")] == ["pkg/pool.py#p:scaled.value"]
-    assert tables.built == {"scaled"}  # only `scaled` binds `value`
+    assert tables.built == set()  # a parameter is made alone, from the summary
+    tables.local_reads.get(("scaled", "value"))  # who reads `value` in `scaled`: its unit
+    assert tables.built == {"scaled"}
 
 
 def test_tables_do_not_depend_on_the_order_units_are_built(snippet_session):
@@ -130,7 +132,7 @@ def test_a_unit_is_read_from_the_cache_alone(snippet_session):
     tables_of(snippet_session, SOURCE).ensure_all()  # extracts and caches the file's facts
     tables = tables_of(snippet_session, SOURCE)  # a new session on that cache
     assert loaded_rows(tables) == {"calls": [], "assigns": [], "returns": [], "uses": []}
-    tables.binding_steps("value")  # a parameter of `scaled`: its unit is built
+    tables.local_reads.get(("scaled", "value"))  # read in `scaled`: its unit is built
     # `return value * size` is the only row of `scaled`: nothing of the module code, of
     # `Pool.__init__` or of `Pool.grow` is unpickled.
     assert tables.built == {"scaled"}
@@ -175,3 +177,55 @@ def test_a_files_names_are_unpickled_part_by_part():
     table = pickle.loads(pickle.dumps(ByName.of({"size": (("Pool.grow", "cfg"),)})))
     assert table.loaded is None
     assert table.get("size") == (("Pool.grow", "cfg"),) and table.get("other") == ()
+
+
+CALLS = """
+    import multiprocessing
+
+    import cfgmod
+
+    def split(cfg, ratio=cfgmod.cfg.ratio):
+        head = cfg.size * ratio
+        head += 1
+        return head, cfg.size - head
+
+    def run(cfg):
+        a, b = split(cfg, ratio=0.5)
+        cfgmod.report(a, cfg.size)
+        if cfg.fast:
+            def step(x):
+                return x
+        else:
+            def step(x, y=b):
+                return x + y
+        return step(a)
+
+    def launch(cfg):
+        worker = multiprocessing.Process(target=run, args=(cfg, 1))
+        worker.start()
+"""
+
+
+def test_a_step_is_made_alone_as_its_unit_makes_it(snippet_session):
+    # A step asked for before its unit is built is made from its row alone; its unit's
+    # tables of names, returns and calls are read from the rows: no unit is built.
+    for source in (SOURCE, CALLS):
+        whole = tables_of(snippet_session, source)
+        whole.ensure_all()
+        assert bool(whole.elements) == (source is CALLS)  # the values `launch` passes
+        alone = tables_of(snippet_session, source)
+        for step_id in sorted(whole.steps):
+            assert alone.steps[step_id] == whole.steps[step_id]
+            tables = ("scope_of", "refs", "opaque", "results", "bound", "position", "elements")
+            for table in tables:
+                assert getattr(alone, table).get(step_id) == getattr(whole, table).get(step_id)
+        for key in list(whole.local_defs.keys()) + [("run", "nowhere")]:
+            assert alone.local_defs.get(key) == whole.local_defs.get(key)
+        for function in ["run", "split", "run.step", "Pool.grow.inner", "nowhere"]:
+            assert alone.returns.get(function) == whole.returns.get(function)
+        for call_id in range(len(whole.calls)):
+            assert alone.targets[call_id] == whole.targets[call_id]
+        for word in ("size", "cfg", "head", "step", "y", "b"):
+            assert alone.binding_steps(word) == whole.binding_steps(word)
+        assert alone.built == set()
+        assert contents(alone) == contents(whole)  # built now: the same

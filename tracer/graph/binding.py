@@ -22,8 +22,9 @@ def bindings(
     A `**kwargs` or `*args` argument may fill any of them that SIBLINGS leave open: a
     `**d` whose KEYS are known fills those of these names (and a `**kwargs` parameter
     the others), surely; one whose keys are not known, any of them, as a guess."""
-    by_name = {a.keyword for a in siblings if a.keyword}
-    by_position = sum(1 for a in siblings if a.position is not None)
+    if arg.star:  # what the siblings fill: only a splat fills what they leave open
+        by_name = {a.keyword for a in siblings if a.keyword}
+        by_position = sum(1 for a in siblings if a.position is not None)
     if target.function is None:
         if target.klass is None:
             return []

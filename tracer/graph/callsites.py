@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.index.index import Index
@@ -32,6 +34,7 @@ class SiteQueries(Protocol):
     def mentioning_with(self, word: str, classes: list[str]) -> list[str]: ...
 
 
+ALIAS, NAME = attrgetter("alias"), attrgetter("name")  # an import's and an alias's local name
 COMMON_WORD_FILES = 150  # a word in more files than this is searched with its class names
 MAX_FAMILY_NAMES = 40
 
@@ -54,9 +57,8 @@ class CallSites:
         callee's last name is one of WORDS (or a local name for a definition named otherwise)
         can, and only those are resolved."""
         rows = self.graph.facts.rows(path)
-        candidates = sorted(
-            call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
-        )
+        by_name = map(rows.callees.get, words | self.renamed(path), repeat(()))
+        candidates = sorted(chain.from_iterable(by_name))  # (a call is under one last name)
         if not candidates:
             return []
         targets = self.graph.resolver.targets
@@ -76,8 +78,8 @@ class CallSites:
             module = self.graph.index.module_of[path]
             summary = self.graph.facts.summaries[path]
             callees = self.graph.facts.rows(path).callees  # only a called name matters here
-            local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
-            found = self.graph.index.renamed(module, [name for name in local if name in callees])
+            local = [*map(ALIAS, summary.imports), *map(NAME, summary.aliases)]  # in C
+            found = self.graph.index.renamed(module, filter(callees.__contains__, local))
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
             for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):
@@ -111,17 +113,11 @@ class CallSites:
             calls = self.calls_to(path, callees, lambda t: t.function == function)
             found = []
             if calls:
-                # As its unit's build resolves each (which is not needed to know them).
-                rows = self.graph.facts.rows(path)
-                targets = self.graph.resolver.targets
+                # As its unit's build resolves each (its line read only where it counts).
+                targets = self.graph.resolver.resolve_call_id
                 for call_id in calls:
-                    scope, callee = rows.call_head(call_id)
-                    line = rows.call_line(call_id)
-                    found += [
-                        (call_id, t)
-                        for t in targets(path, scope, callee, line)
-                        if t.function == function
-                    ]
+                    wanted = [t for t in targets(path, call_id) if t.function == function]
+                    found += [(call_id, t) for t in wanted]
             self.sites[key] = found
         return found
 

@@ -7,21 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property
-from itertools import accumulate, repeat
-from operator import add
 from textwrap import dedent
+from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, FileFlows, FileSummary
 from tracer.extract.parse import BOM, MAX_CODE_LINES, SourceLines
 from tracer.graph.demand import ALL
 from tracer.graph.reads import NO_REFS
-from tracer.graph.step_tables import Read, StepTables
+from tracer.graph.step_tables import LoneTables, Read, StepTables
 from tracer.graph.steps import Step
-from tracer.graph.unit_steps import UNREAD, UnitIndex, UnitSteps
-from tracer.index.resolve import Resolver
+from tracer.graph.unit_steps import ASSIGN_ROWS, RETURN_ROWS, UNREAD, UnitIndex, UnitSteps
+from tracer.index.resolve import CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, FileNames
-from tracer.store.rows import file_rows
+from tracer.store.rows import ASSIGN_LINE, file_rows
 from tracer.store.units import MEMBER_KINDS, top_classes, unit_of
 
 
@@ -34,34 +33,30 @@ class CodeLines:
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.text = source[len(BOM) :] if source.startswith(BOM) else source
-        self.starts: list[int] | None = None  # where each line starts, in bytes
+        self.split: list[bytes] | None = None  # the lines' bytes, without their line breaks
 
-    def start(self, line: int) -> int | None:
-        """Where LINE (1-based) starts; None past the last line."""
-        starts = self.starts
-        if starts is None:
-            # All at once, in C: past a few hundred lines, faster than finding them one by one.
-            lengths = map(len, self.text.split(b"\n")[:-1])
-            starts = self.starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))
-        return starts[line - 1] if line <= len(starts) else None
+    def raw(self) -> list[bytes]:
+        """The file's lines as bytes (split in C, all at once: a line's bytes are what most
+        readers look at, and finding each line's start would cost more)."""
+        found = self.split
+        if found is None:
+            found = self.split = self.text.split(b"\n")
+        return found
 
     def line(self, number: int) -> str | None:
         """Line NUMBER (1-based) as written, indentation kept; None past the last line."""
-        start = self.start(number) if number > 0 else None
-        if start is None:
+        raw = self.raw()
+        if not 0 < number <= len(raw):
             return None
-        end = self.text.find(b"\n", start)
-        return self.text[start : end if end >= 0 else len(self.text)].decode("utf-8", "replace")
+        return raw[number - 1].decode("utf-8", "replace")
 
     def span(self, line: int, end_line: int) -> str:
         """SourceLines.span(LINE, END_LINE); a one-line span is not dedented (most are)."""
-        start = self.start(line) if 0 < line <= end_line else None
-        if start is None:  # past the end, or no span: as SourceLines slices its lines
+        raw = self.raw()
+        if not 0 < line <= min(end_line, len(raw)):  # as SourceLines slices its lines
             return self.whole.span(line, end_line)
         last = min(end_line, line + MAX_CODE_LINES - 1)
-        after = self.start(last + 1)
-        end = len(self.text) if after is None else after - 1
-        code = self.text[start:end].decode("utf-8", "replace")
+        code = b"\n".join(raw[line - 1 : last]).decode("utf-8", "replace")
         return code.strip() if line == end_line else dedent(code).strip()
 
     @cached_property
@@ -96,11 +91,19 @@ class FileTables(StepTables):
         self.whole = names.whole
         self.classes = top_classes(summary)
         self.unit_names: dict[str, str] = {}  # scope -> its unit
+        self.indices: dict[str, UnitIndex | None] = {}  # unit -> what it holds (unit_index)
         # Keys whose units are built (read again, they build nothing): step ids, calls, attributes.
         self.demanded: set[str] = set()
         self.demanded_calls: set[int] = set()
         self.demanded_attrs: set[str] = set()
         self.defaults: dict[str, set[str]] | None = None
+        # Of units not built yet: the steps made alone (see make_alone), and the keys of
+        # tables filled without a build (a scope's bindings of a name, a function's returns),
+        # dropped when the unit is built (the build fills them again, the same).
+        self.alone: set[str] = set()
+        self.alone_in: dict[str, list[str]] = {}
+        self.filled: dict[str, list[tuple[dict[Any, Any], object]]] = {}
+        self.filled_keys: set[tuple[int, object]] = set()  # (id of the table, key)
         self.block_ends: dict[int, int | None] = {}  # see tracer.graph.blocks
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
@@ -129,7 +132,7 @@ class FileTables(StepTables):
                 code,
                 step.name,
             )
-            self.steps.put(step_id, step)
+            self.steps[step_id] = step
         return step
 
     def arguments(self, call_id: int) -> list[tuple[Arg, str]]:
@@ -148,7 +151,7 @@ class FileTables(StepTables):
         scope, callee = self.rows.call_head(call_id)
         if callee.rpartition(".")[2] in FLAG_METHODS:
             return []
-        if not self.resolver.targets(self.path, scope, callee, self.rows.call_line(call_id)):
+        if not self.resolver.resolve_call_id(self.path, call_id):
             return []
         count = len(self.calls[call_id].args)
         return [step_ids.argument_id(self.path, call_id, i) for i in range(count)]
@@ -169,11 +172,16 @@ class FileTables(StepTables):
 
     def unit_index(self, unit: str) -> UnitIndex | None:
         """What UNIT holds; None for a name that is no unit of the file."""
+        if unit in self.indices:
+            return self.indices[unit]
+        found = None
         if self.whole:
             sizes = self.rows.sizes
-            return UnitIndex(*(list(range(size)) for size in sizes)) if unit == WHOLE else None
-        number = self.unit_numbers.get(unit)
-        return None if number is None else UnitIndex(*self.rows.unit_members(number))
+            found = UnitIndex(*(list(range(size)) for size in sizes)) if unit == WHOLE else None
+        elif (number := self.unit_numbers.get(unit)) is not None:
+            found = UnitIndex(*self.rows.unit_members(number))
+        self.indices[unit] = found
+        return found
 
     @cached_property
     def unit_numbers(self) -> dict[str, int]:
@@ -183,6 +191,10 @@ class FileTables(StepTables):
         if unit in self.built or self.building:
             return
         self.built.add(unit)
+        self.alone.difference_update(self.alone_in.pop(unit, ()))
+        for table, key in self.filled.pop(unit, ()):
+            dict.pop(table, key, None)
+            self.filled_keys.discard((id(table), key))
         found = self.unit_index(unit)
         if found is not None:
             self.building = True
@@ -202,10 +214,52 @@ class FileTables(StepTables):
         if step_id is ALL:
             self.ensure_all()
         elif isinstance(step_id, str) and step_id not in self.demanded:
+            if step_id in self.alone:
+                return  # made alone: its unit is not needed
             if step_ids.file_of(step_id) == self.path:
-                self.ensure(self.step_unit(step_id))
+                unit = self.step_unit(step_id)
+                if self.lone(unit) and self.make_alone(step_id, unit):
+                    return
+                self.ensure(unit)
             if not self.building:  # its unit is built now: asked again, nothing to do
                 self.demanded.add(step_id)
+
+    def lone(self, unit: str) -> bool:
+        """May a key of UNIT be answered without building it (see make_alone)?"""
+        return unit not in self.built and not self.building and not self.whole and unit != WHOLE
+
+    def make_alone(self, step_id: str, unit: str) -> bool:
+        """Make the steps of the row STEP_ID is made from (an assignment, a return, a use, a
+        call's arguments; a function's parameters, a class's fields) as UNIT's build makes
+        them, without building UNIT: most steps a query reaches are asked only what they
+        are, and their units for nothing else. True when STEP_ID is one of them; a flag is
+        made with its unit."""
+        where = step_ids.address(step_id)
+        index = self.unit_index(unit)
+        if index is None or (where.kind == "c" and ":" in step_id.rpartition("#")[2]):
+            return False
+        lone = LoneTables(self, self.call_targets)
+        self.unit_steps.alone(lone, where, index)
+        if step_id not in lone.made:
+            return False  # it is no step (or one of those): the unit says
+        self.alone.update(lone.made)
+        self.alone_in.setdefault(unit, []).extend(lone.made)
+        return True
+
+    def call_targets(self, call_id: int) -> list[CallTarget]:
+        """The targets of the call CALL_ID, as its unit's build resolves them, resolved once
+        (kept in the table, where the build puts them again)."""
+        found = dict.get(self.targets, call_id)
+        if found is None:
+            found = self.targets[call_id] = self.resolver.resolve_call_id(self.path, call_id)
+        return found  # type: ignore[no-any-return]
+
+    def fill(self, unit: str, table: dict[Any, Any], key: object, found: list[str]) -> None:
+        """TABLE[KEY] is FOUND (kept if any), as UNIT's build would fill it, UNIT not built."""
+        if found:
+            table[key] = found  # (not a demand: see Demanded)
+        self.filled.setdefault(unit, []).append((table, key))
+        self.filled_keys.add((id(table), key))
 
     def step_unit(self, step_id: str) -> str:
         """The unit of STEP_ID, a step of this file."""
@@ -233,20 +287,73 @@ class FileTables(StepTables):
         if key is ALL:
             self.ensure_all()
         elif isinstance(key, tuple):
-            self.ensure(self.unit_of(key[0]))
+            unit = self.unit_of(key[0])
+            if not self.lone(unit):
+                self.ensure(unit)
+            elif (id(self.local_defs), key) not in self.filled_keys:
+                self.fill(unit, self.local_defs, key, self.definitions(unit, *key))
+
+    def definitions(self, unit: str, scope: str, name: str) -> list[str]:
+        """The steps binding NAME in SCOPE (of UNIT), in the order a build of UNIT lists them
+        (`local_defs`): the parameters, then the assignments' targets. Read from the rows'
+        columns; an assignment's row only for a target of that name."""
+        index = self.unit_index(unit)
+        if index is None:
+            return []
+        found = []
+        for i in index.functions:
+            function = self.summary.functions[i]
+            if function.qualname == scope:
+                for param in function.params:
+                    if param.name == name:
+                        found.append(step_ids.param_id(self.path, scope, name))
+        if name and "." not in name:  # attribute writes are no local bindings
+            targets = self.rows.assign_targets
+            for i in self.rows.assigns_by_scope.get(scope, ()):
+                for j, target in enumerate(targets[i]):
+                    if target == name and not self.unit_steps.in_body(
+                        self.rows.row(ASSIGN_ROWS, i)[ASSIGN_LINE]
+                    ):
+                        found.append(step_ids.target_id(self.path, i, j))
+        return found
 
     def by_local_read(self, key: object) -> None:
         # The module and a class body hold the default values of functions of other units.
         if key is ALL or (isinstance(key, tuple) and key[0] in self.shared):
             self.ensure_all()
-        else:
-            self.by_scope(key)
+        elif isinstance(key, tuple):
+            self.ensure(self.unit_of(key[0]))
 
     def by_function(self, qualname: object) -> None:
         if qualname is ALL:
             self.ensure_all()
         elif isinstance(qualname, str):
-            self.ensure(self.unit_of(qualname))
+            unit = self.unit_of(qualname)
+            if not self.lone(unit):
+                self.ensure(unit)
+            elif (id(self.returns), qualname) not in self.filled_keys:
+                self.fill(unit, self.returns, qualname, self.returned(qualname))
+
+    def returned(self, qualname: str) -> list[str]:
+        """The steps of the values the function QUALNAME returns, in the order a build of its
+        unit lists them (`returns`): one per return, or per position of `return a, b`."""
+        found = []
+        for i in self.rows.returns_by_scope.get(qualname, ()):
+            items = self.rows.row(RETURN_ROWS, i)[RETURN_ITEMS]
+            if len(items) > 1:
+                found += [step_ids.return_id(self.path, i, k) for k in range(len(items))]
+            else:
+                found.append(step_ids.return_id(self.path, i))
+        return found
+
+    def by_target(self, call_id: object) -> None:
+        """A call's targets: resolved alone when its unit is not built."""
+        if isinstance(call_id, int) and 0 <= call_id < len(self.calls):
+            unit = self.unit_of_member(CALLS, call_id)
+            if self.lone(unit):
+                self.call_targets(call_id)
+                return
+        self.by_call(call_id)
 
     def by_call(self, call_id: object) -> None:
         if call_id is ALL:
@@ -272,10 +379,11 @@ class FileTables(StepTables):
             self.demanded_attrs.add(attr)
 
     def attr_readers(self, attr: str, scopes: set[str]) -> list[tuple[Read, frozenset[str]]]:
-        """The reads of ATTR, in the tables' order, in the units built so far and in those of
-        SCOPES (and of the functions whose default values read ATTR, read in the scope around
-        them), each with the names its step reads only opaquely. Those of units not built yet
-        are read from their rows, without building them: most readers are never expanded."""
+        """The reads of ATTR, in the tables' order, in the units built so far, and those in
+        SCOPES of the units not built (the caller takes no other: a read's receiver in its
+        scope says whether it may be of the caller's class), each with the names its step reads
+        only opaquely. Those of units not built are read from their rows, without building
+        them: most readers are never expanded."""
         found = [
             (self.rank[read.step], read, self.opaque.held(read.step, NO_REFS))
             for read in self.attr_reads.held(attr, ())
@@ -286,7 +394,7 @@ class FileTables(StepTables):
             for unit in sorted(units - self.built):
                 index = self.unit_index(unit)
                 if index is not None:
-                    found += self.unit_steps.attr_reads(index, attr)
+                    found += self.unit_steps.attr_reads(index, attr, scopes)
             found.sort(key=lambda item: item[0])
         return [(read, opaque) for _, read, opaque in found]
 
@@ -311,19 +419,43 @@ class FileTables(StepTables):
 
     def binding_steps(self, word: str) -> list[Step]:
         """Steps that bind WORD (parameters, fields, assignments, flags, generated flags),
-        in the order a whole-file build makes them; only the units that may are built."""
-        for function in self.summary.functions:
-            if any(p.name == word for p in function.params):
-                self.ensure(self.unit_of(function.qualname))
-        for klass in self.summary.classes:
-            if any(f.name == word for f in klass.fields):
-                self.ensure(self.unit_of(klass.qualname))
-        for unit in self.rows.binders.get(word, ()):
-            self.ensure(WHOLE if self.whole else self.rows.units[unit])
+        in the order a whole-file build makes them. Parameters, fields and assignments are
+        made alone where their units are not built; the units of flags are built."""
+        if self.whole:
+            self.ensure_all()
+        found: dict[str, Step] = {}
+        for step_id in self.binders(word):
+            step = self.steps.get(step_id)
+            if step is not None:
+                found[step_id] = step
         if word in self.names.flag_dests:
             self.by_flag(word)
-        found = [s for s in self.steps.held_values() if s.name == word]
-        return sorted(found, key=lambda s: self.rank[s.id])
+        alone = self.alone  # steps of units not built
+        for step in self.steps.held_values():
+            if step.name == word and step.kind == "cli_flag" and step.id not in alone:
+                found[step.id] = step
+        return sorted(found.values(), key=lambda s: self.rank[s.id])
+
+    def binders(self, word: str) -> list[str]:
+        """The ids of the parameters, fields and assignments' targets named WORD (read from
+        the summary and the rows' columns: no step is made)."""
+        path, found = self.path, []
+        for function in self.summary.functions:
+            if any(p.name == word for p in function.params):
+                found.append(step_ids.param_id(path, function.qualname, word))
+        for klass in self.summary.classes:
+            if any(f.name == word for f in klass.fields):
+                found.append(step_ids.field_id(path, klass.qualname, word))
+        targets, in_body = self.rows.assign_targets, self.unit_steps.in_body
+        for number in self.rows.binders.get(word, ()):
+            index = self.unit_index(WHOLE if self.whole else self.rows.units[number])
+            for i in index.assigns if index is not None else ():
+                for j, target in enumerate(targets[i]):
+                    if target.rpartition(".")[2] == word and not in_body(
+                        self.rows.row(ASSIGN_ROWS, i)[ASSIGN_LINE]
+                    ):
+                        found.append(step_ids.target_id(path, i, j))
+        return found
 
     def inner_reads(self, scope: str) -> list[tuple[tuple[str, str], list[str]]]:
         """Reads of names in the functions nested in SCOPE (every function, for the module),
@@ -338,6 +470,7 @@ class FileTables(StepTables):
 
 
 WHOLE = "*"  # the one unit of a file whose units cannot be built apart
+RETURN_ITEMS = 2  # of a Return's row: its values by position (`return a, b`)
 CALLS = MEMBER_KINDS.index("calls")
 # The kinds of rows that steps made from rows are addressed in (see step_ids.Address).
 ROWS_OF_ADDRESS = {"a": "assigns", "r": "returns", "u": "uses", "c": "calls"}

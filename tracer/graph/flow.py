@@ -131,7 +131,7 @@ class FlowGraph:
         allowed: set[str] = set()
         for klass in classes[:MAX_FAMILY_NAMES]:
             allowed.update(self.mentioning(klass.rpartition(".")[2]))
-        return [path for path in found if path in allowed]
+        return list(filter(allowed.__contains__, found))
 
     def edges(self, step_id: str, forward: bool) -> list[Edge]:
         """Edges out of (forward) or into (backward) STEP_ID, found once, kept in the graph."""
@@ -293,12 +293,12 @@ class FlowGraph:
             scopes = {
                 scope
                 for scope, base in self.facts.names(path).reads.get(attr, ())
-                if self.slots.slot_match(path, Read("", scope, base, 0), family, attr, declared)
+                if self.slots.slot_match(path, Read("", scope, base, 0), klass, attr, declared)
             }
             if not scopes:
                 continue  # no read there can be of this family: its tables are not needed
             for read, opaque in self.file(path).attr_readers(attr, scopes):
-                confidence = self.slots.slot_match(path, read, family, attr, declared)
+                confidence = self.slots.slot_match(path, read, klass, attr, declared)
                 if confidence == DYNAMIC and declared:
                     # As sure as the read's own way back to the fields it may come from.
                     fields, sure = self.slots.dynamic_fields(path, read.base, attr)
@@ -427,7 +427,7 @@ class FlowGraph:
                 continue
             for write in self.writes(path, attr):
                 confidence = self.slots.slot_match(
-                    path, write, family, attr, write.base == "<class>"
+                    path, write, klass, attr, write.base == "<class>"
                 )
                 if confidence:
                     yield attr_edge(tables, write.step, step.id, ref, confidence)

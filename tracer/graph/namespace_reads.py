@@ -133,17 +133,15 @@ def attribute_reads(
     klass = graph.resolver.ref_type(tables.path, tables.scope_of[step_id], base)
     if klass is None:
         return []
-    classes = graph.index.family(klass)
-    family = set(classes)
     found = []
-    for path in graph.mentioning_with(dest, classes):
+    for path in graph.mentioning_with(dest, graph.index.family(klass)):
         there = graph.file(path)
         for read in there.attr_reads.get(dest, []):
             owner, _, name = read.base.rpartition(".")
             if name != attr or not owner:
                 continue
             access = Read(read.step, read.scope, owner, read.line)
-            if graph.slots.slot_match(path, access, family, attr, False) >= TRUSTED:
+            if graph.slots.slot_match(path, access, klass, attr, False) >= TRUSTED:
                 found.append(read.step)
     return found
 

@@ -134,6 +134,9 @@ def route_back(
 
 # By file and line: the arguments of one call are on its lines.
 GUARDS: WeakKeyDictionary[FlowGraph, dict[tuple[str, int], int]] = WeakKeyDictionary()
+# By file and line of a block's header: the guards of that header and of those around it
+# (the steps of one function share the headers around them).
+HEADERS: WeakKeyDictionary[FlowGraph, dict[tuple[str, int], int]] = WeakKeyDictionary()
 
 
 def guards(graph: FlowGraph, step: Step) -> int:
@@ -148,41 +151,69 @@ def guards(graph: FlowGraph, step: Step) -> int:
 
 
 def count_guards(graph: FlowGraph, step: Step) -> int:
-    # On the file's bytes, line by line backward from STEP's: each line decoded (as
-    # `CodeLines.line` gives it) only where it starts with other than ASCII indentation.
+    # Up the headers of the blocks around STEP's line (each less indented than the one
+    # inside it) to its function's `def`: a header's count is that of the headers around it
+    # plus its own, kept by its line.
     lines = graph.file(step.file).lines
-    if lines.start(step.line) is None:
+    if not 0 < step.line <= len(lines.raw()):
         return 0
-    text, starts = lines.text, lines.starts or []  # filled by `start`
-    found = 0
     indent = indent_of(lines, step.line)
-    for number in range(step.line - 1, 0, -1):
-        start = starts[number - 1]
-        stripped = text[start : starts[number] - 1].lstrip()
+    if indent == 0:
+        return 0  # at the module's level: no block holds it
+    known = HEADERS.setdefault(graph, {})
+    met: list[tuple[int, int]] = []  # (line, own guard) of the headers not known yet
+    found = 0
+    number = step.line
+    while (header := header_before(lines, number, indent)) is not None:
+        number, indent, kind = header
+        counted = known.get((step.file, number))
+        if counted is not None:
+            found = counted
+            break
+        if kind == "def":
+            known[(step.file, number)] = 0
+            break
+        own = 1 if kind == "if" and has_default(lines.line, number, indent) else 0
+        met.append((number, own))
+        if indent == 0:
+            break
+    for number, own in reversed(met):
+        found += own
+        known[(step.file, number)] = found
+    return found
+
+
+def header_before(lines: CodeLines, below: int, indent: int) -> tuple[int, int, str] | None:
+    """The nearest line before line BELOW less indented than INDENT (blank and comment lines
+    aside), as (line, its indentation, "def" for a `def` or `class`, "if" for an `if` or an
+    `elif`, else ""); None if none. Read on the lines' bytes (`CodeLines.raw`), each line
+    decoded (as `CodeLines.line` gives it) only where it starts with other than ASCII
+    indentation."""
+    raw = lines.raw()
+    pad = b" " * indent  # a line that starts with it is indented as much at least
+    for number in range(below - 1, 0, -1):
+        text = raw[number - 1]
+        if not text or text.startswith(pad):
+            continue
+        stripped = text.lstrip()
         if not stripped or stripped[0] in PLAIN_AFTER:
             if not stripped or stripped.startswith(b"#"):
                 continue
-            now = starts[number] - 1 - start - len(stripped)
+            now = len(text) - len(stripped)
             if now >= indent:
                 continue
-            indent = now
             if stripped.startswith((b"def ", b"async def ", b"class ")):
-                break
-            if stripped.startswith((b"if ", b"elif ")) and has_default(lines.line, number, indent):
-                found += 1
-        else:
-            line = lines.line(number) or ""
-            rest = line.lstrip()
-            if not rest or rest.startswith("#") or len(line) - len(rest) >= indent:
-                continue
-            indent = len(line) - len(rest)
-            if rest.startswith(("def ", "async def ", "class ")):
-                break
-            if rest.startswith(("if ", "elif ")) and has_default(lines.line, number, indent):
-                found += 1
-        if indent == 0:
-            break
-    return found
+                return number, now, "def"
+            return number, now, "if" if stripped.startswith((b"if ", b"elif ")) else ""
+        line = lines.line(number) or ""
+        rest = line.lstrip()
+        if not rest or rest.startswith("#") or len(line) - len(rest) >= indent:
+            continue
+        now = len(line) - len(rest)
+        if rest.startswith(("def ", "async def ", "class ")):
+            return number, now, "def"
+        return number, now, "if" if rest.startswith(("if ", "elif ")) else ""
+    return None
 
 
 # A line's first byte after its ASCII whitespace that `str.lstrip` would not strip either:

@@ -53,16 +53,35 @@ class Slots:
         self.graph = graph
         self.owners: dict[str, set[str]] = {}  # attribute -> the classes that bind it
         self.bound: dict[tuple[str, str], bool] = {}  # (class, attribute) -> binds()
+        # (path, scope, base, class, attribute, declared) -> match(): a read or a write is
+        # met again for each step its attribute joins to.
+        self.matched: dict[tuple[str, str, str, str | None, str, bool], float] = {}
+        self.families: dict[str, set[str]] = {}  # class -> its family
 
     def slot_match(
-        self, path: str, access: Read, family: set[str], attr: str, declared: bool
+        self, path: str, access: Read, klass: str | None, attr: str, declared: bool
     ) -> float:
-        """How sure ACCESS (a read or a write of ATTR) is on an object of FAMILY; DECLARED
-        when the other side is a class-level field."""
-        if access.base == "<class>":
-            owner = f"{self.graph.index.module_of[path]}.{access.scope}"
+        """How sure ACCESS (a read or a write of ATTR in PATH) is on an object of the family
+        of KLASS (none when None); DECLARED when the other side is a class-level field.
+        Answered once for each scope and receiver: the access's step and line do not count."""
+        key = (path, access.scope, access.base, klass, attr, declared)
+        found = self.matched.get(key)
+        if found is None:
+            family = self.families.get(klass) if klass else set()
+            if family is None:
+                family = self.families[klass] = set(self.graph.index.family(klass))
+            found = self.match(path, access.scope, access.base, family, attr, declared)
+            self.matched[key] = found
+        return found
+
+    def match(
+        self, path: str, scope: str, base: str, family: set[str], attr: str, declared: bool
+    ) -> float:
+        """`slot_match` of an access of `BASE.ATTR` in SCOPE, on FAMILY."""
+        if base == "<class>":
+            owner = f"{self.graph.index.module_of[path]}.{scope}"
         else:
-            owner = self.graph.resolver.ref_type(path, access.scope, access.base)
+            owner = self.graph.resolver.ref_type(path, scope, base)
         if owner is not None and family:
             if owner in family:
                 return 1.0
@@ -70,7 +89,7 @@ class Slots:
             # a config namespace) may carry the value of a declared field of that name: the
             # one of the class the receiver names, if it names any (see dynamic_fields).
             if declared and not self.binds(owner, attr):
-                named = self.receiver_classes(path, access.base, attr)
+                named = self.receiver_classes(path, base, attr)
                 if not named:
                     return DYNAMIC
                 if family.isdisjoint(named):

@@ -11,7 +11,7 @@ from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary
 from tracer.graph.reads import NO_REFS, index_reads, record_reads, value_reads
-from tracer.graph.step_tables import Rank, Read, StepTables
+from tracer.graph.step_tables import LoneTables, Rank, Read, StepTables
 from tracer.graph.steps import StepRow
 from tracer.index.library import LAUNCHER_NAMES, Launcher
 from tracer.index.resolve import Resolver
@@ -92,23 +92,17 @@ class UnitSteps:
         resolved = []
         for call_id, call in zip(unit.calls, calls, strict=True):
             found = targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
-            tables.targets.put(call_id, found)
+            tables.targets[call_id] = found
             resolved.append(found)
         self.add_definitions(unit)
-        if unit.assigns and self.in_class_body is None:
-            self.in_class_body = class_bodies(self.summary)
         for i in unit.assigns:
             assign = row(ASSIGN_ROWS, i)
-            assert self.in_class_body is not None
-            if not self.in_class_body(assign[ASSIGN_LINE]):  # class-level ones are fields already
+            if not self.in_body(assign[ASSIGN_LINE]):  # class-level ones are fields already
                 self.add_assign(i, assign)
         for i in unit.returns:
             self.add_return(i, row(RETURN_ROWS, i))
         for i in unit.uses:
-            scope, value, line, end_line = row(USE_ROWS, i)
-            step = StepRow(step_ids.use_id(path, i), "use", path, line, end_line, scope, UNREAD, "")
-            tables.add(step, scope, (4, i))
-            record_reads(tables, step, scope, value)
+            self.add_use(i, row(USE_ROWS, i))
         for call, found in zip(calls, resolved, strict=True):
             last = call[CALLEE].rpartition(".")[2]
             # Only a flag, a resolved call or a thrown-away result makes steps (see add_call).
@@ -119,10 +113,13 @@ class UnitSteps:
                 if launcher is not None:
                     self.add_launch(call, launcher)
 
-    def attr_reads(self, unit: UnitIndex, attr: str) -> list[tuple[Rank, Read, frozenset[str]]]:
-        """The reads of `x.ATTR` that `build` would note for UNIT, in its order, each with its
-        step's rank and the names that step reads only opaquely, found without building it:
-        only the statements that mention ATTR are read, and only their calls resolved."""
+    def attr_reads(
+        self, unit: UnitIndex, attr: str, scopes: set[str]
+    ) -> list[tuple[Rank, Read, frozenset[str]]]:
+        """The reads of `x.ATTR` in SCOPES that `build` would note for UNIT, in its order, each
+        with its step's rank and the names that step reads only opaquely, found without
+        building it: only the statements in SCOPES that mention ATTR are read, and only their
+        calls resolved."""
         path, row, calls = self.path, self.rows.row, self.calls
         suffix = "." + attr
         found: list[tuple[Rank, Read, frozenset[str]]] = []
@@ -174,15 +171,14 @@ class UnitSteps:
         for i in unit.functions:
             function = self.summary.functions[i]
             outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+            if outer not in scopes:
+                continue
             for j, param in enumerate(function.params):
                 step_id = step_ids.param_id(path, function.qualname, param.name)
                 note((0, i, j), step_id, outer, param.line, param.default_refs, NO_REFS)
-        if unit.assigns and self.in_class_body is None:
-            self.in_class_body = class_bodies(self.summary)
         for i in unit.assigns:
             scope, targets, whole_value, items, op, _, line, _ = row(ASSIGN_ROWS, i)
-            assert self.in_class_body is not None
-            if self.in_class_body(line):
+            if scope not in scopes or self.in_body(line):
                 continue
             changes = op not in ("=", "for", "with", ":=")
             for j, (target, position) in enumerate(targets):
@@ -198,6 +194,8 @@ class UnitSteps:
                     )
         for i in unit.returns:
             scope, whole_value, items, line, _ = row(RETURN_ROWS, i)
+            if scope not in scopes:
+                continue
             parts = list(enumerate(items)) if len(items) > 1 else [(None, whole_value)]
             for position, value in parts:
                 if mentions(value):
@@ -206,10 +204,12 @@ class UnitSteps:
                     note(rank, step_id, scope, line, *reads(value))
         for i in unit.uses:
             scope, value, line, _ = row(USE_ROWS, i)
-            if mentions(value):
+            if scope in scopes and mentions(value):
                 note((4, i), step_ids.use_id(path, i), scope, line, *reads(value))
         for call_id in unit.calls:
             _, scope, callee, _, args, discarded, line, _ = row(CALL_ROWS, call_id)
+            if scope not in scopes:
+                continue
             last = callee.rpartition(".")[2]
             if last not in LAUNCHER_NAMES and not mentioned_by(call_id):
                 continue
@@ -244,6 +244,51 @@ class UnitSteps:
                         note(rank, step_id, scope, arg_line, refs, NO_REFS)
         return found
 
+    def in_body(self, line: int) -> bool:
+        """Is LINE directly in a class body (an assignment there is a field)?"""
+        if self.in_class_body is None:
+            self.in_class_body = class_bodies(self.summary)
+        return self.in_class_body(line)
+
+    def alone(self, lone: LoneTables, where: step_ids.Address, unit: UnitIndex) -> None:
+        """The steps of the one row (or definition) at WHERE, of UNIT, as its build makes
+        them, into LONE: the unit is not built (see `FileTables.make_alone`)."""
+        built, self.tables = self.tables, lone  # type: ignore[assignment]
+        try:
+            self.add_alone(where, unit)
+        finally:
+            self.tables = built
+
+    def add_alone(self, where: step_ids.Address, unit: UnitIndex) -> None:
+        kind, number, row = where.kind, where.number, self.rows.row
+        if kind == "p":
+            for i in unit.functions:
+                if self.summary.functions[i].qualname == where.owner:
+                    self.add_params(i)
+        elif kind == "f":
+            for i in unit.classes:
+                if self.summary.classes[i].qualname == where.owner:
+                    self.add_fields(i)
+        elif kind == "a":
+            assign = row(ASSIGN_ROWS, number)
+            if not self.in_body(assign[ASSIGN_LINE]):
+                self.add_assign(number, assign)
+        elif kind == "r":
+            self.add_return(number, row(RETURN_ROWS, number))
+        elif kind == "u":
+            self.add_use(number, row(USE_ROWS, number))
+        elif kind == "c":
+            call = row(CALL_ROWS, number)
+            last = call[CALLEE].rpartition(".")[2]
+            found = self.tables.targets.held(number)
+            # A flag is made with the flags its unit gives (see FileTables.make_alone).
+            if last not in FLAG_METHODS and (call[DISCARDED] or found):
+                self.add_call(call)
+            if last in LAUNCHER_NAMES and not found:
+                launcher = self.resolver.launcher(self.path, call[CALL_SCOPE], call[CALLEE])
+                if launcher is not None:
+                    self.add_launch(call, launcher)
+
     def add_launch(self, row: Row, launcher: Launcher) -> None:
         """A call that runs a function later (`Process(target=f, args=(a, b), kwargs=...)`):
         a step for each value it will pass, an element of its ARGS tuple (by position) or of
@@ -264,9 +309,9 @@ class UnitSteps:
                 key if isinstance(key, str) else "",
             )
             self.tables.add(step, scope, (5, call_id, 1000 + 1000 * i + j))
-            self.tables.elements.put(step.id, (call_id, key))
+            self.tables.elements[step.id] = (call_id, key)
             index_reads(self.tables, step, scope, refs, NO_REFS, ())
-        self.tables.launches.put(call_id, target)
+        self.tables.launches[call_id] = target
 
     def add_assign(self, index: int, row: Row) -> None:
         """The steps of an assignment's targets (ROW, an Assign's)."""
@@ -321,42 +366,57 @@ class UnitSteps:
                 self.tables.position[step.id] = position
             record_reads(self.tables, step, scope, value)
 
-    def add_definitions(self, unit: UnitIndex) -> None:
+    def add_use(self, index: int, row: Row) -> None:
+        """The step of an expression statement (ROW, a Use's)."""
         path = self.path
+        scope, value, line, end_line = row
+        step = StepRow(step_ids.use_id(path, index), "use", path, line, end_line, scope, UNREAD, "")
+        self.tables.add(step, scope, (4, index))
+        record_reads(self.tables, step, scope, value)
+
+    def add_definitions(self, unit: UnitIndex) -> None:
         for i in unit.functions:
-            function = self.summary.functions[i]
-            for j, param in enumerate(function.params):
-                step = StepRow(
-                    step_ids.param_id(path, function.qualname, param.name),
-                    "param",
-                    path,
-                    param.line,
-                    param.line,
-                    function.qualname,
-                    param.code,
-                    param.name,
-                )
-                self.tables.add(step, function.qualname, (0, i, j))
-                self.tables.local_defs.setdefault((function.qualname, param.name), []).append(
-                    step.id
-                )
-                if param.default_refs:  # evaluated where the function is defined
-                    outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
-                    record_reads(self.tables, step, outer, (param.default_refs, (), False, None))
+            self.add_params(i)
         for i in unit.classes:
-            klass = self.summary.classes[i]
-            for j, definition in enumerate(klass.fields):
-                step = StepRow(
-                    step_ids.field_id(path, klass.qualname, definition.name),
-                    "field",
-                    path,
-                    definition.line,
-                    definition.end_line,
-                    klass.qualname,
-                    definition.code,
-                    definition.name,
-                )
-                self.tables.add(step, MODULE_SCOPE, (1, i, j))
+            self.add_fields(i)
+
+    def add_params(self, i: int) -> None:
+        """The steps of the parameters of the summary's function I."""
+        path = self.path
+        function = self.summary.functions[i]
+        for j, param in enumerate(function.params):
+            step = StepRow(
+                step_ids.param_id(path, function.qualname, param.name),
+                "param",
+                path,
+                param.line,
+                param.line,
+                function.qualname,
+                param.code,
+                param.name,
+            )
+            self.tables.add(step, function.qualname, (0, i, j))
+            self.tables.local_defs.setdefault((function.qualname, param.name), []).append(step.id)
+            if param.default_refs:  # evaluated where the function is defined
+                outer = function.qualname.rpartition(".")[0] or MODULE_SCOPE
+                record_reads(self.tables, step, outer, (param.default_refs, (), False, None))
+
+    def add_fields(self, i: int) -> None:
+        """The steps of the class-level fields of the summary's class I."""
+        path = self.path
+        klass = self.summary.classes[i]
+        for j, definition in enumerate(klass.fields):
+            step = StepRow(
+                step_ids.field_id(path, klass.qualname, definition.name),
+                "field",
+                path,
+                definition.line,
+                definition.end_line,
+                klass.qualname,
+                definition.code,
+                definition.name,
+            )
+            self.tables.add(step, MODULE_SCOPE, (1, i, j))
 
     def add_call(self, row: Row) -> None:
         """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;

@@ -11,6 +11,12 @@ from tracer.index.index import Index
 from tracer.index.scopes import Scopes
 from tracer.index.targets import BY_DEFAULT, CallResolver
 from tracer.store.facts import Facts
+from tracer.store.rows import ASSIGN_VALUE, TARGETS, VALUE_CALLS, VALUE_REFS
+from tracer.store.units import ROW_KINDS
+
+ASSIGN_ROWS, RETURN_ROWS = ROW_KINDS.index("assigns"), ROW_KINDS.index("returns")
+RETURN_VALUE, RETURN_LINE = 1, 3  # of a Return's row
+STRAIGHT = 3  # of a file's objects (patterns, yields, raises, straight): FileFlows.straight
 
 
 class Factories:
@@ -42,14 +48,14 @@ class Factories:
         indices = self.scopes.assigns(path, scope).get(name, ())
         if not indices:
             return []
-        flows = self.facts.flows(path)
+        row = self.facts.rows(path).row  # the assignments' rows: no fact is made
         classes: dict[str, None] = {}
         for index in indices:
-            assign = flows.assigns[index]
-            value = assign.value
-            if len(assign.targets) != 1 or len(value.calls) != 1 or value.refs:
+            assign = row(ASSIGN_ROWS, index)
+            value = assign[ASSIGN_VALUE]
+            if len(assign[TARGETS]) != 1 or len(value[VALUE_CALLS]) != 1 or value[VALUE_REFS]:
                 return []
-            targets = self.calls.resolve_call(path, flows.calls[value.calls[0]])
+            targets = self.calls.resolve_call_id(path, value[VALUE_CALLS][0])
             functions = [t.function for t in targets if t.confidence == 1.0 and t.klass is None]
             if len(functions) != 1 or functions[0] is None:
                 return []
@@ -63,12 +69,12 @@ class Factories:
         """Where the local NAME of SCOPE holds a factory's result: when the factory makes
         KLASS (`if not hybrid:` around its `return`, or "by default" for a return no
         condition guards), said as "NAME is a Klass when ..."."""
-        flows = self.facts.flows(path)
+        row = self.facts.rows(path).row
         for index in self.scopes.assigns(path, scope).get(name, ()):
-            value = flows.assigns[index].value
-            if len(value.calls) != 1:
+            value = row(ASSIGN_ROWS, index)[ASSIGN_VALUE]
+            if len(value[VALUE_CALLS]) != 1:
                 continue
-            for target in self.calls.resolve_call(path, flows.calls[value.calls[0]]):
+            for target in self.calls.resolve_call_id(path, value[VALUE_CALLS][0]):
                 if target.function is not None and klass in self.constructed(target.function):
                     branch = self.return_branch(target.function, klass)
                     short = klass.rpartition(".")[2]
@@ -79,17 +85,17 @@ class Factories:
         """The condition that leads to FUNCTION_NAME's return constructing KLASS, as written
         ("when `if backend == 'mlx':`"), or "by default" when no branch guards it."""
         path, function = self.index.functions[function_name]
-        flows = self.facts.flows(path)
-        for i in self.facts.rows(path).returns_by_scope.get(function.qualname, ()):
-            ret = flows.returns[i]
-            if len(ret.value.calls) != 1:
+        rows = self.facts.rows(path)
+        for i in rows.returns_by_scope.get(function.qualname, ()):
+            _, value, _, line, _ = rows.row(RETURN_ROWS, i)
+            if len(value[VALUE_CALLS]) != 1:
                 continue
-            made = self.calls.resolve_call(path, flows.calls[ret.value.calls[0]])
+            made = self.calls.resolve_call_id(path, value[VALUE_CALLS][0])
             if not any(t.klass == klass for t in made):
                 continue
-            if ret.line in flows.straight:
+            if line in rows.objects[STRAIGHT]:
                 return BY_DEFAULT
-            headers = enclosing_branch(self.facts.source(path), ret.line, function.line)
+            headers = enclosing_branch(self.facts.source(path), line, function.line)
             return f"when {headers}" if headers else ""
         return ""
 
@@ -98,18 +104,21 @@ class Factories:
         the one it returns when no condition holds (a return at the top of its body, the
         factory's default) first, then the others in the order written."""
         path, function = self.index.functions[function_name]
-        flows = self.facts.flows(path)
+        rows = self.facts.rows(path)
         found: dict[str, None] = {}
-        indices = self.facts.rows(path).returns_by_scope.get(function.qualname, ())
-        straight = flows.straight
-        by_default = sorted(indices, key=lambda i: flows.returns[i].line not in straight)
+        indices = rows.returns_by_scope.get(function.qualname, ())
+        if not indices:
+            return []
+        returns = {i: rows.row(RETURN_ROWS, i) for i in indices}  # no fact is made
+        straight = rows.objects[STRAIGHT]
+        by_default = sorted(indices, key=lambda i: returns[i][RETURN_LINE] not in straight)
         for i in by_default:
-            ret = flows.returns[i]
-            if len(ret.value.calls) != 1 or ret.value.refs:
+            value = returns[i][RETURN_VALUE]
+            if len(value[VALUE_CALLS]) != 1 or value[VALUE_REFS]:
                 return []
             targets = [
                 t
-                for t in self.calls.resolve_call(path, flows.calls[ret.value.calls[0]])
+                for t in self.calls.resolve_call_id(path, value[VALUE_CALLS][0])
                 if t.confidence == 1.0 and t.klass is not None
             ]
             if len(targets) != 1:

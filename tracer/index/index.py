@@ -5,9 +5,11 @@ Everything here is computed from FileSummary facts only; nothing reads a file.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 from tracer.extract.facts import (
@@ -23,6 +25,8 @@ from tracer.extract.facts import (
 Namespace = tuple[dict[str, str], dict[str, ImportDef], list[str]]
 # Tables computed on first use from the summaries alone; kept with the snapshot's facts.
 DERIVED = ("importers", "subclasses")
+ALIAS = attrgetter("alias")  # an import's local name ("*" for `import *`)
+UNKNOWN: Any = object()  # not resolved yet (None is a kept answer: nothing)
 BUILTINS = frozenset(
     [
         "abs",
@@ -148,8 +152,9 @@ class Index:
         (relative, aliased, re-exported through `__init__`), then members of what it found.
         Every answer is kept: a re-exported name is asked for by each module importing it."""
         key = (module, dotted)
-        if key in self.resolved:
-            return self.resolved[key]
+        found = self.resolved.get(key, UNKNOWN)
+        if found is not UNKNOWN:
+            return found
         self.resolved[key] = None  # a name met again while resolving it (a cycle) is unknown
         head, _, rest = dotted.partition(".")
         symbol = self.resolve(module, head) if rest else self.resolve_name(module, head)
@@ -244,15 +249,19 @@ class Index:
         of a function importing its own `launch_server`), each with its imports in order."""
         found = self.reimports.get(path)
         if found is None:
-            by_alias: dict[str, list[ImportDef]] = {}
-            for imp in self.summaries[path].imports:
-                if imp.name != "*":
-                    by_alias.setdefault(imp.alias, []).append(imp)
-            found = self.reimports[path] = {
-                alias: imps
-                for alias, imps in by_alias.items()
-                if len(imps) > 1 and len({(i.module, i.level, i.name) for i in imps}) > 1
-            }
+            imports = self.summaries[path].imports
+            found = {}
+            if len(set(map(ALIAS, imports))) < len(imports):  # else no name is imported twice
+                counts = Counter(map(ALIAS, imports))  # counted in C
+                repeated = {alias for alias, n in counts.items() if n > 1} - {"*"}
+                by_alias: dict[str, list[ImportDef]] = {}
+                for imp in imports:
+                    if imp.alias in repeated:
+                        by_alias.setdefault(imp.alias, []).append(imp)
+                for alias, imps in by_alias.items():
+                    if len({(i.module, i.level, i.name) for i in imps}) > 1:
+                        found[alias] = imps
+            self.reimports[path] = found
         return found
 
     def namespace(self, module: str, path: str) -> Namespace:
@@ -265,13 +274,16 @@ class Index:
             for alias in summary.aliases:
                 if alias.value != alias.name:
                     aliases.setdefault(alias.name, alias.value)
-            imports: dict[str, ImportDef] = {}
+            # Each local name's first import: the dict made backward (in C), the first last.
+            backward = summary.imports[::-1]
+            imports: dict[str, ImportDef] = dict(zip(map(ALIAS, backward), backward, strict=True))
             stars = []
-            for imp in summary.imports:
-                if imp.name == "*":
-                    stars.append(self.absolute(imp.module, imp.level, module))
-                else:
-                    imports.setdefault(imp.alias, imp)
+            if imports.pop("*", None) is not None:  # `import *` binds no name of its own
+                stars = [
+                    self.absolute(imp.module, imp.level, module)
+                    for imp in summary.imports
+                    if imp.name == "*"
+                ]
             found = self.namespaces[path] = (aliases, imports, stars)
         return found
 

@@ -89,11 +89,23 @@ class Resolver:
         """What CALL may run; confidence 1.0 when the types say so, lower for name guesses."""
         return self.targets(path, call.scope, call.callee, call.line)
 
+    def resolve_call_id(self, path: str, call_id: int) -> list[CallTarget]:
+        """`resolve_call` of PATH's call CALL_ID, read from the rows' columns (no fact is
+        made); its line (its unit's rows) read only when its import depends on the line."""
+        rows = self.facts.rows(path)
+        scope, callee = rows.call_head(call_id)
+        again = self.index.imports_again(path)
+        if scope != MODULE_SCOPE and callee.partition(".")[0] in again:
+            return self.targets(path, scope, callee, rows.call_line(call_id))
+        return self.targets(path, scope, callee)  # (the line would change nothing)
+
     def targets(self, path: str, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
         """`resolve_call` of a call of PATH, in SCOPE, to CALLEE (as its row has them: no
         fact is made), at LINE: a name the function imported more than once is the one its
         last import before the call binds."""
-        imp = self.import_before(path, scope, callee, line) if line else None
+        # (Most files import each name once: no import depends on the line.)
+        again = line and self.index.imports_again(path)
+        imp = self.import_before(path, scope, callee, line) if again else None
         key = (path, scope, callee, imp.line if imp is not None else 0)
         found = self.call_targets.get(key)
         if found is None:

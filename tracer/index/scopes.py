@@ -4,9 +4,13 @@ Read from facts and rows alone: nothing here resolves a call or infers a type.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tracer.extract.facts import MODULE_SCOPE, Assign, FunctionDef
 from tracer.index.index import Index
 from tracer.store.facts import Facts
+
+UNKNOWN: Any = object()  # not looked up yet (None is an answer)
 
 
 class Scopes:
@@ -17,13 +21,21 @@ class Scopes:
         self.facts = facts
         self.assigns_in_scope: dict[tuple[str, str], dict[str, list[int]]] = {}
         self.local_names: dict[tuple[str, str], frozenset[str]] = {}
+        self.functions: dict[tuple[str, str], tuple[str, FunctionDef] | None] = {}
 
     def function(self, path: str, scope: str) -> tuple[str, FunctionDef] | None:
-        if scope == MODULE_SCOPE:
-            return None
-        full = f"{self.index.module_of[path]}.{scope}"
-        found = self.index.functions.get(full)
-        return (full, found[1]) if found else None
+        """The function SCOPE of PATH is, with its full name; None for the module or a class
+        body (asked again and again for the same scopes: kept)."""
+        key = (path, scope)
+        found = self.functions.get(key, UNKNOWN)
+        if found is UNKNOWN:
+            found = None
+            if scope != MODULE_SCOPE:
+                full = f"{self.index.module_of[path]}.{scope}"
+                function = self.index.functions.get(full)
+                found = (full, function[1]) if function else None
+            self.functions[key] = found
+        return found  # type: ignore[no-any-return]
 
     def self_class(self, path: str, scope: str) -> str | None:
         """The class `self` stands for in SCOPE: the annotation of the first parameter

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FunctionDef
+from tracer.extract.facts import MODULE_SCOPE, FunctionDef
 from tracer.extract.values import call_of_ref
 from tracer.index.factories import Factories
 from tracer.index.index import Index
 from tracer.index.scopes import Scopes
 from tracer.index.targets import CallResolver
 from tracer.store.facts import Facts
-from tracer.store.rows import ASSIGN_VALUE, VALUE_CALLS, VALUE_REFS
+from tracer.store.rows import ASSIGN_VALUE, SCOPE, VALUE_CALLS, VALUE_REFS, Row
 from tracer.store.units import ROW_KINDS
 
 ASSIGN_ROWS = ROW_KINDS.index("assigns")
@@ -74,7 +74,7 @@ class Types:
         module = self.index.module_of[path]
         call_id = call_of_ref(name)
         if call_id is not None:  # the result of a call: what its target returns
-            return self.result_class(path, self.facts.flows(path).calls[call_id])
+            return self.result_class(path, call_id)
         found = self.scopes.function(path, scope)
         if found is not None:
             function = found[1]
@@ -86,16 +86,16 @@ class Types:
                 if param.annotation is None and param.kind == "positional":
                     return self.passed_class(path, found[0], function, i)
                 return self.index.annotation_class(module, param.annotation)
-        assigns = self.facts.flows(path).assigns
+        row = self.facts.rows(path).row  # the assignments' rows: no fact is made
         for index in self.scopes.assigns(path, scope).get(name, ()):
-            klass = self.assigned_type(path, scope, assigns[index])
+            klass = self.assigned_type(path, scope, row(ASSIGN_ROWS, index))
             if klass is not None:
                 return klass
         if scope != MODULE_SCOPE and not self.scopes.is_local(path, scope, name):
             # A module-level name a function reads (a settings holder, `_CONTEXT =
             # RuntimeContext()`): what the module binds it to.
             for index in self.scopes.assigns(path, MODULE_SCOPE).get(name, ()):
-                klass = self.assigned_type(path, MODULE_SCOPE, assigns[index])
+                klass = self.assigned_type(path, MODULE_SCOPE, row(ASSIGN_ROWS, index))
                 if klass is not None:
                     return klass
         symbol = self.index.resolve(module, name)
@@ -126,29 +126,31 @@ class Types:
                 if len(value.refs) == 1 and not value.calls:
                     found.add(self.ref_type(path, call.scope, value.refs[0]))
                 elif len(value.calls) == 1 and not value.refs:
-                    found.add(self.result_class(path, flows.calls[value.calls[0]]))
+                    found.add(self.result_class(path, value.calls[0]))
                 else:
                     found.add(None)
         return found.pop() if len(found) == 1 else None
 
-    def assigned_type(self, path: str, scope: str, assign: Assign) -> str | None:
-        module = self.index.module_of[path]
-        if assign.annotation:
-            klass = self.index.annotation_class(module, assign.annotation)
+    def assigned_type(self, path: str, scope: str, assign: Row) -> str | None:
+        """The class of what the assignment ASSIGN (its row) binds its one target to: its
+        annotation, the class of its one call's result or of the one name it reads."""
+        _, targets, value, _, op, annotation, _, _ = assign
+        if annotation:
+            klass = self.index.annotation_class(self.index.module_of[path], annotation)
             if klass is not None:
                 return klass
-        if len(assign.targets) != 1 or assign.op != "=":
+        if len(targets) != 1 or op != "=":
             return None
-        value = assign.value
-        if len(value.calls) == 1 and not value.refs:
-            return self.result_class(path, self.facts.flows(path).calls[value.calls[0]])
-        if len(value.refs) == 1 and not value.calls and value.refs[0] != assign.targets[0].path:
-            return self.ref_type(path, scope, value.refs[0])
+        refs, calls = value[VALUE_REFS], value[VALUE_CALLS]
+        if len(calls) == 1 and not refs:
+            return self.result_class(path, calls[0])
+        if len(refs) == 1 and not calls and refs[0] != targets[0][0]:
+            return self.ref_type(path, scope, refs[0])
         return None
 
-    def result_class(self, path: str, call: Call) -> str | None:
-        """The class of CALL's result, when a certain target says it."""
-        for target in self.calls.resolve_call(path, call):
+    def result_class(self, path: str, call_id: int) -> str | None:
+        """The class of the result of PATH's call CALL_ID, when a certain target says it."""
+        for target in self.calls.resolve_call_id(path, call_id):
             if target.confidence < 1.0:
                 continue
             if target.klass is not None:
@@ -236,9 +238,11 @@ class Types:
             qual = definition.qualname + "."
             if not self.facts.has_flows(path) and attr not in self.facts.names(path).self_attrs:
                 continue  # no `self.ATTR = ...` in that file: its flows are not needed
-            for assign in self.scopes.self_writes(path, attr):
-                if assign.scope.startswith(qual):
-                    found = self.assigned_type(path, assign.scope, assign)
+            rows = self.facts.rows(path)
+            for index in rows.self_writes.get(attr, ()):
+                assign = rows.row(ASSIGN_ROWS, index)
+                if assign[SCOPE].startswith(qual):
+                    found = self.assigned_type(path, assign[SCOPE], assign)
                     if found:
                         break
             if found:
