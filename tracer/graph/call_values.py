@@ -276,9 +276,9 @@ class CallValues:
             value_row(arg.value), (), tables.targets.held, tables.calls
         )
         tables.add(step, call.scope)
-        tables.refs.put(step_id, refs)
-        tables.opaque.put(step_id, opaque)
-        tables.results.put(step_id, results)
+        tables.refs[step_id] = refs
+        tables.opaque[step_id] = opaque
+        tables.results[step_id] = results
         self.made[step_id] = (call_id, position)
         return step_id
 
