@@ -65,6 +65,10 @@ FILES = {
     "entry": "vllm/entrypoints/launchers/api_server/entry.py",
     "acc_launch": "accelerate/commands/launch.py",
     "acc_env": "accelerate/utils/environment.py",
+    "lm_main": "lm_eval/__main__.py",
+    "lm_evaluator": "lm_eval/evaluator.py",
+    "lm_model": "lm_eval/api/model.py",
+    "lm_hf": "lm_eval/models/huggingface.py",
 }
 
 ROUTES = {
@@ -691,3 +695,32 @@ def test_a_codebase_that_keeps_its_flags_in_the_parsed_namespace(package):
     steps = {s.id: s for s in chain.steps}
     found = [(steps[i].file, steps[i].code.splitlines()[0].strip()) for i in chain.spine]
     assert found == steps_of(ACCELERATE_NUM_MACHINES)
+
+
+LM_EVAL_BATCH_SIZE = """
+    lm_main      | parser.add_argument(
+    lm_main      | return parser.parse_args()
+    lm_main      | args = parse_eval_args(parser)
+    lm_main      | batch_size=args.batch_size,
+    lm_evaluator | batch_size: Optional[Union[int, str]] = None
+    lm_evaluator | {
+    lm_model     | additional_config: Optional[dict] = None
+    lm_model     | additional_config = {} if additional_config is None else additional_config
+    lm_model     | additional_config = {
+    lm_model     | return cls(**arg_dict, **additional_config)
+    lm_hf        | batch_size: Optional[Union[int, str]] = 1
+    lm_hf        | self.batch_size_per_gpu = int(batch_size)
+"""
+
+
+@pytest.mark.release
+def test_a_codebase_that_picks_its_classes_from_a_registry(package):
+    """lm-eval 0.4.5: `--batch_size` goes into `simple_evaluate`, which builds the model with
+    `registry.get_model(model).create_from_arg_obj(model_args, {"batch_size": batch_size,
+    ...})`: a class a decorator (`@register_model("hf", ...)`) keeps in a dict, a classmethod
+    of its base `LM` that makes it with `cls(**arg_dict, **additional_config)`. No type says
+    which class: the call graph's own rules find it, and the value kept at "batch_size" goes
+    to `HFLM.__init__`'s `batch_size`. No line of the engine knows lm-eval."""
+    session = package("pypi:lm-eval==0.4.5")
+    found = routes_of(session, "batch_size", ["batch_size_per_gpu"])
+    assert steps_of(LM_EVAL_BATCH_SIZE) in found
