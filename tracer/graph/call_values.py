@@ -9,6 +9,7 @@ certain, or a guess (0.5) where it may also hold a value nothing names. So the c
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
@@ -114,7 +115,15 @@ class CallValues:
             return found
         found = self.calling[function] = []
         name = function.rpartition(".")[2]
+        if function not in self.graph.index.functions:
+            return found
+        # Only files where the method is called on a call's result or a subscript (`f().m(`,
+        # `d[k].m(`): the others' calls of it are found by name.
+        pattern = rb"[)\]]\s*\.\s*" + re.escape(name.encode()) + rb"\s*\("
+        called = set(self.graph.facts.matching(name, pattern))
         for path in self.graph.calling_files(function)[0]:
+            if path not in called:
+                continue
             calls = self.graph.facts.flows(path).calls
             for call in calls:
                 shape = call.receiver.shape
