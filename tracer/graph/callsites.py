@@ -55,15 +55,14 @@ class CallSites:
         can, and only those are resolved."""
         rows = self.graph.facts.rows(path)
         candidates = sorted(
-            call_id for word in words | self.renamed(path) for call_id in rows.callees.get(word, ())
+            head for word in words | self.renamed(path) for head in rows.callees.heads(word)
         )
         if not candidates:
             return []
         targets = self.graph.resolver.targets
         again = self.graph.index.imports_again(path)  # names whose import depends on the line
         found = []
-        for call_id in candidates:
-            scope, callee = rows.call_head(call_id)
+        for call_id, scope, callee in candidates:
             line = rows.call_line(call_id) if callee.partition(".")[0] in again else 0
             if any(map(wanted, targets(path, scope, callee, line))):
                 found.append(call_id)
@@ -74,10 +73,8 @@ class CallSites:
         found = self.renames.get(path)
         if found is None:
             module = self.graph.index.module_of[path]
-            summary = self.graph.facts.summaries[path]
-            callees = self.graph.facts.rows(path).callees  # only a called name matters here
-            local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
-            found = self.graph.index.renamed(module, [name for name in local if name in callees])
+            # Only a called name matters here.
+            found = self.graph.index.renamed(module, self.graph.facts.rows(path).called_imports)
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
             for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):

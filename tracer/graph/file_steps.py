@@ -172,12 +172,8 @@ class FileTables(StepTables):
         if self.whole:
             sizes = self.rows.sizes
             return UnitIndex(*(list(range(size)) for size in sizes)) if unit == WHOLE else None
-        number = self.unit_numbers.get(unit)
+        number = self.rows.unit_number(unit)
         return None if number is None else UnitIndex(*self.rows.unit_members(number))
-
-    @cached_property
-    def unit_numbers(self) -> dict[str, int]:
-        return {unit: number for number, unit in enumerate(self.rows.units)}
 
     def ensure(self, unit: str) -> None:
         if unit in self.built or self.building:
