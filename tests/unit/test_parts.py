@@ -104,3 +104,18 @@ def test_a_keyed_value_is_checked_alone():
     reads: KeyedPickles[tuple[tuple[str, str], ...]] = KeyedPickles(parts, 1)
     assert reads.get("size") == READS["size"] and remakes.count == 0
     assert reads.get("page") == READS["page"] and remakes.count == 1
+
+
+def test_a_table_read_before_its_entry_was_made_again_still_checks_what_it_reads():
+    """The entry is made again for a damaged part; a table read from the old entry before
+    that still checks each value it reads there."""
+    entry = pack_entry(PARTS)
+    value = pickle.dumps(READS["page"], pickle.HIGHEST_PROTOCOL)
+    entry = flipped(entry, entry.rindex(value) + len(value) // 2)
+    remakes = Remakes()
+    parts = Parts.read(flipped(entry, where(entry, 2, 0.5)), remakes)
+    assert parts is not None
+    reads: KeyedPickles[tuple[tuple[str, str], ...]] = KeyedPickles(parts, 1)
+    assert reads.get("size") == READS["size"]  # its table read from the old entry
+    assert list(Texts(parts.checked(2))) == ["x", "", "ü"] and remakes.count == 1
+    assert reads.get("page") == READS["page"] and remakes.count == 2

@@ -49,7 +49,7 @@ class Keyed:
     """Key -> its value's bytes, in the keyed table (see `keyed_part`) of part NUMBER, read
     (and its checksum checked) when first asked."""
 
-    __slots__ = ("count", "number", "parts", "rest", "slots", "text")
+    __slots__ = ("count", "number", "parts", "rest", "slots", "text", "trusted")
 
     def __init__(self, parts: Parts, number: int) -> None:
         self.parts = parts
@@ -61,7 +61,8 @@ class Keyed:
         count, length, check = read_words(data[:HEAD]) if len(data) >= HEAD else (0, 0, 0)
         end = HEAD + 12 * count + length
         table = data[HEAD:end]
-        if not self.parts.trusted and (
+        self.trusted = self.parts.trusted  # are its values, read later, checked already?
+        if not self.trusted and (
             not count or len(table) != end - HEAD or zlib.crc32(table) != check
         ):
             self.parts.damaged()
@@ -150,7 +151,7 @@ class KeyedPickles(Keyed, Generic[V]):
             return default  # type: ignore[no-any-return]
         start, end, check = map(int, text.split(b","))
         data = self.rest[start:end]
-        if not self.parts.trusted and zlib.crc32(data) != check:
+        if not self.trusted and zlib.crc32(data) != check:
             self.parts.damaged()
             self.read()  # the table again, from the entry made again
             return self.get(key, default)
