@@ -84,9 +84,17 @@ QUERIES = ("python/",)  # the extractor's queries (views/ holds those of views)
 # Each file's symbols (imports, classes, functions), by content; and all of a tree's at once.
 SUMMARIES = CachedKind("summaries", (*EXTRACTION, SEALED), QUERIES)
 # Each file's calls, assignments, returns and reads, as rows cached unit by unit.
-FLOWS = CachedKind("flowrows", (*EXTRACTION, "store/rows.py", "store/units.py", SEALED), QUERIES)
+FLOWS = CachedKind(
+    "flowrows",
+    (*EXTRACTION, "store/rows.py", "store/units.py", "store/parts.py", "store/columns.py"),
+    QUERIES,
+)
 # What each file binds, writes, reads and calls by name, made from its summary and flows.
-NAMES = CachedKind("names", ("store/names.py", "store/step_ids.py"), made_from=(SUMMARIES, FLOWS))
+NAMES = CachedKind(
+    "names",
+    ("store/names.py", "store/step_ids.py", "store/parts.py", "store/columns.py"),
+    made_from=(SUMMARIES, FLOWS),
+)
 # A tree's files that mention a word, or match a pattern.
 GREPS = CachedKind("greps", ("store/facts.py", "sources/snapshot.py", SEALED))
 # The index's tables derived from a tree's summaries (importers, subclasses).

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import textwrap
+import zlib
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 from tests.unit.test_explain_snippets import LOG, TREE
 from tracer.cli.main import main
 from tracer.sources.sealed import unseal
+from tracer.store.parts import Parts
 
 FILES = {
     **TREE,
@@ -54,6 +56,9 @@ KINDS = {
     "templates": ("facts/templates/*/*.pkl",),
 }
 SINGLE_ENTRIES = {"stat", "summaries", "flowrows", "names", "greps", "derived", "templates"}
+# Entries in parts, each part checked when it is first read: each part is damaged, so that
+# whichever a command reads first has the entry made again.
+PARTED = {"flowrows", "names"}
 
 
 def answers(root: Path, cache: Path) -> list[tuple[int, str, str]]:
@@ -91,6 +96,25 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list]:
     return root, top / "cache", first
 
 
+def spans(kind: str, entry: bytes) -> list[tuple[int, int]]:
+    """Where ENTRY is damaged: each of its parts, checked apart (tracer/store/parts.py), or
+    the whole of it."""
+    if kind not in PARTED:
+        return [(0, len(entry))]
+    parts = Parts.read(entry, list)
+    assert parts is not None
+    bounds = zip(parts.starts, parts.starts[1:], strict=False)
+    return [(start, end) for start, end in bounds if end > start]
+
+
+def intact(kind: str, entry: bytes) -> bool:
+    if kind not in PARTED:
+        return unseal(entry) is not None
+    parts = Parts.read(entry, list)
+    assert parts is not None and parts.checks is not None
+    return all(zlib.crc32(parts.raw(n)) == parts.checks[n] for n in range(len(parts)))
+
+
 def entries(cache: Path, kind: str) -> list[Path]:
     found = sorted(path for pattern in KINDS[kind] for path in cache.glob(pattern))
     assert found, f"no {kind} entry"
@@ -108,14 +132,31 @@ def test_a_flipped_byte_in_an_entry_gives_the_answers_of_a_fresh_cache(
     damaged = entries(cache, kind)
     for path in damaged:
         data = bytearray(path.read_bytes())
-        data[min(int(len(data) * where), len(data) - 1)] ^= 0x10
+        for start, end in spans(kind, bytes(data)):
+            data[start + min(int((end - start) * where), end - start - 1)] ^= 0x10
         path.write_bytes(bytes(data))
     assert answers(root, cache) == first
     if kind in SINGLE_ENTRIES:  # written again, whole
-        assert all(unseal(path.read_bytes()) is not None for path in damaged)
+        assert all(intact(kind, path.read_bytes()) for path in damaged)
     indexes = list(cache.glob("facts/summaries-packs/*/*.idx"))
     assert indexes and all(unseal(path.read_bytes()) is not None for path in indexes)
     assert answers(root, cache) == first
+
+
+@pytest.mark.parametrize("kind", sorted(PARTED))
+def test_an_entry_with_a_damaged_directory_is_computed_again(
+    fresh: tuple[Path, Path, list], tmp_path: Path, kind: str
+) -> None:
+    root, good, first = fresh
+    cache = tmp_path / "cache"
+    shutil.copytree(good, cache)
+    damaged = entries(cache, kind)
+    for path in damaged:
+        data = bytearray(path.read_bytes())
+        data[13] ^= 0x10  # the length of the first part
+        path.write_bytes(bytes(data))
+    assert answers(root, cache) == first
+    assert all(intact(kind, path.read_bytes()) for path in damaged)
 
 
 def test_an_entry_cut_short_or_emptied_is_computed_again(

@@ -18,10 +18,11 @@ from tracer.cli.main import main
 from tracer.errors import NoPythonFiles, SourceNotFound
 from tracer.session import Session, index_snapshot, open_session
 from tracer.sources import local_snapshot
-from tracer.sources.sealed import pickle_sealed, unpickle_sealed, unseal
+from tracer.sources.sealed import pickle_sealed, unpickle_sealed
 from tracer.sources.snapshot import MAX_FILE_BYTES
 from tracer.store.cache import FactCache
-from tracer.store.rows import ROWS_PARTS, unpack_parts
+from tracer.store.parts import Parts
+from tracer.store.rows import UNIT_ROWS
 from tracer.versions import FLOWS, SUMMARIES
 
 BROKEN = b"""\
@@ -284,11 +285,11 @@ def test_a_flows_entry_of_another_layout_is_extracted_again(write_tree, tmp_path
     cache = FactCache(tmp_path / "cache")
     session = open_session(str(root), cache=cache)
     key = session.facts.key("pkg/run.py")
-    cache.put_bytes(FLOWS, key, pickle_sealed((b"not",) * (ROWS_PARTS + 1)))
+    cache.put_bytes(FLOWS, key, pickle_sealed((b"not",) * (UNIT_ROWS + 1)))
     chain = trace(open_session(str(root), cache=cache).graph, "fraction", sinks=["tokens"])
     assert spine_of(session, chain) == [("pkg/run.py", 1, "param"), ("pkg/run.py", 2, "formula")]
-    kept = unpack_parts(unseal(cache.get_bytes(FLOWS, key)))
-    assert kept is not None and len(kept) == ROWS_PARTS  # written again, whole
+    kept = Parts.read(cache.get_bytes(FLOWS, key), list)
+    assert kept is not None and len(kept) == UNIT_ROWS + 1  # written again, whole (one unit)
 
 
 # -- a cache that cannot be written (issue 15: 14) ----------------------------------------------

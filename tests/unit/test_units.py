@@ -3,13 +3,12 @@ whatever order queries reach them; what they hold must not depend on that order.
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import replace
 
 from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FileFlows, FileSummary, Target, Value
 from tracer.extract.values import NOTHING
 from tracer.graph.file_steps import UNREAD, WHOLE, FileTables
-from tracer.store.names import ByName, NameSet, crosses_units
+from tracer.store.names import crosses_units
 from tracer.store.units import ROW_KINDS, members_of, spans_of
 
 SOURCE = """
@@ -168,17 +167,6 @@ def test_a_steps_code_is_read_when_the_step_is_asked_for(snippet_session):
     assert session.graph.step("pkg/f.py#r0").code == "return g(\n    x,\n)"
 
 
-def test_a_files_names_are_unpickled_part_by_part():
-    names = NameSet.of(["size", "grow"])
-    again = pickle.loads(pickle.dumps(names))
-    assert again == names and again.loaded is None  # still bytes
-    assert "size" in again and "other" not in again
-    assert again.isdisjoint({"other"}) and not again.isdisjoint({"grow", "x"})
-    table = pickle.loads(pickle.dumps(ByName.of({"size": (("Pool.grow", "cfg"),)})))
-    assert table.loaded is None
-    assert table.get("size") == (("Pool.grow", "cfg"),) and table.get("other") == ()
-
-
 CALLS = """
     import multiprocessing
 
@@ -229,3 +217,29 @@ def test_a_step_is_made_alone_as_its_unit_makes_it(snippet_session):
             assert alone.binding_steps(word) == whole.binding_steps(word)
         assert alone.built == set()
         assert contents(alone) == contents(whole)  # built now: the same
+
+
+def test_a_files_names_are_read_part_by_part(snippet_session):
+    tables_of(snippet_session, SOURCE).ensure_all()  # extracts and caches the file's facts
+    session = snippet_session({"pkg/__init__.py": "", "pkg/pool.py": SOURCE, "cfgmod.py": ""})
+    names = session.graph.facts.names("pkg/pool.py")  # a new session on that cache
+    assert names.binders.loaded is None and names.self_attrs.loaded is None
+    assert "size" in names.binders and "other" not in names.binders
+    assert names.binders.isdisjoint({"other"}) and not names.binders.isdisjoint({"value", "x"})
+    assert names.self_attrs.loaded is None
+    # Each attribute's reads are unpickled when that attribute is asked for.
+    assert names.reads.get("size") == (
+        ("<module>", "cfgmod.cfg"),
+        ("Pool.__init__", "cfg"),
+        ("Pool.__init__", "self"),
+        ("Pool.grow", "self"),
+        ("Pool.grow.inner", "cfg"),
+        ("Pool.grow.inner", "self"),
+    )
+    assert names.reads.get("other") == () and list(names.reads.made) == ["size"]
+    assert [w[0] for w in names.writes.get("size")] == [
+        "pkg/pool.py#f:Pool.size",
+        "pkg/pool.py#a2.0",
+        "pkg/pool.py#a3.0",
+    ]
+    assert list(names.writes.made) == ["size"]

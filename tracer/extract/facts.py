@@ -9,6 +9,7 @@ A *reference* is a dotted access path read by an expression: `x`, `self.server_a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
@@ -256,8 +257,8 @@ class FileFlows:
     # Assignment index -> the whole pattern it stores into, where that is more than names
     # and a flat tuple of them: `a, (b, c) = ...`, `a, *b = ...`, `d["k"] = ...`.
     patterns: Mapping[int, Shape] = field(default_factory=dict)
-    yields: frozenset[int] = frozenset()  # the returns that are `yield`s
+    yields: AbstractSet[int] = frozenset()  # the returns that are `yield`s
     raises: Sequence[Raise] = ()
     # Lines where a simple statement starts at the top level of its module or function: no
     # branch or loop of its scope is around it.
-    straight: frozenset[int] = frozenset()
+    straight: AbstractSet[int] = frozenset()

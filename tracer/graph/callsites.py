@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from itertools import chain, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,15 +56,15 @@ class CallSites:
         callee's last name is one of WORDS (or a local name for a definition named otherwise)
         can, and only those are resolved."""
         rows = self.graph.facts.rows(path)
-        by_name = map(rows.callees.get, words | self.renamed(path), repeat(()))
-        candidates = sorted(chain.from_iterable(by_name))  # (a call is under one last name)
+        candidates = sorted(
+            head for word in words | self.renamed(path) for head in rows.callees.heads(word)
+        )
         if not candidates:
             return []
         targets = self.graph.resolver.targets
         again = self.graph.index.imports_again(path)  # names whose import depends on the line
         found = []
-        for call_id in candidates:
-            scope, callee = rows.call_head(call_id)
+        for call_id, scope, callee in candidates:
             line = rows.call_line(call_id) if callee.partition(".")[0] in again else 0
             if any(map(wanted, targets(path, scope, callee, line))):
                 found.append(call_id)
@@ -76,10 +75,8 @@ class CallSites:
         found = self.renames.get(path)
         if found is None:
             module = self.graph.index.module_of[path]
-            summary = self.graph.facts.summaries[path]
-            callees = self.graph.facts.rows(path).callees  # only a called name matters here
-            local = [*map(ALIAS, summary.imports), *map(NAME, summary.aliases)]  # in C
-            found = self.graph.index.renamed(module, filter(callees.__contains__, local))
+            # Only a called name matters here.
+            found = self.graph.index.renamed(module, self.graph.facts.rows(path).called_imports)
             # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
             for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):

@@ -178,14 +178,10 @@ class FileTables(StepTables):
         if self.whole:
             sizes = self.rows.sizes
             found = UnitIndex(*(list(range(size)) for size in sizes)) if unit == WHOLE else None
-        elif (number := self.unit_numbers.get(unit)) is not None:
+        elif (number := self.rows.unit_number(unit)) is not None:
             found = UnitIndex(*self.rows.unit_members(number))
         self.indices[unit] = found
         return found
-
-    @cached_property
-    def unit_numbers(self) -> dict[str, int]:
-        return {unit: number for number, unit in enumerate(self.rows.units)}
 
     def ensure(self, unit: str) -> None:
         if unit in self.built or self.building:

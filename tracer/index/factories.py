@@ -16,7 +16,6 @@ from tracer.store.units import ROW_KINDS
 
 ASSIGN_ROWS, RETURN_ROWS = ROW_KINDS.index("assigns"), ROW_KINDS.index("returns")
 RETURN_VALUE, RETURN_LINE = 1, 3  # of a Return's row
-STRAIGHT = 3  # of a file's objects (patterns, yields, raises, straight): FileFlows.straight
 
 
 class Factories:
@@ -93,7 +92,7 @@ class Factories:
             made = self.calls.resolve_call_id(path, value[VALUE_CALLS][0])
             if not any(t.klass == klass for t in made):
                 continue
-            if line in rows.objects[STRAIGHT]:
+            if line in rows.straight:
                 return BY_DEFAULT
             headers = enclosing_branch(self.facts.source(path), line, function.line)
             return f"when {headers}" if headers else ""
@@ -110,7 +109,7 @@ class Factories:
         if not indices:
             return []
         returns = {i: rows.row(RETURN_ROWS, i) for i in indices}  # no fact is made
-        straight = rows.objects[STRAIGHT]
+        straight = rows.straight
         by_default = sorted(indices, key=lambda i: returns[i][RETURN_LINE] not in straight)
         for i in by_default:
             value = returns[i][RETURN_VALUE]

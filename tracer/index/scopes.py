@@ -59,11 +59,7 @@ class Scopes:
         key = (path, scope)
         table = self.assigns_in_scope.get(key)
         if table is None:
-            table = self.assigns_in_scope[key] = {}
-            targets = self.facts.rows(path).assign_targets
-            for index in self.scopes_of(path).get(scope, ()):
-                for target in targets[index]:
-                    table.setdefault(target, []).append(index)
+            table = self.assigns_in_scope[key] = self.facts.rows(path).scope_targets.get(scope, {})
         return table
 
     def locals_of(self, path: str, scope: str) -> frozenset[str]:
@@ -79,10 +75,6 @@ class Scopes:
                 found = frozenset(params | self.assigns(path, scope).keys())
             self.local_names[key] = found
         return found
-
-    def scopes_of(self, path: str) -> dict[str, tuple[int, ...]]:
-        """The indices of PATH's assignments, by scope (no row is read)."""
-        return self.facts.rows(path).assigns_by_scope
 
     def is_local(self, path: str, scope: str, name: str) -> bool:
         """Is NAME a parameter or an assigned local of the function SCOPE?"""

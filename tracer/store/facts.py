@@ -11,7 +11,7 @@ import hashlib
 import pickle
 import re
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from tracer.extract.facts import FileFlows, FileSummary
@@ -22,14 +22,9 @@ from tracer.sources.cache import content_hash
 from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
-from tracer.store.names import FileNames, file_names, pack_names, unpack_names
-from tracer.store.rows import (
-    FileRows,
-    decode_flows,
-    encode_flows,
-    pack_parts,
-    unpack_parts,
-)
+from tracer.store.names import FileNames, names_parts, read_names
+from tracer.store.parts import Parts, pack_entry
+from tracer.store.rows import UNIT_ROWS, FileRows, decode_flows, encode_flows
 from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
 Progress = Callable[[int, int], None]
@@ -183,18 +178,22 @@ class Facts:
         found = self.rows_by_path.get(path)
         if found is not None:
             return found
-        key = self.key(path)
-        parts: tuple[bytes | memoryview, ...] | None
-        parts = unpack_parts(unseal(self.cache.get_bytes(FLOWS, key)))
-        if parts is None:  # none, damaged, or not ours: redo
-            parsed = parse(self.snapshot.read(path))
-            self.parsed_files += 1
-            summary = self.summaries.get(path) or summarize(parsed)
-            parts = encode_flows(extract_flows(parsed, summary), summary)
-            if self.cache.enabled:
-                self.cache.put_bytes(FLOWS, key, seal(pack_parts(parts)))
-        found = self.rows_by_path[path] = FileRows(*parts)
+        entry = self.cache.get_bytes(FLOWS, self.key(path))
+        parts = Parts.read(entry, partial(self.remade_rows, path))
+        if parts is None or len(parts) < UNIT_ROWS:  # none, damaged, or not ours: redo
+            parts = Parts.made(self.remade_rows(path))
+        found = self.rows_by_path[path] = FileRows(parts)
         return found
+
+    def remade_rows(self, path: str) -> list[bytes]:
+        """PATH's flows extracted now, as the parts of their entry (cached)."""
+        parsed = parse(self.snapshot.read(path))
+        self.parsed_files += 1
+        summary = self.summaries.get(path) or summarize(parsed)
+        parts = encode_flows(extract_flows(parsed, summary), summary)
+        if self.cache.enabled:
+            self.cache.put_bytes(FLOWS, self.key(path), pack_entry(parts))
+        return parts
 
     def has_flows(self, path: str) -> bool:
         """Are PATH's flows in memory already?"""
@@ -209,14 +208,22 @@ class Facts:
         # The names hold step ids, and an id holds its file's path: a file of the same
         # content at another path (moved in another release) has names of its own.
         key = content_hash(f"{path}\0{self.key(path)}".encode())
-        found = unpack_names(unseal(self.cache.get_bytes(NAMES, key)))
-        if found is None:
-            summary = self.summaries.get(path) or self.summary(path)
-            found = file_names(path, summary, self.flows(path))
-            if self.cache.enabled:
-                self.cache.put_bytes(NAMES, key, seal(pack_names(found)))
+        parts = Parts.read(self.cache.get_bytes(NAMES, key), partial(self.remade_names, path))
+        found = None if parts is None else read_names(parts)
+        if found is None:  # none, damaged, or not ours: redo
+            found = read_names(Parts.made(self.remade_names(path)))
+            assert found is not None
         self.names_by_path[path] = found
         return found
+
+    def remade_names(self, path: str) -> list[bytes]:
+        """PATH's names made now, as the parts of their entry (cached)."""
+        summary = self.summaries.get(path) or self.summary(path)
+        parts = names_parts(path, summary, self.flows(path))
+        if self.cache.enabled:
+            key = content_hash(f"{path}\0{self.key(path)}".encode())
+            self.cache.put_bytes(NAMES, key, pack_entry(parts))
+        return parts
 
     def warnings(self) -> list[str]:
         found = list(self.snapshot.warnings)

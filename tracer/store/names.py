@@ -3,111 +3,47 @@ tells a query whether the file can contribute at all before its tables are built
 
 Every set here is a superset of what the file's tables hold (a file it lets through may still
 give nothing), except `writes`, which is exactly the tables' attribute writes. It is cached
-per file like the flows, and loads far faster (strings and tuples, no fact objects).
+per file like the flows, in parts (tracer/store/parts.py), each read when first asked: a
+query asks most files' names for one attribute or one name, and rules most files out.
 """
 
 from __future__ import annotations
 
 import pickle
-import struct
-from collections.abc import Callable, ItemsView, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
 
-from tracer.extract.facts import (
-    MODULE_SCOPE,
-    Call,
-    FileFlows,
-    FileSummary,
-    Value,
-    compact_pickle,
-)
-from tracer.store.rows import share
+from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary, Value
+from tracer.store.columns import KeyedPickles
+from tracer.store.parts import Parts
+from tracer.store.rows import dumps
 from tracer.store.step_ids import StepId, field_id, target_id
 from tracer.store.units import top_classes, unit_of
 
 FLAG_METHODS = frozenset({"add_argument"})
 # An attribute write: (step id, scope, base, line); base "<class>" for a class-level field.
 Write = tuple[StepId, str, str, int]
-V = TypeVar("V")
+# Parts of a file's entry: the flags' dests and generators and whether the file is built
+# whole, pickled (read with the entry); then the tables, each read when first asked.
+FLAGS, BINDERS, WRITES, READS, SELF_ATTRS = range(5)
+NAMES_PARTS = 5
 
 
-class Pickled(Generic[V]):
-    """A value kept pickled until first asked: most files a query loads names for are ruled
-    out by one of their parts alone, and unpickling the others would cost more than that."""
+class NameSet:
+    """A set of names, unpickled when first asked: most files a query loads names for are
+    ruled out by another of their parts."""
 
-    __slots__ = ("data", "loaded")
+    __slots__ = ("loaded", "number", "parts")
 
-    def __init__(self, data: bytes | memoryview) -> None:
-        self.data = data  # a view into the cache entry it was read from, or fresh bytes
-        self.loaded: V | None = None
+    def __init__(self, parts: Parts, number: int) -> None:
+        self.parts = parts
+        self.number = number
+        self.loaded: frozenset[str] | None = None
 
-    def value(self) -> V:
+    def value(self) -> frozenset[str]:
         if self.loaded is None:
-            # Fresh, or from an entry whose checksum held (Facts.cached): intact bytes.
-            self.loaded = pickle.loads(self.data)
+            self.loaded = pickle.loads(self.parts.checked(self.number))
         return self.loaded
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.data == self.data  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self.data)
-
-    def __reduce__(self) -> tuple[type, tuple[bytes]]:
-        return type(self), (bytes(self.data),)
-
-
-class Table(Pickled[dict[str, V]]):
-    """Name -> V, unpickled whole when first asked: a file's attribute reads (compact:
-    strings shared across names)."""
-
-    __slots__ = ()
-
-    @classmethod
-    def of(cls, table: dict[str, V]) -> Table[V]:
-        return cls(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
-
-    def get(self, name: str, default: Any = ()) -> V:
-        return self.value().get(name, default)
-
-
-class ByName(Pickled[dict[str, bytes]], Generic[V]):
-    """Name -> V: a file's attribute writes, the bulk of its names; each name's V pickled
-    apart, and unpickled when that name is asked (a query asks a file for one)."""
-
-    __slots__ = ("made",)
-
-    def __init__(self, data: bytes | memoryview) -> None:
-        super().__init__(data)
-        self.made: dict[str, V] = {}
-
-    @classmethod
-    def of(cls, table: dict[str, V]) -> ByName[V]:
-        each = {name: pickle.dumps(value, pickle.HIGHEST_PROTOCOL) for name, value in table.items()}
-        return cls(pickle.dumps(each, pickle.HIGHEST_PROTOCOL))
-
-    def get(self, name: str, default: Any = ()) -> V:
-        found = self.made.get(name)
-        if found is None:
-            data = self.value().get(name)
-            if data is None:
-                return default  # type: ignore[no-any-return]
-            found = self.made[name] = pickle.loads(data)
-        return found
-
-    def items(self) -> ItemsView[str, V]:
-        return {name: self.get(name) for name in self.value()}.items()
-
-
-class NameSet(Pickled[frozenset[str]]):
-    """A set of names (what a file binds, calls, assigns to `self.`)."""
-
-    __slots__ = ()
-
-    @classmethod
-    def of(cls, names: Iterable[str]) -> NameSet:
-        return cls(pickle.dumps(frozenset(names), pickle.HIGHEST_PROTOCOL))
 
     def __contains__(self, name: object) -> bool:
         return name in self.value()
@@ -116,57 +52,30 @@ class NameSet(Pickled[frozenset[str]]):
         return self.value().isdisjoint(names)
 
 
-@compact_pickle
 @dataclass(frozen=True, slots=True)
 class FileNames:
     binders: NameSet  # names a parameter, field, assignment or flag of the file binds
-    writes: ByName[tuple[Write, ...]]  # attribute -> its writes, in the tables' order
-    reads: Table[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
+    writes: KeyedPickles[tuple[Write, ...]]  # attribute -> its writes, in the tables' order
+    reads: KeyedPickles[tuple[tuple[str, str], ...]]  # attribute -> (scope, base) of its reads
     flag_dests: frozenset[str]
     flag_generators: frozenset[str]  # scopes whose add_argument takes a computed name
     whole: bool  # a value crosses units (a lambda in a class body): build the file whole
     self_attrs: NameSet  # ATTR of every `self.ATTR = ...` (the resolver types them)
 
 
-# A file's entry: the lengths of its four tables' pickles, those pickles one after the other
-# (read back as views into the entry, not copied out of it), then the rest, pickled.
-ENTRY_HEAD = struct.Struct(">4Q")
-
-
-def pack_names(names: FileNames) -> bytes:
-    """NAMES as one cache entry (see `unpack_names`)."""
-    tables = (names.binders.data, names.writes.data, names.reads.data, names.self_attrs.data)
-    rest = (names.flag_dests, names.flag_generators, names.whole)
-    return (
-        ENTRY_HEAD.pack(*map(len, tables))
-        + b"".join(tables)
-        + pickle.dumps(rest, pickle.HIGHEST_PROTOCOL)
-    )
-
-
-def unpack_names(entry: bytes | memoryview | None) -> FileNames | None:
-    """The names ENTRY (from `pack_names`, intact) holds; None when it holds none."""
-    if entry is None or len(entry) < ENTRY_HEAD.size:
+def read_names(parts: Parts) -> FileNames | None:
+    """The names PARTS (from `names_parts`) hold; None when they hold no names."""
+    if len(parts) != NAMES_PARTS:
         return None
-    view = memoryview(entry)
-    tables = []
-    start = ENTRY_HEAD.size
-    for length in ENTRY_HEAD.unpack_from(view):
-        tables.append(view[start : start + length])
-        start += length
-    try:
-        dests, generators, whole = pickle.loads(view[start:])
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
-        return None  # another layout
-    binders, writes, reads, self_attrs = tables
+    dests, generators, whole = pickle.loads(parts.checked(FLAGS))
     return FileNames(
-        NameSet(binders),
-        ByName(writes),
-        Table(reads),
+        NameSet(parts, BINDERS),
+        KeyedPickles(parts, WRITES),
+        KeyedPickles(parts, READS),
         dests,
         generators,
         whole,
-        NameSet(self_attrs),
+        NameSet(parts, SELF_ATTRS),
     )
 
 
@@ -238,6 +147,13 @@ def attribute_writes(
 
 
 def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
+    found = read_names(Parts.made(names_parts(path, summary, flows)))
+    assert found is not None
+    return found
+
+
+def names_parts(path: str, summary: FileSummary, flows: FileFlows) -> list[bytes]:
+    """The names of the file PATH (its SUMMARY and FLOWS), as the parts of their entry."""
     binders: set[str] = set()
     reads: dict[str, set[tuple[str, str]]] = {}
 
@@ -292,18 +208,16 @@ def file_names(path: str, summary: FileSummary, flows: FileFlows) -> FileNames:
                 dests.add(dest)
     binders.update(dests)
     binders.discard("")
-    seen: dict[Any, Any] = {}  # equal strings and tuples pickled (and loaded) once
-    return FileNames(
-        binders=NameSet.of(binders),
-        writes=ByName.of(share(attribute_writes(path, summary, flows), {})),
-        reads=Table.of({name: share(tuple(sorted(pairs)), seen) for name, pairs in reads.items()}),
-        flag_dests=frozenset(dests),
-        flag_generators=frozenset(generators),
-        whole=crosses_units(summary, flows),
-        self_attrs=NameSet.of(
-            t.path[5:]
-            for a in flows.assigns
-            for t in a.targets
-            if t.path.startswith("self.") and t.path.count(".") == 1
-        ),
-    )
+    self_attrs = {
+        t.path[5:]
+        for a in flows.assigns
+        for t in a.targets
+        if t.path.startswith("self.") and t.path.count(".") == 1
+    }
+    return [
+        dumps((frozenset(dests), frozenset(generators), crosses_units(summary, flows))),
+        dumps(frozenset(binders)),
+        KeyedPickles.encode(attribute_writes(path, summary, flows)),
+        KeyedPickles.encode({name: tuple(sorted(pairs)) for name, pairs in reads.items()}),
+        dumps(frozenset(self_attrs)),
+    ]

@@ -6,11 +6,11 @@ and a query reads few of them. `Rows` turns a row into its fact the first time i
 from __future__ import annotations
 
 import pickle
-import struct
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from itertools import accumulate
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from tracer.extract.facts import (
     Arg,
@@ -25,73 +25,206 @@ from tracer.extract.facts import (
     Value,
 )
 from tracer.extract.values import NOTHING
-from tracer.store.units import MEMBER_KINDS, ROW_KINDS, ROW_MEMBER, index_rows, members_of
+from tracer.store.columns import KeyedInts, KeyedPickles, Texts
+from tracer.store.later import LaterMapping, LaterSequence, LaterSet
+from tracer.store.parts import Parts, read_words, words
+from tracer.store.units import (
+    MEMBER_KINDS,
+    ROW_KINDS,
+    ROW_MEMBER,
+    Spans,
+    index_rows,
+    members_of,
+)
 
-# Parts of a file's entry: where the units are (names, sizes, spans, where each unit's rows
-# end in the rows part); the columns the resolver reads (assignments and returns by scope,
-# `self.x` writes, each assignment's targets); the calls by their callee's last name, and the
-# locals called that may hold classes; each call's scope and callee; assignment targets by
-# last name; the units' rows, each unit's pickled apart, one after the other; what the call
-# graph reads of the whole file (assignment patterns, yields, raises). Each part but the rows
-# is one pickle.
-ROWS_PARTS = 7
-LAYOUT, COLUMNS, CALLEES, HEADS, BINDERS, CHUNKS, OBJECTS = range(ROWS_PARTS)
+# Parts of a file's entry (tracer/store/parts.py), each read when first asked, in the form its
+# readers ask it in (tracer/store/columns.py: a table most readers ask one name or a few is
+# keyed, one read whole is pickled): how many members of each kind (MEMBER_KINDS) the file
+# has; its units by number; where each range of members starts, and its unit, per kind (who
+# owns a member); each unit's ranges; the assignments by scope, and by scope the targets
+# assigned; the returns by scope; the `self.x` writes; each assignment's targets; the calls
+# by their callee's last name (each call's id, scope and callee); the names the file imports
+# or aliases that it calls; the locals called that may hold classes; each call's scope and
+# callee; the units binding each last name; what the call graph reads of the whole file
+# (assignment patterns, yields, raises, straight lines); then each unit's rows, a part each.
+(
+    SIZES,
+    UNITS,
+    RUNS,
+    SPANS,
+    ASSIGNS_BY_SCOPE,
+    SCOPE_TARGETS,
+    RETURNS_BY_SCOPE,
+    SELF_WRITES,
+    TARGET_PATHS,
+    TARGET_ENDS,
+    CALLEES,
+    CALLED_IMPORTS,
+    CALLED_LOCALS,
+    CALL_SCOPES,
+    CALL_CALLEES,
+    BINDERS,
+    PATTERNS,
+    YIELDS,
+    RAISES,
+    STRAIGHT,
+    UNIT_ROWS,  # the first unit's rows: unit N's are part UNIT_ROWS + N
+) = range(21)
+KINDS = len(MEMBER_KINDS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
+Head = tuple[int, str, str]  # a call's id, scope and callee (as written)
 
 
-class Column(Generic[T]):
-    """A column of one of a FileRows' parts (the whole part when INDEX is None)."""
+class Callees(KeyedPickles[tuple[Head, ...]]):
+    """The last name of a callee -> its calls' heads."""
 
-    def __init__(self, part: int, index: int | None = None) -> None:
-        self.number = part
-        self.index = index
+    __slots__ = ()
 
-    def __get__(self, rows: FileRows, owner: type | None = None) -> T:
-        found = rows.part(self.number)
-        return found if self.index is None else found[self.index]  # type: ignore[no-any-return]
+    def get(self, key: str, default: Any = ()) -> tuple[int, ...]:  # type: ignore[override]
+        """The ids of the calls whose callee's last name is KEY."""
+        return tuple(head[0] for head in self.heads(key)) or default  # type: ignore[no-any-return]
+
+    def heads(self, key: str) -> tuple[Head, ...]:
+        return super().get(key, ())
 
 
 class FileRows:
-    """A file's rows as cached: pickled unit by unit (see `tracer.store.units`), each unit's rows
-    unpickled, from where they lie in the rows part, the first time one of them is read: a
-    query reads few units of the files it touches. The other parts, each unpickled when first
+    """A file's rows as cached: each unit's rows unpickled the first time one of them is read
+    (a query reads few units of the files it touches); the other parts, read when first
     asked, answer what a query asks of many rows it makes no fact of."""
 
-    __slots__ = ("loaded", "members", "parts", "runs")
-
-    def __init__(self, *parts: bytes | memoryview) -> None:
-        self.parts: list[Any] = list(parts)
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
         self.loaded: list[list[Row | None]] | None = None  # per ROW_KINDS, per row
         self.members: dict[int, list[list[int]]] = {}  # unit -> per MEMBER_KINDS: indices
-        # Per MEMBER_KINDS: where each range of members starts, and its unit, in order.
-        self.runs: list[tuple[list[int], list[int]] | None] = [None] * len(MEMBER_KINDS)
 
-    def part(self, number: int) -> Any:
-        found = self.parts[number]
-        if isinstance(found, (bytes, memoryview)):
-            # Fresh, or a view into an entry whose checksum held (Facts.rows): intact bytes,
-            # the units' rows within (`load`) too.
-            found = self.parts[number] = pickle.loads(found)
+    def unpickled(self, number: int) -> Any:
+        return pickle.loads(self.parts.checked(number))
+
+    @cached_property
+    def sizes(self) -> tuple[int, ...]:
+        """Per MEMBER_KINDS, how many members the file has."""
+        return tuple(read_words(self.parts.checked(SIZES)))
+
+    @cached_property
+    def units(self) -> tuple[str, ...]:
+        """The units' names by number, in the order a whole-file build meets them."""
+        found: tuple[str, ...] = self.unpickled(UNITS)
         return found
 
-    # What the parts hold: each is unpickled, whole, when one of its columns is first read.
-    units = Column[tuple[str, ...]](LAYOUT, 0)
-    sizes = Column[tuple[int, ...]](LAYOUT, 1)  # per MEMBER_KINDS
-    assigns_by_scope = Column[dict[str, tuple[int, ...]]](COLUMNS, 0)
-    returns_by_scope = Column[dict[str, tuple[int, ...]]](COLUMNS, 1)
-    self_writes = Column[dict[str, tuple[int, ...]]](COLUMNS, 2)
-    assign_targets = Column[tuple[tuple[str, ...], ...]](COLUMNS, 3)  # per assignment
-    callees = Column[dict[str, tuple[int, ...]]](CALLEES, 0)  # last name -> ids of its calls
-    # (scope, name) of the plain names called where they are bound only to names' values.
-    called_locals = Column[frozenset[tuple[str, str]]](CALLEES, 1)
-    binders = Column[dict[str, tuple[int, ...]]](BINDERS)
-    objects = Column[tuple[Any, ...]](OBJECTS)  # (patterns, yields, raises, straight)
+    @cached_property
+    def unit_numbers(self) -> dict[str, int]:
+        return {unit: number for number, unit in enumerate(self.units)}
+
+    @cached_property
+    def runs(self) -> tuple[int, ...]:
+        """Per kind where its ranges of members are in what follows, then their starts (by
+        kind, in order), then their units."""
+        return tuple(read_words(self.parts.checked(RUNS)))
+
+    @cached_property
+    def spans(self) -> memoryview:
+        """Per unit where its ranges are in what follows, then each range's kind, start and
+        end."""
+        return read_words(self.parts.checked(SPANS))
+
+    @cached_property
+    def assigns_by_scope(self) -> KeyedInts:
+        """A scope -> the indices of its assignments."""
+        return KeyedInts(self.parts, ASSIGNS_BY_SCOPE)
+
+    @cached_property
+    def scope_targets(self) -> KeyedPickles[dict[str, list[int]]]:
+        """A scope -> each target (a name or dotted path) it assigns to, and where."""
+        return KeyedPickles(self.parts, SCOPE_TARGETS)
+
+    @cached_property
+    def returns_by_scope(self) -> KeyedInts:
+        return KeyedInts(self.parts, RETURNS_BY_SCOPE)
+
+    @cached_property
+    def self_writes(self) -> KeyedInts:
+        """ATTR -> the assignments to `self.ATTR`."""
+        return KeyedInts(self.parts, SELF_WRITES)
+
+    @cached_property
+    def target_paths(self) -> Texts:
+        return Texts(self.parts.checked(TARGET_PATHS))
+
+    @cached_property
+    def target_ends(self) -> memoryview:
+        return read_words(self.parts.checked(TARGET_ENDS))
+
+    @cached_property
+    def callees(self) -> Callees:
+        """The last name of a callee -> the ids (or heads) of its calls."""
+        return Callees(self.parts, CALLEES)
+
+    @cached_property
+    def called_imports(self) -> tuple[str, ...]:
+        """The names the file imports or aliases that it calls (in the summary's order)."""
+        found: tuple[str, ...] = self.unpickled(CALLED_IMPORTS)
+        return found
+
+    @cached_property
+    def called_locals(self) -> frozenset[tuple[str, str]]:
+        """(scope, name) of the plain names called where they are bound only to names'
+        values."""
+        found: frozenset[tuple[str, str]] = self.unpickled(CALLED_LOCALS)
+        return found
+
+    @cached_property
+    def call_scopes(self) -> Texts:
+        return Texts(self.parts.checked(CALL_SCOPES))
+
+    @cached_property
+    def call_callees(self) -> Texts:
+        """Each call's callee as written (`self.pool.alloc`)."""
+        return Texts(self.parts.checked(CALL_CALLEES))
+
+    @cached_property
+    def binders(self) -> KeyedInts:
+        """The last name of an assignment target -> the units assigning to it."""
+        return KeyedInts(self.parts, BINDERS)
+
+    @cached_property
+    def patterns(self) -> dict[int, Any]:
+        found: dict[int, Any] = self.unpickled(PATTERNS)
+        return found
+
+    @cached_property
+    def yields(self) -> frozenset[int]:
+        found: frozenset[int] = self.unpickled(YIELDS)
+        return found
+
+    @cached_property
+    def raises(self) -> tuple[Row, ...]:
+        found: tuple[Row, ...] = self.unpickled(RAISES)
+        return found
+
+    @cached_property
+    def straight(self) -> frozenset[int]:
+        found: frozenset[int] = self.unpickled(STRAIGHT)
+        return found
+
+    def unit_number(self, unit: str) -> int | None:
+        """The number of the unit named UNIT; None if the file has none of that name."""
+        return self.unit_numbers.get(unit)
+
+    def assign_target(self, index: int) -> tuple[str, ...]:
+        """The targets (paths) of the assignment INDEX."""
+        ends, paths = self.target_ends, self.target_paths
+        return tuple(paths[i] for i in range(ends[index - 1] if index else 0, ends[index]))
+
+    @property
+    def assign_targets(self) -> Sequence[tuple[str, ...]]:
+        """Each assignment's targets (paths), by index."""
+        return Targets(self)
 
     def call_head(self, call_id: int) -> tuple[str, str]:
         """The scope and the callee (as written) of the call CALL_ID."""
-        scopes, callees = self.part(HEADS)
-        return scopes[call_id], callees[call_id]
+        return self.call_scopes[call_id], self.call_callees[call_id]
 
     def call_line(self, call_id: int) -> int:
         """The line of the call CALL_ID (its unit's rows are read)."""
@@ -99,20 +232,21 @@ class FileRows:
         return line
 
     def owner(self, kind: int, i: int) -> int:
-        """The unit (position in `units`) of member I of KIND (a position in MEMBER_KINDS)."""
-        runs = self.runs[kind]
-        if runs is None:
-            spans = self.part(LAYOUT)[2]
-            found = sorted((start, unit) for unit, s in enumerate(spans) for start, _ in s[kind])
-            runs = self.runs[kind] = ([start for start, _ in found], [unit for _, unit in found])
-        starts, units = runs
-        return units[bisect_right(starts, i) - 1]
+        """The unit (a number) of member I of KIND (a position in MEMBER_KINDS)."""
+        runs = self.runs
+        found = bisect_right(runs, i, KINDS + 1 + runs[kind], KINDS + 1 + runs[kind + 1]) - 1
+        return runs[found + runs[KINDS]]
 
     def unit_members(self, unit: int) -> list[list[int]]:
-        """Per MEMBER_KINDS, the indices of the members of UNIT (a position in `units`)."""
+        """Per MEMBER_KINDS, the indices of the members of UNIT (a number)."""
         found = self.members.get(unit)
         if found is None:
-            found = self.members[unit] = members_of(self.part(LAYOUT)[2][unit])
+            spans = self.spans
+            found = [[] for _ in MEMBER_KINDS]
+            ranges = spans[spans[unit] : spans[unit + 1]].tolist()
+            for at in range(0, len(ranges), 3):
+                found[ranges[at]].extend(range(ranges[at + 1], ranges[at + 2]))
+            self.members[unit] = found
         return found
 
     def row(self, kind: int, i: int) -> Row:
@@ -128,12 +262,31 @@ class FileRows:
     def load(self, unit: int) -> None:
         assert self.loaded is not None
         members = self.unit_members(unit)
-        ends = self.part(LAYOUT)[3]
-        chunk = memoryview(self.parts[CHUNKS])[ends[unit - 1] if unit else 0 : ends[unit]]
-        for kind, rows in enumerate(pickle.loads(chunk)):
+        for kind, rows in enumerate(self.unpickled(UNIT_ROWS + unit)):
             loaded = self.loaded[kind]
             for i, row in zip(members[ROW_MEMBER[kind]], rows, strict=True):
                 loaded[i] = row
+
+
+class Targets(Sequence[tuple[str, ...]]):
+    """A FileRows' assignment targets, by index (each read from the rows' parts when asked)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: FileRows) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows.target_ends)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[str, ...]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[str, ...]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[str, ...] | list[tuple[str, ...]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return self.rows.assign_target(index)
 
 
 class Rows(Sequence[T]):
@@ -233,61 +386,87 @@ def encode(fact: Call | Assign | Return | Use) -> Row:
     return ROW_OF[type(fact)](fact)
 
 
-def encode_flows(flows: FileFlows, summary: FileSummary) -> tuple[bytes, ...]:
-    """FLOWS as cached (see FileRows), the rows of each unit (calls, assigns, returns,
-    uses) pickled apart. Equal strings and tuples are shared within each pickle: pickle then
-    writes each once, and loading makes each once."""
+def encode_flows(flows: FileFlows, summary: FileSummary) -> list[bytes]:
+    """FLOWS as cached: the parts of a FileRows, the rows of each unit (calls, assigns,
+    returns, uses) pickled apart. Equal strings and tuples are shared within each pickle:
+    pickle then writes each once, and loading makes each once."""
     index = index_rows(flows, summary)
     kinds = [tuple(getattr(flows, kind)) for kind in ROW_KINDS]
-    members = [members_of(spans) for spans in index.spans]
-    chunks = tuple(
+    unit_rows = [
         dumps(
             tuple(
                 tuple(encode(facts[i]) for i in unit[ROW_MEMBER[kind]])
                 for kind, facts in enumerate(kinds)
             )
         )
-        for unit in members
-    )
-    layout = (index.units, index.sizes, index.spans, tuple(accumulate(map(len, chunks))))
-    columns = (
-        index.assigns_by_scope,
-        index.returns_by_scope,
-        index.self_writes,
-        index.assign_targets,
-    )
-    calls = (index.callees, index.called_locals)
-    heads = (index.call_scopes, index.call_callees)
-    parts = (layout, columns, calls, heads, index.binders)
+        for unit in map(members_of, index.spans)
+    ]
+    heads = {
+        name: tuple((i, index.call_scopes[i], index.call_callees[i]) for i in calls)
+        for name, calls in index.callees.items()
+    }
+    local = [i.alias for i in summary.imports] + [a.name for a in summary.aliases]
     raises = tuple((r.scope, value_row(r.value), r.line) for r in flows.raises)
-    objects = (dict(flows.patterns), flows.yields, raises, flows.straight)
-    return (*map(dumps, parts), b"".join(chunks), dumps(objects))
+    return [
+        words(index.sizes),
+        dumps(index.units),
+        runs_part(index.spans),
+        spans_part(index.spans),
+        KeyedInts.encode(index.assigns_by_scope),
+        KeyedPickles.encode(scope_targets(index.assigns_by_scope, index.assign_targets)),
+        KeyedInts.encode(index.returns_by_scope),
+        KeyedInts.encode(index.self_writes),
+        Texts.encode(path for paths in index.assign_targets for path in paths),
+        words(accumulate(map(len, index.assign_targets))),
+        KeyedPickles.encode(heads),
+        dumps(tuple(name for name in local if name in index.callees)),
+        dumps(index.called_locals),
+        Texts.encode(index.call_scopes),
+        Texts.encode(index.call_callees),
+        KeyedInts.encode(index.binders),
+        dumps(dict(flows.patterns)),
+        dumps(flows.yields),
+        dumps(raises),
+        dumps(flows.straight),
+        *unit_rows,
+    ]
 
 
-# A file's entry: the parts' lengths, then the parts one after the other (read back as views
-# into the entry: copying them out, as unpickling a tuple of them did, cost more than the rest).
-ENTRY_HEAD = struct.Struct(f">{ROWS_PARTS}Q")
+def scope_targets(
+    by_scope: dict[str, tuple[int, ...]], targets: tuple[tuple[str, ...], ...]
+) -> dict[str, dict[str, list[int]]]:
+    """Per scope, each target it assigns to and the indices of those assignments."""
+    found: dict[str, dict[str, list[int]]] = {}
+    for scope, indices in by_scope.items():
+        table = found[scope] = {}
+        for i in indices:
+            for target in targets[i]:
+                table.setdefault(target, []).append(i)
+    return found
 
 
-def pack_parts(parts: tuple[bytes, ...]) -> bytes:
-    """PARTS (as `encode_flows` makes them) as one entry."""
-    return ENTRY_HEAD.pack(*map(len, parts)) + b"".join(parts)
+def runs_part(spans: tuple[tuple[Spans, ...], ...]) -> bytes:
+    """Per kind, where its ranges of members are in the lists that follow; then each range's
+    start, by kind and in order; then each range's unit (see `FileRows.owner`)."""
+    bounds = [0]
+    starts: list[int] = []
+    units: list[int] = []
+    for kind in range(KINDS):
+        found = sorted((start, unit) for unit, s in enumerate(spans) for start, _ in s[kind])
+        starts += [start for start, _ in found]
+        units += [unit for _, unit in found]
+        bounds.append(len(starts))
+    return words([*bounds, *starts, *units])
 
 
-def unpack_parts(entry: bytes | memoryview | None) -> tuple[memoryview, ...] | None:
-    """The parts ENTRY holds, as views into it; None when it holds no such parts."""
-    if entry is None or len(entry) < ENTRY_HEAD.size:
-        return None
-    view = memoryview(entry)
-    lengths = ENTRY_HEAD.unpack_from(view)
-    if ENTRY_HEAD.size + sum(lengths) != len(view):
-        return None
-    parts = []
-    start = ENTRY_HEAD.size
-    for length in lengths:
-        parts.append(view[start : start + length])
-        start += length
-    return tuple(parts)
+def spans_part(spans: tuple[tuple[Spans, ...], ...]) -> bytes:
+    """Per unit, where its ranges are in this list; then each unit's (kind, start, end)."""
+    ranges = [
+        [value for kind, kind_spans in enumerate(unit) for s in kind_spans for value in (kind, *s)]
+        for unit in spans
+    ]
+    ends = accumulate(map(len, ranges), initial=len(spans) + 1)
+    return words([*ends, *(value for unit in ranges for value in unit)])
 
 
 def dumps(item: Any) -> bytes:
@@ -360,18 +539,22 @@ def use(row: Row) -> Use:
 
 def decode_flows(file_rows: FileRows) -> FileFlows:
     """Flows over FILE_ROWS; each unit's rows are unpickled, and each fact made, when first
-    read."""
-    patterns, yields, raises, straight = file_rows.objects
+    read; what the call graph reads of the whole file, when first read."""
     return FileFlows(
         calls=Rows(file_rows, 0, call),
         assigns=Rows(file_rows, 1, assign),
         returns=Rows(file_rows, 2, return_),
         uses=Rows(file_rows, 3, use),
-        patterns=patterns,
-        yields=yields,
-        raises=tuple(Raise(scope, value(read), line) for scope, read, line in raises),
-        straight=straight,
+        patterns=LaterMapping(lambda: file_rows.patterns),
+        yields=LaterSet(lambda: file_rows.yields),
+        raises=LaterSequence(lambda: tuple(map(raise_, file_rows.raises))),
+        straight=LaterSet(lambda: file_rows.straight),
     )
+
+
+def raise_(row: Row) -> Raise:
+    scope, read, line = row
+    return Raise(scope, value(read), line)
 
 
 def row_at(facts: Sequence[Any], index: int) -> Row:
@@ -384,7 +567,7 @@ def file_rows(flows: FileFlows, summary: FileSummary) -> FileRows:
     calls = flows.calls
     if isinstance(calls, Rows):
         return calls.file_rows
-    return FileRows(*encode_flows(flows, summary))
+    return FileRows(Parts.made(encode_flows(flows, summary)))
 
 
 # Row fields the filters read (positions follow the dataclasses' field order).
