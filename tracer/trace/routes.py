@@ -183,8 +183,15 @@ def every_route(
             continue
         found.append(route)
     if len(found) > 1:
+        # The routes from the spine's origin first (another binding of the name may start
+        # where nothing flows into it): among them, the main end first.
         ranked = rank([route[-1] for route in found])
-        found.sort(key=lambda r: ranked.index(r[-1]) if r[-1] in ranked else len(ranked))
+        found.sort(
+            key=lambda r: (
+                r[0] != spine[0],
+                ranked.index(r[-1]) if r[-1] in ranked else len(ranked),
+            )
+        )
     return found
 
 
