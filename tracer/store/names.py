@@ -52,7 +52,9 @@ class NameSet:
         return self.value().isdisjoint(names)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's __init__ costs five times as much, and a query makes one
+# for each of hundreds of files it rules out. Nothing assigns to one.
+@dataclass(slots=True)
 class FileNames:
     binders: NameSet  # names a parameter, field, assignment or flag of the file binds
     writes: KeyedPickles[tuple[Write, ...]]  # attribute -> its writes, in the tables' order

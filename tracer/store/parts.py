@@ -11,12 +11,14 @@ Integers in parts are unsigned 32-bit words in the machine's byte order, read wh
 
 from __future__ import annotations
 
+import struct
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
 
 WORD = "I"
+HEAD = struct.Struct(f"=3{WORD}")  # the byte-order mark, the directory's checksum, the count
 ORDER = 0x53475031  # "SGP1" as a word: in the other byte order it reads otherwise
 Remake = Callable[[], Sequence[bytes]]
 
@@ -68,19 +70,15 @@ class Parts:
         the entry's parts again then."""
         if entry is None or len(entry) < 12:
             return None
-        head = read_words(memoryview(entry)[:12])
-        count = head[2]
+        order, check, count = HEAD.unpack_from(entry)
         end = 12 + 8 * count
-        if head[0] != ORDER or len(entry) < end:
+        if order != ORDER or len(entry) < end or zlib.crc32(entry[8:end]) != check:
             return None
-        directory = memoryview(entry)[8:end]
-        if zlib.crc32(directory) != head[1]:
-            return None
-        listed = read_words(directory)
-        starts = list(accumulate(listed[1 : 1 + count], initial=end))
+        listed = struct.unpack_from(f"={2 * count}{WORD}", entry, 12)
+        starts = list(accumulate(listed[:count], initial=end))
         if starts[-1] != len(entry):
             return None
-        return cls(entry, starts, list(listed[1 + count :]), remake)
+        return cls(entry, starts, list(listed[count:]), remake)
 
     def __len__(self) -> int:
         return len(self.starts) - 1
