@@ -124,14 +124,10 @@ class CallValues:
         for path in self.graph.calling_files(function)[0]:
             if path not in called:
                 continue
-            calls = self.graph.facts.flows(path).calls
-            for call in calls:
-                shape = call.receiver.shape
-                if call.callee or not shape or shape[0] != "attr" or shape[2] != name:
-                    continue
-                for target in self.targets(path, call.id):
+            for call_id in self.graph.facts.rows(path).method_calls.get(name, ()):
+                for target in self.targets(path, call_id):
                     if target.function == function:
-                        found.append((self.graph.file(path), call.id, target))
+                        found.append((self.graph.file(path), call_id, target))
         return found
 
     def targets(self, path: str, call_id: int) -> tuple[CallTarget, ...]:

@@ -44,7 +44,8 @@ from tracer.store.units import (
 # owns a member); each unit's ranges; the assignments by scope, and by scope the targets
 # assigned; the returns by scope; the `self.x` writes; each assignment's targets; the calls
 # by their callee's last name (each call's id, scope and callee); the names the file imports
-# or aliases that it calls; the locals called that may hold classes; each call's scope and
+# or aliases that it calls; the locals called that may hold classes; the calls of a method
+# on an expression that is no name, by the method's name; each call's scope and
 # callee; the units binding each last name; what the call graph reads of the whole file
 # (assignment patterns, yields, raises, straight lines); then each unit's rows, a part each.
 (
@@ -61,6 +62,7 @@ from tracer.store.units import (
     CALLEES,
     CALLED_IMPORTS,
     CALLED_LOCALS,
+    METHOD_CALLS,
     CALL_SCOPES,
     CALL_CALLEES,
     BINDERS,
@@ -69,7 +71,7 @@ from tracer.store.units import (
     RAISES,
     STRAIGHT,
     UNIT_ROWS,  # the first unit's rows: unit N's are part UNIT_ROWS + N
-) = range(21)
+) = range(22)
 KINDS = len(MEMBER_KINDS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
@@ -173,6 +175,12 @@ class FileRows:
         values."""
         found: frozenset[tuple[str, str]] = self.unpickled(CALLED_LOCALS)
         return found
+
+    @cached_property
+    def method_calls(self) -> KeyedInts:
+        """A method's name -> the ids of its calls on an expression that is no name (`f().m()`,
+        `d[k].m()`: no callee, a receiver of shape ("attr", _, NAME))."""
+        return KeyedInts(self.parts, METHOD_CALLS)
 
     @cached_property
     def call_scopes(self) -> Texts:
@@ -421,6 +429,7 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> list[bytes]:
         KeyedPickles.encode(heads),
         dumps(tuple(name for name in local if name in index.callees)),
         dumps(index.called_locals),
+        KeyedInts.encode(method_calls(flows)),
         Texts.encode(index.call_scopes),
         Texts.encode(index.call_callees),
         KeyedInts.encode(index.binders),
@@ -430,6 +439,16 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> list[bytes]:
         dumps(flows.straight),
         *unit_rows,
     ]
+
+
+def method_calls(flows: FileFlows) -> dict[str, tuple[int, ...]]:
+    """A method's name -> the ids of its calls on an expression that is no name."""
+    found: dict[str, list[int]] = {}
+    for call in flows.calls:
+        shape = call.receiver.shape
+        if not call.callee and shape and shape[0] == "attr":
+            found.setdefault(shape[2], []).append(call.id)
+    return {name: tuple(ids) for name, ids in found.items()}
 
 
 def scope_targets(
