@@ -305,7 +305,8 @@ class FileTables(StepTables):
                         found.append(step_ids.param_id(self.path, scope, name))
         if name and "." not in name:  # attribute writes are no local bindings
             targets = self.rows.assign_targets
-            for i in self.rows.assigns_by_scope.get(scope, ()):
+            # The scope's assignments to NAME (each once, in order), from its targets' table.
+            for i in dict.fromkeys(self.rows.scope_targets.get(scope, {}).get(name, ())):
                 for j, target in enumerate(targets[i]):
                     if target == name and not self.unit_steps.in_body(
                         self.rows.row(ASSIGN_ROWS, i)[ASSIGN_LINE]
