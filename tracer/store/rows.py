@@ -76,19 +76,29 @@ KINDS = len(MEMBER_KINDS)
 T = TypeVar("T")
 Row = tuple[Any, ...]
 Head = tuple[int, str, str]  # a call's id, scope and callee (as written)
+CALL_ROWS = ROW_KINDS.index("calls")
 
 
 class Callees(KeyedPickles[tuple[Head, ...]]):
-    """The last name of a callee -> its calls' heads."""
+    """The last name of a callee -> its calls' heads (each kept in KNOWN by its call's id)."""
 
-    __slots__ = ()
+    __slots__ = ("known",)
+
+    def __init__(self, parts: Parts, number: int, known: dict[int, tuple[str, str]]) -> None:
+        super().__init__(parts, number)
+        self.known = known
 
     def get(self, key: str, default: Any = ()) -> tuple[int, ...]:  # type: ignore[override]
         """The ids of the calls whose callee's last name is KEY."""
         return tuple(head[0] for head in self.heads(key)) or default  # type: ignore[no-any-return]
 
     def heads(self, key: str) -> tuple[Head, ...]:
-        return super().get(key, ())
+        found = self.made.get(key)
+        if found is None:
+            found = super().get(key, ())
+            for call_id, scope, callee in found:
+                self.known[call_id] = scope, callee
+        return found
 
 
 class FileRows:
@@ -100,6 +110,7 @@ class FileRows:
         self.parts = parts
         self.loaded: list[list[Row | None]] | None = None  # per ROW_KINDS, per row
         self.members: dict[int, list[list[int]]] = {}  # unit -> per MEMBER_KINDS: indices
+        self.heads: dict[int, tuple[str, str]] = {}  # call -> its scope and callee, when read
 
     def unpickled(self, number: int) -> Any:
         return pickle.loads(self.parts.checked(number))
@@ -161,7 +172,7 @@ class FileRows:
     @cached_property
     def callees(self) -> Callees:
         """The last name of a callee -> the ids (or heads) of its calls."""
-        return Callees(self.parts, CALLEES)
+        return Callees(self.parts, CALLEES, self.heads)
 
     @cached_property
     def called_imports(self) -> tuple[str, ...]:
@@ -231,12 +242,16 @@ class FileRows:
         return Targets(self)
 
     def call_head(self, call_id: int) -> tuple[str, str]:
-        """The scope and the callee (as written) of the call CALL_ID."""
-        return self.call_scopes[call_id], self.call_callees[call_id]
+        """The scope and the callee (as written) of the call CALL_ID: from its row or its
+        callee's heads when either was read (most calls asked for), else from their parts."""
+        row = self.loaded[CALL_ROWS][call_id] if self.loaded is not None else None
+        if row is not None:
+            return row[CALL_SCOPE], row[CALLEE]
+        return self.heads.get(call_id) or (self.call_scopes[call_id], self.call_callees[call_id])
 
     def call_line(self, call_id: int) -> int:
         """The line of the call CALL_ID (its unit's rows are read)."""
-        line: int = self.row(ROW_KINDS.index("calls"), call_id)[CALL_LINE]
+        line: int = self.row(CALL_ROWS, call_id)[CALL_LINE]
         return line
 
     def owner(self, kind: int, i: int) -> int:
