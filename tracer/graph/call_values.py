@@ -29,7 +29,7 @@ from tracer.store import step_ids
 from tracer.store.rows import VALUE_CALLS, value_row
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from tracer.graph.file_steps import FileTables
     from tracer.graph.steps import Step
@@ -62,15 +62,9 @@ class FlowGraph(Protocol):
 
     def step(self, step_id: str) -> Step: ...
 
-    def splat_keys(self, tables: FileTables, call_id: int, arg: Arg) -> frozenset[str] | None: ...
-
-    def bindings(
-        self,
-        target: CallTarget,
-        arg: Arg,
-        siblings: tuple[Arg, ...] = (),
-        keys: frozenset[str] | None = None,
-    ) -> list[tuple[str, str, float]]: ...
+    def bound_edges(
+        self, tables: FileTables, step_id: str, arg: Arg, targets: Iterable[CallTarget]
+    ) -> Iterator[Edge]: ...
 
 
 class CallValues:
@@ -79,6 +73,7 @@ class CallValues:
     def __init__(self, graph: FlowGraph) -> None:
         self.graph = graph
         self.known: dict[tuple[str, int], tuple[CallTarget, ...]] = {}
+        self.subclasses: dict[tuple[str, int], tuple[CallTarget, ...]] = {}  # see subclasses_made
         self.made: dict[str, tuple[int, int]] = {}  # argument step -> (call, position)
         # Edges found here going forward, with no twin going backward: (source, destination).
         self.one_way: set[tuple[str, str]] = set()
@@ -158,13 +153,13 @@ class CallValues:
         scope, callee = tables.rows.call_head(call_id)
         if self.graph.resolver.types.class_parameter(tables.path, scope, callee) is None:
             return []
-        key = (tables.path, -1 - call_id)  # beside the calls found by value, apart
-        found = self.known.get(key)
+        key = (tables.path, call_id)
+        found = self.subclasses.get(key)
         if found is None:
             _, objects = self.follower
             held = objects.callee_objects(tables.path, tables.calls[call_id])
             named = {target.function for target in tables.targets[call_id]}
-            found = self.known[key] = tuple(
+            found = self.subclasses[key] = tuple(
                 target
                 for target in objects.value_targets(held)
                 if target.function not in named and target.klass is not None
@@ -290,13 +285,12 @@ class CallValues:
     def bind(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
         """The edges from an argument made here to what it is bound to in each target."""
         call_id, position = self.made[step_id]
-        siblings = tables.calls[call_id].args
-        arg = siblings[position]
-        keys = self.graph.splat_keys(tables, call_id, arg)
-        for target in self.targets(tables.path, call_id):
-            for dst, kind, confidence in self.graph.bindings(target, arg, siblings, keys):
-                self.one_way.add((step_id, dst))
-                yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
+        arg = tables.calls[call_id].args[position]
+        for edge in self.graph.bound_edges(
+            tables, step_id, arg, self.targets(tables.path, call_id)
+        ):
+            self.one_way.add((edge.src, edge.dst))
+            yield edge
 
 
 def calls_read(tables: FileTables, reader: str) -> list[int]:

@@ -6,7 +6,7 @@ this value come from)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 import networkx as nx
@@ -315,15 +315,23 @@ class FlowGraph:
     def bind_forward(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
         call_id = step_ids.call_of(step_id)
         arg = next(a for a, sid in tables.arguments(call_id) if sid == step_id)
+        yield from self.bound_edges(tables, step_id, arg, tables.targets[call_id])
+        # `cls(...)` in a classmethod: also the classes the follower finds it called on.
+        extra = self.values.subclasses_made(tables, call_id)
+        for edge in self.bound_edges(tables, step_id, arg, extra):
+            self.values.one_way.add((edge.src, edge.dst))
+            yield edge
+
+    def bound_edges(
+        self, tables: FileTables, step_id: str, arg: Arg, targets: Iterable[CallTarget]
+    ) -> Iterator[Edge]:
+        """The edges from the argument STEP_ID (ARG of its call) to what each of TARGETS
+        binds it to, as sure as the binding and the target."""
+        call_id = step_ids.call_of(step_id)
         siblings = tables.calls[call_id].args
         keys = self.splat_keys(tables, call_id, arg)
-        for target in tables.targets[call_id]:
+        for target in targets:
             for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
-                yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
-        # `cls(...)` in a classmethod: also the classes the follower finds it called on.
-        for target in self.values.subclasses_made(tables, call_id):
-            for dst, kind, confidence in self.bindings(target, arg, siblings, keys):
-                self.values.one_way.add((step_id, dst))
                 yield Edge(step_id, dst, kind, confidence * target.confidence, condition=target.why)
 
     def bindings(
