@@ -305,6 +305,75 @@ def test_without_a_sink_the_value_ends_where_it_is_kept_and_other_ends_are_route
     ]
 
 
+REGISTERED = {
+    "app/__init__.py": "",
+    "app/models.py": """
+        REGISTRY = {}
+
+
+        def register(name):
+            def wrap(cls):
+                REGISTRY[name] = cls
+                return cls
+
+            return wrap
+
+
+        class Base:
+            @classmethod
+            def create(cls, options):
+                return cls(**options)
+
+
+        @register("small")
+        class Small(Base):
+            def __init__(self, batch_size=1, devices=1):
+                self.size = int(batch_size)
+                self.devices = devices
+
+
+        @register("large")
+        class Large(Base):
+            def __init__(self, batch_size=1, **kwargs):
+                self.per_device = int(batch_size) // 2
+    """,
+    "app/main.py": """
+        import argparse
+
+        from app.models import REGISTRY
+
+
+        class Logger:
+            def __init__(self, model):
+                self.model = model
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--batch-size", type=int, default=1)
+            parser.add_argument("--model", default="small")
+            args = parser.parse_args()
+            model = REGISTRY[args.model].create({"batch_size": args.batch_size})
+            Logger(model)
+    """,
+}
+
+
+def test_without_a_sink_each_class_a_registry_may_pick_keeps_the_value(snippet_session):
+    """No sink: the value ends where each class the registry may make keeps what it computes
+    from it (`self.size = int(batch_size)`: a conversion is no plain copy), along sure
+    steps (`cls(**options)` into `batch_size` is sure for the value kept at "batch_size").
+    Not in `devices`, and not in the logger that keeps the object the call returns (a
+    value the call made, reached only through a call found by value)."""
+    session = snippet_session(REGISTERED)
+    chain = trace(session.graph, "batch_size")
+    steps = {s.id: s for s in chain.steps}
+    ends = {steps[route[-1]].code for route in chain.routes}
+    assert ends == {"self.size = int(batch_size)", "self.per_device = int(batch_size) // 2"}
+    for route in chain.routes:
+        assert [steps[s].code for s in route][-3:-1] == ["return cls(**options)", "batch_size=1"]
+
+
 def test_a_factorys_result_runs_the_method_of_each_class_it_may_make(snippet_session):
     session = snippet_session(
         {

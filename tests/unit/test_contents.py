@@ -135,6 +135,34 @@ def test_tuples_kwargs_and_stores_keep_their_keys(snippet_session):
     assert 'use(box["name"])' not in codes
 
 
+MOVED = {
+    "pkg/__init__.py": "",
+    "pkg/moved.py": """
+        def moved(fraction, name):
+            given = {"fraction": fraction, "name": name}
+            kept = {}
+            kept["size"] = given.get("fraction")
+            kept["label"] = given["name"]
+            max_total_num_tokens = kept["size"] * 2
+            page_size = kept["label"]
+            return max_total_num_tokens, page_size
+    """,
+}
+
+
+def test_an_item_store_puts_what_its_value_takes_out(snippet_session):
+    """`kept["size"] = given.get("fraction")` takes the value out of one dict at "fraction"
+    and puts it into another at "size": it is read back at "size" only, not at "label"."""
+    session = snippet_session(MOVED)
+    codes = {s.code for s in trace(session.graph, "fraction", branch_depth=6).steps}
+    assert 'kept["size"] = given.get("fraction")' in codes
+    assert 'max_total_num_tokens = kept["size"] * 2' in codes
+    assert 'page_size = kept["label"]' not in codes
+    codes = {s.code for s in trace(session.graph, "name", branch_depth=6).steps}
+    assert 'page_size = kept["label"]' in codes
+    assert 'max_total_num_tokens = kept["size"] * 2' not in codes
+
+
 def test_keys_along_an_edge():
     """Forward, a put pushes and a take pops its own key; backward the other way round; a
     key not known matches any; a new value keeps no key; the search halves meet only where

@@ -214,7 +214,7 @@ class CallValues:
         calls the resolver names nothing for: an edge as sure into each argument of those
         calls that reads it, where the follower finds what the call runs."""
         found = []
-        for edge in edges:
+        for position, edge in enumerate(edges):
             if edge.kind not in READS:
                 continue
             tables = self.graph.file(step_ids.file_of(edge.dst))
@@ -228,6 +228,7 @@ class CallValues:
             else:
                 attr = "." + (edge.label or self.graph.step(edge.src).name)
                 refs = [ref for ref in opaque if ref.endswith(attr)]
+            passed = False
             for ref in refs:
                 for argument in self.arguments(tables, edge.dst, ref):
                     kind = {"local_via_call": "local", "attr_via_call": "attr"}.get(edge.kind)
@@ -236,6 +237,12 @@ class CallValues:
                         replace(edge, dst=argument, kind=kind or edge.kind, confidence=confidence)
                     )
                     self.one_way.add((edge.src, argument))
+                    passed = True
+            if passed and edge.kind in ("local", "attr"):
+                # What the call returns is made from its arguments: as sure as a read through a
+                # call outside the tree (the value goes on into the call's arguments).
+                kind = {"local": "local_via_call", "attr": "attr_via_call"}[edge.kind]
+                edges[position] = replace(edge, kind=kind, confidence=edge.confidence * OPAQUE)
         return found
 
     def arguments(self, tables: FileTables, reader: str, name: str) -> list[str]:

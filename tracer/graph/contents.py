@@ -186,29 +186,39 @@ def value_row(tables: FileTables, step_id: str) -> tuple[Any, int | None, Any, s
 def read_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...] | None:
     """What the step STEP_ID does with the container the local NAME holds when it reads it:
     puts it in at a key, takes a key out, or nothing (KEEP); None when it reads NAME only
-    as the input of a call outside the tree that is no dict's getter or `dict(...)`."""
+    as the input of a call outside the tree that is no dict's getter or `dict(...)`. An item
+    store (`d["k"] = conf.get("j")`) puts what its value gives at its key, last."""
     found = value_row(tables, step_id)
     if found is None:
         return KEEP
     value, position, pattern, op = found
-    shape = value[VALUE_SHAPE]
-    ops: list[Op] = []
+    ops = value_ops(tables, value, position, pattern, op, name)
+    if ops is None:
+        return None
     if pattern is not None and pattern[0] == "item" and not refers_shape(pattern[1], name):
-        ops.append((PUT, constant(pattern[2])))  # `d["k"] = v`
+        ops = (*ops, (PUT, constant(pattern[2])))  # `d["k"] = v`
+    return ops or KEEP
+
+
+def value_ops(
+    tables: FileTables, value: Any, position: int | None, pattern: Any, op: str, name: str
+) -> tuple[Op, ...] | None:
+    """The puts and takes by which the value of a step (a Value's row, taken whole or at
+    POSITION of a tuple) is made from the local NAME; None as in `read_ops`."""
+    shape = value[VALUE_SHAPE]
     if shape is not None:
         inside = paths_in(shape, name)
-        if len(inside) == 1:
-            ops.extend(inside[0])
-        return tuple(ops) or KEEP
+        return inside[0] if len(inside) == 1 else KEEP
     refs, calls = value[VALUE_REFS], value[VALUE_CALLS]
     if not refs and len(calls) == 1:
         return call_ops(tables, calls[0], name)
     alone = len(refs) == 1 and refers(refs[0], name) and not calls
+    ops: list[Op] = []
     if op == "for" and alone:
         ops.append((TAKE, None))  # each element in turn
     if position is not None and pattern is None and alone:
         ops.append((TAKE, position))  # `a, b = pair`
-    return tuple(ops) or KEEP
+    return tuple(ops)
 
 
 def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tracer.graph.contents import value_row
 from tracer.graph.steps import TRUSTED, Edge
+from tracer.store.rows import VALUE_ARITHMETIC, VALUE_CALLS, VALUE_REFS
 from tracer.trace.contexts import unmatched_return
 from tracer.trace.origins import updates_itself
-from tracer.trace.routes import MAX_ROUTES
 from tracer.trace.walks import path_to, walk
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
@@ -18,7 +19,10 @@ if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not
 
 CHANGING_KINDS = frozenset({"formula", "return"})
 RETURN_CANDIDATES = 10  # returns asked whether their function is called, without a sink
-SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
+SOURCE_DEPTH = 2
+# Where the value may end up without a sink, at most: a class chosen at run time (a
+# registry's, a factory's) shows its own ends.
+MAX_ENDS = 12  # steps searched from a sink's binding for the others that copy its value
 
 
 def sink_paths(
@@ -31,8 +35,9 @@ def sink_paths(
 ) -> list[list[str]]:
     """START ... sink: the first step binding a name in SINKS. Without one, where the value
     ends up: the nearest attributes that keep a value computed from the traced one (kept
-    on a long-lived object), the nearest first, up to MAX_ROUTES, none on the way to
-    another; [START] when there is none."""
+    on a long-lived object), reached along sure steps if any is, the nearest first, up to
+    MAX_ENDS, none on the way to another; else a return out of the tree; [START] when
+    there is none."""
 
     is_sink = sink_test(graph, sinks)
 
@@ -54,6 +59,7 @@ def sink_paths(
         return None
 
     parent = walk(graph, [start], True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED)
+    trusted = parent
     if not any(is_sink(s) for s in parent):  # then guesses too
         parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
     path = reached(parent)
@@ -63,17 +69,50 @@ def sink_paths(
         path = reached(parent)
     if path is not None:
         return [path]
+    # No sink met: where the value is kept, along sure steps, else along guesses too.
+    return (
+        kept_ends(graph, trusted, names, realizable, edges)
+        or kept_ends(graph, parent, names, realizable, edges)
+        or returned_out(graph, parent, realizable, edges)
+        or [[start]]
+    )
+
+
+def kept_ends(
+    graph: FlowGraph,
+    parent: dict[str, str | None],
+    names: set[str],
+    realizable: Callable[[list[str]], bool],
+    edges: dict[tuple[str, str, str], Edge],
+) -> list[list[str]]:
+    """The nearest attributes (none named in NAMES) that keep a value computed from the
+    walk's start, up to MAX_ENDS, none on the way to another, as paths."""
     found: list[list[str]] = []
     for end in parent:  # breadth-first: nearest first
         step = graph.step(end)
         if kept_in_attribute(graph, end) and step.name not in names:
             path = list(reversed(path_to(parent, end)))
-            if any(graph.step(s).kind in CHANGING_KINDS for s in path) and realizable(path):
+            if computes(graph, path, edges) and realizable(path):
                 if not any(other[-1] in path for other in found):
                     found.append(path)
-                if len(found) == MAX_ROUTES:
+                if len(found) == MAX_ENDS:
                     break
-    return found or returned_out(graph, parent, realizable, edges) or [[start]]
+    return found
+
+
+def computes(graph: FlowGraph, path: list[str], edges: dict[tuple[str, str, str], Edge]) -> bool:
+    """Does PATH make a new value of the one it starts with: a formula or a return on the
+    way, or an end that computes what it keeps from what arrives, by a call or an operator
+    (`self.size = int(size)`)? A plain copy (`self.x = x`) does not say where the value
+    ends up."""
+    if any(graph.step(s).kind in CHANGING_KINDS for s in path):
+        return True
+    end = path[-1]
+    found = value_row(graph.file(graph.step(end).file), end)
+    if found is None:
+        return False
+    value = found[0]
+    return bool(value[VALUE_CALLS] or value[VALUE_ARITHMETIC]) or len(value[VALUE_REFS]) > 1
 
 
 def sure(path: list[str], edges: dict[tuple[str, str, str], Edge]) -> bool:

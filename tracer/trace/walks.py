@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.contents import Keys
+from tracer.graph.contents import Keys, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge
 
@@ -31,7 +31,9 @@ def walk(
     which FOLLOW holds are expanded, along the edges THROUGH lets by; ends early at the
     first step for which STOP holds. A value kept in a container is taken out only at its
     own key (START_KEYS: where it is kept at a start, else nowhere; see
-    tracer.graph.contents); a step is reached once, with the keys of the first way there.
+    tracer.graph.contents), and an edge that takes out exactly that key is as sure as the
+    key (`f(**d)` into the parameter k); a step is reached once, with the keys of the first
+    way there.
     Returns each reached step with the step it was reached from."""
     parent: dict[str, str | None] = dict.fromkeys(starts)
     depth = dict.fromkeys(starts, 0)
@@ -47,12 +49,17 @@ def walk(
         found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
         for edge in found:
             edges[(edge.src, edge.dst, edge.kind)] = edge
-            if edge.confidence < min_confidence or not through(current, edge):
+            if not through(current, edge):
                 continue
             nxt = edge.dst if forward else edge.src
             if nxt in depth:
                 continue
-            allowed, kept = step_keys(keys[current], contents.ops(edge), forward)
+            ops = contents.ops(edge)
+            if edge.confidence < min_confidence and not (
+                forward and sure_by_key(keys[current], ops)
+            ):
+                continue
+            allowed, kept = step_keys(keys[current], ops, forward)
             if not allowed:
                 continue
             keys[nxt] = kept

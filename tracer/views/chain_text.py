@@ -21,6 +21,7 @@ KIND_COLOURS = {
     "sink": "1;33",
 }
 SPINE_CODE_LINES = 4
+ROUTES_SHOWN_WHOLE = 3  # the spine and the next routes step by step; the others in a line
 
 
 def chain_json(chain: Chain, source: str) -> dict[str, object]:
@@ -91,6 +92,21 @@ def chain_text(chain: Chain, source: str, colour: bool = False) -> str:
         while shared < min(len(route), len(chain.spine)) and route[shared] == chain.spine[shared]:
             shared += 1
         end = steps[route[-1]]
+        if number > ROUTES_SHOWN_WHOLE:
+            # Past the first few, a route in one line: where it leaves the spine and its end.
+            if number == ROUTES_SHOWN_WHOLE + 1:
+                lines.append("")
+                lines.append(
+                    paint("Other ends", "1")
+                    + " (a route in a line: its steps after the spine, its end)"
+                )
+            first = end.code.splitlines()[0].strip() if end.code else end.name
+            lines.append(
+                f"  Route {number} to {location(end)}  {end.symbol}: "
+                f"{len(route) - shared} steps after step {shared}: {first}"
+            )
+            on_routes.update(route)
+            continue
         lines.append("")
         lines.append(
             paint(f"Route {number}", "1")
