@@ -164,3 +164,46 @@ def test_a_classmethod_makes_the_class_it_is_called_on_with_the_key_it_is_given(
     assert all(links[pair].confidence == 1.0 for pair in zip(spine, spine[1:], strict=False))
     codes = {step.code for step in chain.steps}
     assert "self.device = device" not in codes
+
+
+HANDLERS = {
+    "plan/__init__.py": "",
+    "plan/sizes.py": """
+        def doubled(fraction):
+            return fraction * 2
+
+
+        def halved(fraction):
+            return fraction / 2
+
+
+        HANDLERS = {"double": doubled, "halve": halved}
+
+
+        def plan(mode, fraction):
+            handler = HANDLERS[mode]
+            budget = handler(fraction)
+            max_total_num_tokens = int(budget * 1000)
+            return max_total_num_tokens
+    """,
+}
+
+
+def test_a_value_comes_back_out_of_a_function_kept_in_a_dict(snippet_session):
+    """`HANDLERS[mode](fraction)`: the value goes into each function the dict keeps and comes
+    back out of its return to the call's result, forward and backward; the direct way from
+    `fraction` to `budget` (a read through a call) is no longer the route taken."""
+    session = snippet_session(HANDLERS)
+    graph = session.graph
+    chain = trace(graph, "plan.fraction", sinks=["max_total_num_tokens"])
+    assert spine_code(chain) == [
+        "fraction",
+        "budget = handler(fraction)",
+        "fraction",
+        "return fraction * 2",
+        "budget = handler(fraction)",
+        "max_total_num_tokens = int(budget * 1000)",
+    ]
+    back = trace(graph, "max_total_num_tokens", direction="backward", branch_depth=6)
+    codes = {step.code for step in back.steps}
+    assert {"return fraction * 2", "return fraction / 2"} <= codes

@@ -79,6 +79,8 @@ class CallValues:
         self.one_way: set[tuple[str, str]] = set()
         self.methods_of: dict[str, list[FunctionDef]] = {}  # class -> its classmethods
         self.calling: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # see callers
+        # Calls found by value whose results a step takes, met so far: (path, call) -> steps.
+        self.readers: dict[tuple[str, int], list[str]] = {}
 
     @cached_property
     def follower(self) -> tuple[ValueStatements, Objects]:
@@ -245,11 +247,58 @@ class CallValues:
                 edges[position] = replace(edge, kind=kind, confidence=edge.confidence * OPAQUE)
         return found
 
+    def results_read(self, tables: FileTables, reader: str) -> list[tuple[int, CallTarget]]:
+        """The calls the resolver names nothing for whose results READER takes as they are
+        (not through another call), each with what the follower finds it runs; each such
+        call is remembered with READER (see `returned_to`)."""
+        found = value_row_of(tables, reader)
+        if found is None:
+            return []
+        pairs = []
+        for call_id in found[0][VALUE_CALLS]:
+            if tables.targets.held(call_id):
+                continue
+            targets = self.targets(tables.path, call_id)
+            if targets:
+                self.note_reader(tables.path, call_id, reader)
+                pairs += [(call_id, target) for target in targets]
+        return pairs
+
+    def note_reader(self, path: str, call_id: int, reader: str) -> None:
+        readers = self.readers.setdefault((path, call_id), [])
+        if reader not in readers:
+            readers.append(reader)
+
+    def reads_result(self, path: str, call_id: int, reader: str) -> bool:
+        """Does READER take the result of call CALL_ID of PATH, a call found by value?"""
+        return reader in self.readers.get((path, call_id), ())
+
+    def result_call(self, path: str, reader: str, function: str) -> tuple[str, int] | None:
+        """The call found by value that runs FUNCTION whose result READER takes, if met."""
+        for (where, call_id), readers in self.readers.items():
+            held = self.known.get((where, call_id), ())
+            if where == path and reader in readers and any(t.function == function for t in held):
+                return where, call_id
+        return None
+
+    def returned_to(self, function: str) -> Iterator[tuple[FileTables, str, CallTarget]]:
+        """The steps that take the result of a call found by value that runs FUNCTION, among
+        the calls met so far (a value that goes into such a call's argument comes back out
+        of its result), each with the call's target."""
+        for (path, call_id), readers in self.readers.items():
+            for target in self.known.get((path, call_id), ()):
+                if target.function == function:
+                    tables = self.graph.file(path)
+                    for reader in readers:
+                        yield tables, reader, target
+
     def arguments(self, tables: FileTables, reader: str, name: str) -> list[str]:
         """The arguments that read NAME of the calls found by value whose results READER
         reads (READER reads NAME only through them: the calls the resolver names nothing
         for), each a step made the first time it is asked for."""
         found = []
+        row = value_row_of(tables, reader)
+        direct = set(row[0][VALUE_CALLS]) if row is not None else set()
         for call_id in calls_read(tables, reader):
             if tables.targets.get(call_id):
                 continue  # the resolver's: its arguments are steps already
@@ -257,6 +306,8 @@ class CallValues:
             reading = [i for i, arg in enumerate(args) if name in arg.value.refs]
             if reading and self.targets(tables.path, call_id):
                 found += [self.argument(tables, call_id, i) for i in reading]
+                if call_id in direct:
+                    self.note_reader(tables.path, call_id, reader)
         return found
 
     def argument_pairs(self, tables: FileTables, call_id: int) -> list[tuple[Arg, str]]:

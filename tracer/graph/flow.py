@@ -378,6 +378,10 @@ class FlowGraph:
                     yield Edge(
                         step_id, consumer, "return_to_result", target.confidence, "", target.why
                     )
+        # Calls found by value that run the function, met so far (see CallValues.readers).
+        for caller, consumer, target in self.values.returned_to(found[0]):
+            if fits(position, caller.position.get(consumer)):
+                yield Edge(step_id, consumer, "return_to_result", target.confidence, "", target.why)
 
     def find_backward(self, step_id: str) -> Iterator[Edge]:
         tables = self.file(step_ids.file_of(step_id))
@@ -407,6 +411,19 @@ class FlowGraph:
                         yield Edge(
                             ret, step_id, "return_to_result", target.confidence, "", target.why
                         )
+        yield from self.returns_by_value(tables, step_id)
+
+    def returns_by_value(self, tables: FileTables, step_id: str) -> Iterator[Edge]:
+        """The returns of what the calls found by value whose results STEP_ID takes run."""
+        position = tables.position.get(step_id)
+        for _, target in self.values.results_read(tables, step_id):
+            if target.function is None or target.function not in self.index.functions:
+                continue
+            path, function = self.index.functions[target.function]
+            callee = self.file(path)
+            for ret in callee.returns.get(function.qualname, []):
+                if fits(callee.position.get(ret), position):
+                    yield Edge(ret, step_id, "return_to_result", target.confidence, "", target.why)
 
     def ref_sources(self, tables: FileTables, scope: str, step: Step, ref: str) -> Iterator[Edge]:
         base, _, attr = ref.rpartition(".")

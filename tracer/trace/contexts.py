@@ -61,7 +61,9 @@ def takes_result(graph: FlowGraph, step_id: str, site: CallSite) -> bool:
     path, call_id = site
     if step_ids.file_of(step_id) != path:
         return False
-    return call_id in graph.file(path).results.get(step_id, ())
+    return call_id in graph.file(path).results.get(step_id, ()) or graph.values.reads_result(
+        path, call_id, step_id
+    )
 
 
 def result_call(graph: FlowGraph, edge: Edge) -> CallSite | None:
@@ -74,7 +76,7 @@ def result_call(graph: FlowGraph, edge: Edge) -> CallSite | None:
     for call_id in tables.results.get(edge.dst, ()):
         if any(t.function == function[0] for t in tables.targets[call_id]):
             return (tables.path, call_id)
-    return None
+    return graph.values.result_call(tables.path, edge.dst, function[0])
 
 
 def unmatched_return(

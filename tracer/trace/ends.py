@@ -63,6 +63,8 @@ def sink_paths(
     if not any(is_sink(s) for s in parent):  # then guesses too
         parent = walk(graph, [start], True, max_depth, edges, stop=is_sink)
     path = reached(parent)
+    if parent is not trusted and (path is None or not is_sink(path[-1])):
+        path = reached(trusted) or path  # a field or local of the sink's name: surely first
     if path is None and any(is_sink(s) for s in parent):
         # The sink met first is met only by returning to another call: look further.
         parent = walk(graph, [start], True, max_depth, edges, min_confidence=TRUSTED)
