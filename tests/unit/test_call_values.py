@@ -195,6 +195,9 @@ def test_a_value_comes_back_out_of_a_function_kept_in_a_dict(snippet_session):
     `fraction` to `budget` (a read through a call) is no longer the route taken."""
     session = snippet_session(HANDLERS)
     graph = session.graph
+    # A query that reaches the returns before the call is met (from inside the function)
+    # does not keep the later queries from taking the returns back to the call.
+    trace(graph, "doubled.fraction", direction="forward")
     chain = trace(graph, "plan.fraction", sinks=["max_total_num_tokens"])
     assert spine_code(chain) == [
         "fraction",

@@ -145,7 +145,22 @@ class FlowGraph:
                 found = list(self.find_backward(step_id))
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
+        if forward and step_ids.address(step_id).kind == "r":
+            # Not kept with the rest: the calls found by value met so far grow as queries go.
+            return found + list(self.returned_by_value(step_id))
         return found
+
+    def returned_by_value(self, step_id: str) -> Iterator[Edge]:
+        """From the return STEP_ID to the steps that take the result of a call found by value
+        that runs its function, among the calls met so far (see CallValues.readers)."""
+        tables = self.file(step_ids.file_of(step_id))
+        found = self.resolver.function(tables.path, tables.scope_of[step_id])
+        if found is None or not self.values.readers:
+            return
+        position = tables.position.get(step_id)
+        for caller, consumer, target in self.values.returned_to(found[0]):
+            if fits(position, caller.position.get(consumer)):
+                yield Edge(step_id, consumer, "return_to_result", target.confidence, "", target.why)
 
     def flag_edges(self, field_step: str) -> list[Edge]:
         """The edges into the field FIELD_STEP from the flags that set it: those of its
@@ -378,10 +393,6 @@ class FlowGraph:
                     yield Edge(
                         step_id, consumer, "return_to_result", target.confidence, "", target.why
                     )
-        # Calls found by value that run the function, met so far (see CallValues.readers).
-        for caller, consumer, target in self.values.returned_to(found[0]):
-            if fits(position, caller.position.get(consumer)):
-                yield Edge(step_id, consumer, "return_to_result", target.confidence, "", target.why)
 
     def find_backward(self, step_id: str) -> Iterator[Edge]:
         tables = self.file(step_ids.file_of(step_id))
