@@ -163,6 +163,49 @@ def test_an_item_store_puts_what_its_value_takes_out(snippet_session):
     assert 'max_total_num_tokens = kept["size"] * 2' not in codes
 
 
+STORED_BY_METHOD = {
+    "pkg/__init__.py": "",
+    "pkg/build.py": """
+        class Pool:
+            def __init__(self, size=1, label=""):
+                self.max_total_num_tokens = size * 2
+                self.label = label
+
+
+        def build(fraction, name):
+            options = {}
+            options.update(size=fraction)
+            options.update({"label": name})
+            names = []
+            names.append(name)
+            first = names[0]
+            return Pool(**options), first
+    """,
+}
+
+
+def test_a_method_that_stores_into_a_container_keeps_the_key(snippet_session):
+    """`options.update(size=fraction)` puts the value in `options` at "size" (and
+    `update({"label": name})` at "label", `names.append(name)` at an index not known): the
+    later `Pool(**options)` gives `size` only the first, forward and backward."""
+    session = snippet_session(STORED_BY_METHOD)
+    graph = session.graph
+    chain = trace(graph, "build.fraction", sinks=["max_total_num_tokens"])
+    assert spine_code(chain) == [
+        "fraction",
+        "options.update(size=fraction)",
+        "return Pool(**options), first",
+        "size=1",
+        "self.max_total_num_tokens = size * 2",
+    ]
+    name = {s.code for s in trace(graph, "build.name", branch_depth=6).steps}
+    assert {"self.label = label", "first = names[0]"} <= name
+    assert "self.max_total_num_tokens = size * 2" not in name
+    back = {s.code for s in trace(graph, "Pool.max_total_num_tokens", "backward").steps}
+    assert {"options.update(size=fraction)", "fraction"} <= back
+    assert "name" not in back
+
+
 def test_keys_along_an_edge():
     """Forward, a put pushes and a take pops its own key; backward the other way round; a
     key not known matches any; a new value keeps no key; the search halves meet only where

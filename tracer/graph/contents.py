@@ -49,6 +49,8 @@ DEPTH = 3
 KEEP: tuple[Op, ...] = ()  # the container moves whole
 # Methods of a dict that give the value at the constant key they are given.
 GETTERS = frozenset({"get", "pop", "setdefault"})
+# Methods that put their arguments into the container they are called on, kept as it is.
+STORES = frozenset({"update", "append", "appendleft", "insert", "add", "extend", "setdefault"})
 # Edges along which a value that is kept in a container stays in it (moved or bound whole);
 # along any other edge, what arrives is a new value made from it.
 WHOLE = CARRYING | {
@@ -128,7 +130,8 @@ class Contents:
         if edge.kind in ("local", "local_via_call"):
             src_tables = graph.file(step_ids.file_of(edge.src))
             source = src_tables.steps[edge.src]
-            name = src_tables.bound.get(edge.src, source.name)
+            name = src_tables.bound.get(edge.src) or store_target(src_tables, edge.src)
+            name = name or source.name
             found = read_ops(dst_tables, edge.dst, name)
             opaque = edge.kind == "local_via_call" or name in dst_tables.opaque.get(edge.dst, ())
             if opaque and not found:
@@ -183,6 +186,42 @@ def value_row(tables: FileTables, step_id: str) -> tuple[Any, int | None, Any, s
     return None
 
 
+def store_target(tables: FileTables, step_id: str) -> str | None:
+    """The local a call whose result is thrown away stores into (`conf.update(k=v)`,
+    `items.append(v)`): the container keeps what it is given, like `d["k"] = v`; else None."""
+    where = step_ids.address(step_id)
+    if where.kind != "c" or "." in step_id.rpartition("#")[2]:
+        return None
+    callee = row_at(tables.flows.calls, where.number)[CALLEE]
+    base, _, method = callee.rpartition(".")
+    if method in STORES and base.isidentifier():
+        return base
+    return None
+
+
+def store_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...]:
+    """Where the store call STEP_ID puts the local NAME: `update(k=NAME)` and
+    `update({"k": NAME})` at k, `setdefault("k", NAME)` at k, `append(NAME)` at an index
+    not known; the container itself (its receiver) is kept whole."""
+    call = row_at(tables.flows.calls, step_ids.address(step_id).number)
+    method = call[CALLEE].rpartition(".")[2]
+    for keyword, _, star, value, *_ in call[CALL_ARGS]:
+        if star == 2 or not (holds_only(value, name) or paths_in(value[VALUE_SHAPE], name)):
+            continue
+        if method == "update" and keyword:
+            return ((PUT, keyword),)
+        if method == "update":
+            inside = paths_in(value[VALUE_SHAPE], name)
+            return inside[0] if len(inside) == 1 else KEEP
+        if method == "setdefault":
+            first = call[CALL_ARGS][0][ARG_VALUE]
+            return ((PUT, first[VALUE_LITERAL] if isinstance(first[VALUE_LITERAL], str) else None),)
+        if method == "extend":
+            return KEEP
+        return ((PUT, None),)
+    return KEEP
+
+
 def read_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...] | None:
     """What the step STEP_ID does with the container the local NAME holds when it reads it:
     puts it in at a key, takes a key out, or nothing (KEEP); None when it reads NAME only
@@ -190,6 +229,8 @@ def read_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...] | No
     store (`d["k"] = conf.get("j")`) puts what its value gives at its key, last."""
     found = value_row(tables, step_id)
     if found is None:
+        if store_target(tables, step_id) not in (None, name):
+            return store_ops(tables, step_id, name)
         return KEEP
     value, position, pattern, op = found
     ops = value_ops(tables, value, position, pattern, op, name)

@@ -17,7 +17,7 @@ from tracer.graph.binding import bindings
 from tracer.graph.blocks import dominates
 from tracer.graph.call_values import CallValues
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
-from tracer.graph.contents import Contents
+from tracer.graph.contents import STORES, Contents, store_target
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
 from tracer.graph.launches import launch_edges, launch_sources
@@ -43,6 +43,7 @@ class FlowGraph:
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.flag_only: dict[str, list[Edge]] = {}  # see flag_edges
+        self.stores: dict[str, dict[tuple[str, str], list[str]]] = {}  # see stores_into
         self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
@@ -255,9 +256,14 @@ class FlowGraph:
             yield from self.slot_readers(klass, step.name, step_id)
         elif step.kind in ASSIGN_KINDS or step.kind == "param":
             yield from self.local_readers(tables, scope, step)
+        elif step.kind == "use" and (container := store_target(tables, step_id)) is not None:
+            # `conf.update(k=v)`: v is kept in conf, read where conf is read after.
+            yield from self.local_readers(tables, scope, step, container)
 
-    def local_readers(self, tables: FileTables, scope: str, step: Step) -> Iterator[Edge]:
-        name = tables.bound.get(step.id, step.name)
+    def local_readers(
+        self, tables: FileTables, scope: str, step: Step, name: str | None = None
+    ) -> Iterator[Edge]:
+        name = name or tables.bound.get(step.id, step.name)
         after = step.kind != "param"
         # A later binding that always runs before a read overwrites this one for it.
         later = [
@@ -441,8 +447,19 @@ class FlowGraph:
         if not base:
             defs = self.local_definitions(tables, scope, ref)
             before = [d for d in defs if tables.steps[d].line < step.line or step_ids.is_param(d)]
-            for source in reaching(tables, scope, before, step.line) or defs:
+            sources = reaching(tables, scope, before, step.line) or defs
+            for source in sources:
                 yield local_edge(tables, source, step.id, ref)
+            # Stores into the container since (`conf.update(k=v)` after `conf = {}`).
+            stores = self.stores_into(tables).get((scope, ref))
+            if stores:
+                since = max(
+                    (tables.steps[d].line for d in sources if rebinds(tables, d)), default=0
+                )
+                for store in stores:
+                    found = tables.steps.get(store)
+                    if found is not None and since <= found.line < step.line:
+                        yield local_edge(tables, store, step.id, ref)
             return
         klass = self.resolver.ref_type(tables.path, scope, base)
         if klass is not None and not self.slots.binds(klass, attr):
@@ -467,6 +484,20 @@ class FlowGraph:
                 )
                 if confidence:
                     yield attr_edge(tables, write.step, step.id, ref, confidence)
+
+    def stores_into(self, tables: FileTables) -> dict[tuple[str, str], list[str]]:
+        """(scope, local) -> the calls in TABLES' file that store into the local and throw
+        their result away (`conf.update(k=v)`, see contents.store_target), found once."""
+        found = self.stores.get(tables.path)
+        if found is None:
+            found = self.stores[tables.path] = {}
+            for method in STORES:
+                for call_id, scope, callee in tables.rows.callees.heads(method):
+                    base, _, _ = callee.rpartition(".")
+                    if base.isidentifier():
+                        step_id = step_ids.call_id(tables.path, call_id)
+                        found.setdefault((scope, base), []).append(step_id)
+        return found
 
     def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]:
         """Steps binding NAME in SCOPE, else in the nearest enclosing scope that binds it."""
