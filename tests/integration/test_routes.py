@@ -65,6 +65,7 @@ FILES = {
     "entry": "vllm/entrypoints/launchers/api_server/entry.py",
     "acc_launch": "accelerate/commands/launch.py",
     "acc_env": "accelerate/utils/environment.py",
+    "acc_utils": "accelerate/utils/launch.py",
     "lm_main": "lm_eval/__main__.py",
     "lm_evaluator": "lm_eval/evaluator.py",
     "lm_model": "lm_eval/api/model.py",
@@ -672,6 +673,16 @@ ACCELERATE_NUM_MACHINES = """
     acc_launch   | args
     acc_launch   | args, defaults, mp_from_config_flag = _validate_launch_command(args)
     acc_launch   | args
+    acc_launch   | return args, defaults, mp_from_config_flag
+    acc_launch   | args, defaults, mp_from_config_flag = _validate_launch_command(args)
+    acc_launch   | deepspeed_launcher(args)
+    acc_launch   | args
+    acc_launch   | cmd, current_env = prepare_deepspeed_cmd_env(args)
+    acc_utils    | args: argparse.Namespace
+    acc_utils    | num_machines = args.num_machines
+    acc_utils    | args.nproc_per_node = str(num_processes // num_machines)
+"""
+ACCELERATE_THREADS = """
     acc_launch   | max(int(args.num_processes / args.num_machines), 1),
     acc_env      | default
     acc_env      | return default
@@ -689,12 +700,21 @@ def test_a_codebase_that_keeps_its_flags_in_the_parsed_namespace(package):
     default of `get_int_from_env` and keeps `threads_per_process` computed from it on the
     namespace. Two config classes declare a `num_machines` field too, but no flag names
     either: the flag's value stays in the namespace. No sink is named: the spine ends where
-    the value is kept. No line of the engine knows accelerate."""
+    the value is kept: the nearest place that keeps a value computed from it, the launcher's
+    `args.nproc_per_node = str(num_processes // num_machines)`; the other launchers' and the
+    threads per process are other routes. No line of the engine knows accelerate."""
     session = package("pypi:accelerate==1.2.1")
     chain = trace(session.graph, "num_machines")
     steps = {s.id: s for s in chain.steps}
-    found = [(steps[i].file, steps[i].code.splitlines()[0].strip()) for i in chain.spine]
-    assert found == steps_of(ACCELERATE_NUM_MACHINES)
+    routes = [
+        [(steps[i].file, steps[i].code.splitlines()[0].strip()) for i in route]
+        for route in chain.routes
+    ]
+    assert routes[0] == steps_of(ACCELERATE_NUM_MACHINES)
+    threads = steps_of(ACCELERATE_THREADS)
+    assert any(route[-len(threads) :] == threads for route in routes[1:])
+    ends = {route[-1][1] for route in routes}
+    assert "args.nnodes = str(num_machines)" in ends
 
 
 LM_EVAL_BATCH_SIZE = """

@@ -210,3 +210,12 @@ def test_a_value_comes_back_out_of_a_function_kept_in_a_dict(snippet_session):
     back = trace(graph, "max_total_num_tokens", direction="backward", branch_depth=6)
     codes = {step.code for step in back.steps}
     assert {"return fraction * 2", "return fraction / 2"} <= codes
+    # Back out of the function through the call's argument to the caller's own parameter.
+    assert spine_code(back) == [
+        "fraction",
+        "budget = handler(fraction)",
+        "fraction",
+        "return fraction * 2",
+        "budget = handler(fraction)",
+        "max_total_num_tokens = int(budget * 1000)",
+    ]

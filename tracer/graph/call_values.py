@@ -281,6 +281,16 @@ class CallValues:
                 return where, call_id
         return None
 
+    def met_callers(self, function: str) -> list[tuple[FileTables, int, CallTarget]]:
+        """The calls found by value met so far that run FUNCTION (`HANDLERS[mode](x)` once a
+        search has asked what it runs), each with its target."""
+        return [
+            (self.graph.file(path), call_id, target)
+            for (path, call_id), targets in self.known.items()
+            for target in targets
+            if target.function == function
+        ]
+
     def returned_to(self, function: str) -> Iterator[tuple[FileTables, str, CallTarget]]:
         """The steps that take the result of a call found by value that runs FUNCTION, among
         the calls met so far (a value that goes into such a call's argument comes back out

@@ -146,9 +146,12 @@ class FlowGraph:
                 found = list(self.find_backward(step_id))
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
-        if forward and step_ids.address(step_id).kind == "r":
-            # Not kept with the rest: the calls found by value met so far grow as queries go.
+        # Not kept with the rest: the calls found by value met so far grow as queries go.
+        kind = step_ids.address(step_id).kind
+        if forward and kind == "r":
             return found + list(self.returned_by_value(step_id))
+        if not forward and kind == "p":
+            return found + [e for e in self.params_by_value(step_id) if e not in found]
         return found
 
     def returned_by_value(self, step_id: str) -> Iterator[Edge]:
@@ -516,11 +519,31 @@ class FlowGraph:
         # A constructor's own class made first, then its subclasses that inherit it (stable);
         # then `cls(...)` in a base's classmethod called on its class (found by value).
         own = found[0].rpartition(".")[0]
-        for caller, call_id, target in [
-            *sorted(self.callers(found[0]), key=lambda c: c[2].klass not in (None, own)),
-            *self.values.class_callers(found[0]),
-            *self.values.callers(found[0]),
-        ]:
+        yield from self.bound_from(
+            step,
+            [
+                *sorted(self.callers(found[0]), key=lambda c: c[2].klass not in (None, own)),
+                *self.values.class_callers(found[0]),
+                *self.values.callers(found[0]),
+            ],
+        )
+        # Run by a launcher too, perhaps (a function both called and handed to a process).
+        yield from launch_sources(self, found[0], step.id)
+
+    def params_by_value(self, step_id: str) -> Iterator[Edge]:
+        """Into the parameter STEP_ID from the arguments of the calls found by value that run
+        its function, among the calls met so far (see CallValues.met_callers)."""
+        tables = self.file(step_ids.file_of(step_id))
+        found = self.resolver.function(tables.path, tables.scope_of[step_id])
+        if found is None or not self.values.known:
+            return
+        yield from self.bound_from(tables.steps[step_id], self.values.met_callers(found[0]))
+
+    def bound_from(
+        self, step: Step, calls: list[tuple[FileTables, int, CallTarget]]
+    ) -> Iterator[Edge]:
+        """The edges into the parameter STEP from the arguments of CALLS bound to it."""
+        for caller, call_id, target in calls:
             siblings = caller.calls[call_id].args
             for arg, arg_step in caller.arguments(call_id) or self.values.argument_pairs(
                 caller, call_id
@@ -535,8 +558,6 @@ class FlowGraph:
                             confidence * target.confidence,
                             condition=target.why,
                         )
-        # Run by a launcher too, perhaps (a function both called and handed to a process).
-        yield from launch_sources(self, found[0], step.id)
 
 
 def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list[str]:
