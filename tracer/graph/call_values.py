@@ -250,7 +250,9 @@ class CallValues:
     def results_read(self, tables: FileTables, reader: str) -> list[tuple[int, CallTarget]]:
         """The calls the resolver names nothing for whose results READER takes as they are
         (not through another call), each with what the follower finds it runs; each such
-        call is remembered with READER (see `returned_to`)."""
+        call is remembered with READER (see `returned_to`). Only calls of a plain name or an
+        expression (`handler(x)`, `HANDLERS[k](x)`, `make()(x)`): a method called by name
+        (`d.get(k)`) is a builtin's or one the resolver types."""
         found = value_row_of(tables, reader)
         if found is None:
             return []
@@ -258,6 +260,8 @@ class CallValues:
         for call_id in found[0][VALUE_CALLS]:
             if tables.targets.held(call_id):
                 continue
+            if "." in tables.rows.call_head(call_id)[1]:
+                continue  # `d.get(k)`, `self.method(x)`: a method's, typed by the resolver
             targets = self.targets(tables.path, call_id)
             if targets:
                 self.note_reader(tables.path, call_id, reader)

@@ -147,7 +147,7 @@ class FlowGraph:
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
         # Not kept with the rest: the calls found by value met so far grow as queries go.
-        kind = step_ids.address(step_id).kind
+        kind = step_id.rpartition("#")[2][:1]
         if forward and kind == "r":
             return found + list(self.returned_by_value(step_id))
         if not forward and kind == "p":
