@@ -374,6 +374,67 @@ def test_without_a_sink_each_class_a_registry_may_pick_keeps_the_value(snippet_s
         assert [steps[s].code for s in route][-3:-1] == ["return cls(**options)", "batch_size=1"]
 
 
+WORKERS = {
+    "pkg/__init__.py": "",
+    "pkg/config.py": """
+        class Config:
+            def __init__(self, fraction):
+                self.fraction = fraction
+    """,
+    "pkg/memory.py": """
+        def request(fraction, total):
+            requested = total * fraction
+            return requested
+    """,
+    "pkg/worker.py": """
+        from pkg.config import Config
+        from pkg.memory import request
+
+
+        class Worker:
+            def __init__(self, config: Config):
+                self.config = config
+
+            def init_device(self):
+                self.requested = request(self.config.fraction, 80)
+    """,
+    "pkg/cpu_worker.py": """
+        from pkg.config import Config
+        from pkg.worker import Worker
+
+
+        class CPUWorker(Worker):
+            def __init__(self, config: Config):
+                self.cpu_memory = config.fraction * 64
+    """,
+    "pkg/launch.py": "from pkg.worker import Worker\n",
+    "pkg/engine.py": "from pkg.worker import Worker\n",
+    "pkg/main.py": """
+        from pkg.config import Config
+        from pkg.cpu_worker import CPUWorker
+        from pkg.worker import Worker
+
+
+        def main(fraction, cpu):
+            config = Config(fraction)
+            worker = CPUWorker(config) if cpu else Worker(config)
+            worker.init_device()
+    """,
+}
+
+
+def test_without_a_sink_the_main_end_is_in_the_module_the_others_build_on(snippet_session):
+    """The CPU worker keeps a value computed from the fraction two steps nearer than the
+    worker it subclasses; the end in the module more modules import (within a few steps of
+    the nearest) is the spine's, the nearest another route."""
+    session = snippet_session(WORKERS)
+    chain = trace(session.graph, "main.fraction")
+    steps = {s.id: s for s in chain.steps}
+    ends = [steps[route[-1]].code for route in chain.routes]
+    assert ends[0] == "self.requested = request(self.config.fraction, 80)"
+    assert "self.cpu_memory = config.fraction * 64" in ends[1:]
+
+
 def test_a_factorys_result_runs_the_method_of_each_class_it_may_make(snippet_session):
     session = snippet_session(
         {

@@ -19,10 +19,11 @@ if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not
 
 CHANGING_KINDS = frozenset({"formula", "return"})
 RETURN_CANDIDATES = 10  # returns asked whether their function is called, without a sink
-SOURCE_DEPTH = 2
+SOURCE_DEPTH = 2  # steps searched from a sink's binding for the others that copy its value
 # Where the value may end up without a sink, at most: a class chosen at run time (a
 # registry's, a factory's) shows its own ends.
-MAX_ENDS = 12  # steps searched from a sink's binding for the others that copy its value
+MAX_ENDS = 12
+END_SLACK = 6  # steps an end in a more central module may be further than the nearest
 
 
 def sink_paths(
@@ -72,12 +73,22 @@ def sink_paths(
     if path is not None:
         return [path]
     # No sink met: where the value is kept, along sure steps, else along guesses too.
-    return (
-        kept_ends(graph, trusted, names, realizable, edges)
-        or kept_ends(graph, parent, names, realizable, edges)
-        or returned_out(graph, parent, realizable, edges)
-        or [[start]]
+    found = kept_ends(graph, trusted, names, realizable, edges) or kept_ends(
+        graph, parent, names, realizable, edges
     )
+    if found:
+        return main_end_first(graph, found)
+    return returned_out(graph, parent, realizable, edges) or [[start]]
+
+
+def main_end_first(graph: FlowGraph, found: list[list[str]]) -> list[list[str]]:
+    """FOUND (nearest first) with the main end first: of the ends at most END_SLACK steps
+    further than the nearest, the one in the module the most modules import (a class the
+    others build on: the GPU worker before the CPU worker that imports it); the nearest
+    among equals."""
+    near = [path for path in found if len(path) <= len(found[0]) + END_SLACK]
+    main = max(near, key=lambda path: graph.centrality(path[-1]))  # the first of equals
+    return [main] + [path for path in found if path is not main]
 
 
 def kept_ends(
