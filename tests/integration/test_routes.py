@@ -746,3 +746,26 @@ def test_a_codebase_that_picks_its_classes_from_a_registry(package):
     session = package("pypi:lm-eval==0.4.5")
     found = routes_of(session, "batch_size", ["batch_size_per_gpu"])
     assert found[0] == steps_of(LM_EVAL_BATCH_SIZE)
+
+
+@pytest.mark.release
+def test_without_a_sink_each_class_the_registry_may_make_is_a_route(package):
+    """lm-eval 0.4.5 with no sink named: the flag's value ends where the classes the
+    registry may make keep what they compute from it. The spine is the same way as with
+    `--to batch_size_per_gpu` (the HF model's module is the one other models import); the
+    NeMo model's `create_from_arg_string`, which puts the value at "batch_size" in a dict of
+    its own (`args["batch_size"] = additional_config.get("batch_size", 1)`) and makes the class
+    with `cls(**args)`, gives `batch_size` alone, not `devices`, as another route."""
+    session = package("pypi:lm-eval==0.4.5")
+    found = routes_of(session, "batch_size", [])
+    assert found[0] == steps_of(LM_EVAL_BATCH_SIZE)
+    nemo = [route for route in found if route[-1][0] == "lm_eval/models/nemo_lm.py"]
+    assert nemo and nemo[0][-4:] == [
+        (
+            "lm_eval/models/nemo_lm.py",
+            'args["batch_size"] = additional_config.get("batch_size", 1)',
+        ),
+        ("lm_eval/models/nemo_lm.py", "return cls(**args)"),
+        ("lm_eval/models/nemo_lm.py", "batch_size: int = 1"),
+        ("lm_eval/models/nemo_lm.py", "self._batch_size = int(batch_size)"),
+    ]
