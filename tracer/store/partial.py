@@ -62,8 +62,8 @@ class PartialParts(Parts):
             upto = starts[min(first_parts, count)]
             if size - upto <= WHOLE_TAIL:
                 upto = size
-            if len(data) < upto:
-                data += os.pread(fd, upto - len(data), len(data))
+            if len(data) < upto:  # read again from the start: adding bytes would copy them
+                data = os.pread(fd, upto, 0)
             if len(data) < upto:
                 return None  # the file was cut meanwhile
         except OSError:
