@@ -237,7 +237,9 @@ class Index:
             else:
                 source = self.absolute(imp.module, imp.level, module)
                 full = f"{source}.{imp.name}" if source else imp.name
-                if full not in modules and source in modules:
+                if full in classes or full in functions:
+                    pass  # what `resolve(source, imp.name)` finds first: that definition
+                elif full not in modules and source in modules:
                     symbol = self.resolve(source, imp.name)
                     full = None if symbol is None else symbol.name
             if full is not None and full.rpartition(".")[2] != name:

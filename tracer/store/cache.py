@@ -28,12 +28,19 @@ class FactCache:
 
     def get_bytes(self, kind: CachedKind, key: str) -> bytes | None:
         """The entry as stored, or None when missing (or the cache is off)."""
-        if not self.enabled:
+        path = self.entry_path(kind, key)
+        if path is None:
             return None
         try:
-            return read_file(f"{self.root}/{kind.name}/{key[:2]}/{key}-{kind.version}.pkl")
+            return read_file(path)
         except OSError:
             return None
+
+    def entry_path(self, kind: CachedKind, key: str) -> str | None:
+        """Where the entry of KEY is stored; None when the cache is off."""
+        if not self.enabled:
+            return None
+        return f"{self.root}/{kind.name}/{key[:2]}/{key}-{kind.version}.pkl"
 
     def put_bytes(self, kind: CachedKind, key: str, data: bytes) -> None:
         """Store DATA, pickled and sealed, atomically: readers see no entry or the whole one."""

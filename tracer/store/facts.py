@@ -22,12 +22,19 @@ from tracer.sources.cache import content_hash
 from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
 from tracer.store.cache import FactCache, PackReader
-from tracer.store.names import FileNames, names_parts, read_names
-from tracer.store.parts import Parts, pack_entry
-from tracer.store.rows import UNIT_ROWS, FileRows, decode_flows, encode_flows
+from tracer.store.names import READS, FileNames, names_parts, read_names
+from tracer.store.partial import PartialParts
+from tracer.store.parts import Parts, Remake, pack_entry
+from tracer.store.rows import METHOD_CALLS, UNIT_ROWS, FileRows, decode_flows, encode_flows
 from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
 Progress = Callable[[int, int], None]
+# The parts of an entry read with its directory: the tables most queries ask of a file (its
+# rows' units and where they are, its callees and called names; its names' attribute writes).
+# The rest (the calls' texts, the rarer tables, each unit's rows; the attributes' reads) is
+# read part by part when first asked.
+ROWS_AT_ONCE = METHOD_CALLS
+NAMES_AT_ONCE = READS
 
 
 class Facts:
@@ -59,6 +66,12 @@ class Facts:
         entry is sealed (tracer/sources/sealed.py), so what it holds, down to the parts
         unpickled lazily later, is what was kept, or is computed again."""
         return unpickle_sealed(self.cache.get_bytes(kind, key))
+
+    def entry_parts(self, kind: CachedKind, key: str, at_once: int, remake: Remake) -> Parts | None:
+        """The parts of the entry of KEY of KIND (see `PartialParts`): the first AT_ONCE read
+        now, the others when first asked; None when there is none, or it is damaged."""
+        where = self.cache.entry_path(kind, key)
+        return None if where is None else PartialParts.open(where, at_once, remake)
 
     def keep(self, kind: CachedKind, key: str, value: Any) -> None:
         """Keep VALUE for KEY of KIND, sealed, for the next run."""
@@ -178,8 +191,9 @@ class Facts:
         found = self.rows_by_path.get(path)
         if found is not None:
             return found
-        entry = self.cache.get_bytes(FLOWS, self.key(path))
-        parts = Parts.read(entry, partial(self.remade_rows, path))
+        parts = self.entry_parts(
+            FLOWS, self.key(path), ROWS_AT_ONCE, partial(self.remade_rows, path)
+        )
         if parts is None or len(parts) < UNIT_ROWS:  # none, damaged, or not ours: redo
             parts = Parts.made(self.remade_rows(path))
         found = self.rows_by_path[path] = FileRows(parts)
@@ -208,7 +222,7 @@ class Facts:
         # The names hold step ids, and an id holds its file's path: a file of the same
         # content at another path (moved in another release) has names of its own.
         key = content_hash(f"{path}\0{self.key(path)}".encode())
-        parts = Parts.read(self.cache.get_bytes(NAMES, key), partial(self.remade_names, path))
+        parts = self.entry_parts(NAMES, key, NAMES_AT_ONCE, partial(self.remade_names, path))
         found = None if parts is None else read_names(parts)
         if found is None:  # none, damaged, or not ours: redo
             found = read_names(Parts.made(self.remade_names(path)))
