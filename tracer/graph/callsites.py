@@ -43,21 +43,29 @@ class CallSites:
 
     def __init__(self, graph: SiteQueries) -> None:
         self.graph = graph
-        self.renames: dict[str, set[str]] = {}
+        self.renames: dict[str, set[str]] = {}  # see renamed
+        self.imports_renamed: dict[str, set[str]] = {}
         # Asked again and again in one query (a function's every parameter asks for its
         # callers): the files that may call a function, and its calls in each of them.
         self.files_calling: dict[str, tuple[list[str], set[str]]] = {}
         self.sites: dict[tuple[str, str], list[tuple[int, CallTarget]]] = {}
 
     def calls_to(
-        self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
+        self,
+        path: str,
+        words: set[str],
+        wanted: Callable[[CallTarget], bool],
+        constructs: bool = True,
     ) -> list[int]:
         """Ids of the calls in PATH that resolve to a WANTED target, in order. Only calls whose
-        callee's last name is one of WORDS (or a local name for a definition named otherwise)
+        callee's last name is one of WORDS (or a local name for a definition named otherwise:
+        a local bound only to classes, when CONSTRUCTS, the WANTED targets being constructors)
         can, and only those are resolved."""
         rows = self.graph.facts.rows(path)
         candidates = sorted(
-            head for word in words | self.renamed(path) for head in rows.callees.heads(word)
+            head
+            for word in words | self.renamed(path, constructs)
+            for head in rows.callees.heads(word)
         )
         if not candidates:
             return []
@@ -70,14 +78,22 @@ class CallSites:
                 found.append(call_id)
         return found
 
-    def renamed(self, path: str) -> set[str]:
-        """Names PATH imports or aliases that stand for a definition of another name."""
-        found = self.renames.get(path)
-        if found is None:
+    def renamed(self, path: str, constructs: bool = True) -> set[str]:
+        """Names PATH imports or aliases that stand for a definition of another name; with
+        CONSTRUCTS, also the locals bound only to classes, then called (`Worker = A if c else
+        B; Worker()`): they construct a class, so they matter only to a constructor's calls."""
+        imported = self.imports_renamed.get(path)
+        if imported is None:
             module = self.graph.index.module_of[path]
             # Only a called name matters here.
-            found = self.graph.index.renamed(module, self.graph.facts.rows(path).called_imports)
-            # Locals bound only to classes, then called (`Worker = A if c else B; Worker()`).
+            rows = self.graph.facts.rows(path)
+            imported = self.graph.index.renamed(module, rows.called_imports)
+            self.imports_renamed[path] = imported
+        if not constructs:
+            return imported
+        found = self.renames.get(path)
+        if found is None:
+            found = set(imported)
             for scope, name in self.graph.facts.rows(path).called_locals:
                 if name not in found and self.graph.resolver.class_values(path, scope, name):
                     found.add(name)
@@ -107,7 +123,8 @@ class CallSites:
         key = (path, function)
         found = self.sites.get(key)
         if found is None:
-            calls = self.calls_to(path, callees, lambda t: t.function == function)
+            constructs = function.endswith(".__init__")
+            calls = self.calls_to(path, callees, lambda t: t.function == function, constructs)
             found = []
             if calls:
                 # As its unit's build resolves each (its line read only where it counts).
