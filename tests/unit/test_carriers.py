@@ -828,3 +828,27 @@ def test_a_flags_value_rides_in_the_object_made_from_the_parsed_flags(snippet_se
         "self.settings = settings",
         "self.tokens = total * self.settings.fraction",
     ]
+
+
+def test_without_a_sink_a_statement_that_keeps_two_attributes_is_one_end(snippet_session):
+    """`self.low, self.high = split(total * utilization)` keeps the value in two attributes of
+    one statement: one end, not two routes to the same line."""
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "",
+            "pkg/engine.py": """
+                def split(budget):
+                    return budget // 2, budget - budget // 2
+
+
+                class Engine:
+                    def __init__(self, utilization, total):
+                        self.low, self.high = split(total * utilization)
+                        self.blocks = int(utilization * 16)
+            """,
+        }
+    )
+    chain = trace(session.graph, "Engine.__init__.utilization")
+    steps = {s.id: s for s in chain.steps}
+    ends = [(steps[r[-1]].line, steps[r[-1]].code) for r in chain.routes]
+    assert len(ends) == len(set(ends)) == 2

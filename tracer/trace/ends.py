@@ -101,13 +101,17 @@ def kept_ends(
     """The nearest attributes (none named in NAMES) that keep a value computed from the
     walk's start, up to MAX_ENDS, none on the way to another, as paths."""
     found: list[list[str]] = []
+    statements: set[tuple[str, int]] = set()  # `self.a, self.b = f(x)` is one end
     for end in parent:  # breadth-first: nearest first
         step = graph.step(end)
         if kept_in_attribute(graph, end) and step.name not in names:
+            if (step.file, step.line) in statements:
+                continue
             path = list(reversed(path_to(parent, end)))
             if computes(graph, path, edges) and realizable(path):
                 if not any(other[-1] in path for other in found):
                     found.append(path)
+                    statements.add((step.file, step.line))
                 if len(found) == MAX_ENDS:
                     break
     return found
