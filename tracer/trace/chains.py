@@ -108,11 +108,25 @@ def chain_of(
         # reaches a sink surely, before another binding nearer one (a script's
         # `server_args.x = ...` override, a result record's field of the same name).
         named = [s for s in seeds if is_setting(graph, s)]
+        origins: dict[str, list[str]] = {}
+
+        def before(path: list[str]) -> list[str]:
+            # Where the link's first step comes from: a carrier's route is looked for from
+            # the flag that fills the field the link starts at (what every route is checked
+            # with), not from the field alone.
+            if direction == "backward":
+                return []
+            if path[0] not in origins:
+                origins[path[0]] = origin_path(graph, path[:1], seed_names, max_depth, edges)
+            return origins[path[0]][:-1]
+
         if named and len(named) < len(seeds):
-            link = find_link(graph, named, goals, max_depth, edges, set(), (TRUSTED,), budget=spent)
+            link = find_link(
+                graph, named, goals, max_depth, edges, set(), (TRUSTED,), before, budget=spent
+            )
         if not link:
             link = find_link(
-                graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0), budget=spent
+                graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0), before, budget=spent
             )
         budget = max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * spent.used)
         anchors = link[:1] or seeds
