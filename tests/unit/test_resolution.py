@@ -1661,3 +1661,28 @@ def test_an_override_or_the_settings_value_is_one_value_from_either_place(snippe
     )
     chain = trace(session.graph, "Model.__init__.context_length", direction="backward")
     assert spine_code(chain)[0] == "context_length: int = 4096"
+
+
+def test_names_that_stand_for_a_definition_named_otherwise(snippet_session):
+    # Renamed by the package's `__init__` (the importer spells no `as`), by an alias
+    # assignment, by `import ... as`; the others keep their definition's name.
+    session = snippet_session(
+        {
+            "pkg/__init__.py": "from pkg.core.runner import Runner as ModelRunner\n",
+            "pkg/core/__init__.py": "",
+            "pkg/core/runner.py": RUNNER + "\nLegacyRunner = Runner\n",
+            "app.py": """
+                import pkg.core.runner as rn
+                from pkg import ModelRunner
+                from pkg.core.runner import LegacyRunner, Runner
+
+                def start(fraction):
+                    return ModelRunner(fraction=fraction)
+            """,
+        }
+    )
+    index = session.graph.index
+    names = ["ModelRunner", "LegacyRunner", "Runner", "rn", "start"]
+    assert index.renamed("app", names) == {"ModelRunner", "LegacyRunner", "rn"}
+    assert {"ModelRunner", "LegacyRunner", "rn"} <= index.renamed_to
+    assert not {"Runner", "start"} & index.renamed_to

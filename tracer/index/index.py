@@ -24,7 +24,7 @@ from tracer.extract.facts import (
 # A module's aliases (name -> value), imports (local name -> import), `import *` modules.
 Namespace = tuple[dict[str, str], dict[str, ImportDef], list[str]]
 # Tables computed on first use from the summaries alone; kept with the snapshot's facts.
-DERIVED = ("importers", "subclasses")
+DERIVED = ("importers", "subclasses", "renamed_to")
 ALIAS = attrgetter("alias")  # an import's local name ("*" for `import *`)
 UNKNOWN: Any = object()  # not resolved yet (None is a kept answer: nothing)
 BUILTINS = frozenset(
@@ -221,7 +221,10 @@ class Index:
         resolved, classes, functions = self.resolved, self.classes, self.functions
         modules = self.path_of
         prefix = module + "."
+        renamed_to = self.renamed_to
         for name in dict.fromkeys(names):
+            if name not in renamed_to and "." not in name:
+                continue  # no import or alias anywhere binds it to another name
             full: str | None
             imp = imports.get(name)
             if (module, name) in resolved or "." in name:
@@ -371,6 +374,21 @@ class Index:
             for target in targets:
                 counts[target] = counts.get(target, 0) + 1
         return counts
+
+    @cached_property
+    def renamed_to(self) -> frozenset[str]:
+        """The names some import or alias of the tree binds to what is named otherwise
+        (`from m import a as b`, `import a.b as c`, `b = m.a`): a plain name that is none of
+        these stands for something of its own name wherever it is imported from."""
+        found: set[str] = set()
+        for summary in self.summaries.values():
+            for imp in summary.imports:
+                if imp.alias != (imp.name or imp.module.rpartition(".")[2]):
+                    found.add(imp.alias)
+            for alias in summary.aliases:
+                if alias.value.rpartition(".")[2] != alias.name:
+                    found.add(alias.name)
+        return frozenset(found)
 
     @cached_property
     def subclasses(self) -> dict[str, list[str]]:
