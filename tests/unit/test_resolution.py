@@ -1686,3 +1686,34 @@ def test_names_that_stand_for_a_definition_named_otherwise(snippet_session):
     assert index.renamed("app", names) == {"ModelRunner", "LegacyRunner", "rn"}
     assert {"ModelRunner", "LegacyRunner", "rn"} <= index.renamed_to
     assert not {"Runner", "start"} & index.renamed_to
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        "from pkg.core.runner import Runner as ModelRunner\n",
+        "from pkg.core import runner\nModelRunner = runner.Runner\n",
+    ],
+    ids=["import-as", "alias"],
+)
+def test_callers_by_a_name_the_package_gives_a_class_are_found_backward(snippet_session, init):
+    # The caller spells neither the class's own name nor an `as` of its own.
+    session = snippet_session(
+        {
+            "pkg/__init__.py": init,
+            "pkg/core/__init__.py": "",
+            "pkg/core/runner.py": RUNNER,
+            "app.py": """
+                from pkg import ModelRunner
+
+                def start(fraction):
+                    return ModelRunner(fraction=fraction)
+            """,
+        }
+    )
+    chain = trace(session.graph, "Runner.fraction", direction="backward")
+    assert spine_of(session, chain)[:3] == [
+        ("app.py", 3, "param"),
+        ("app.py", 4, "call_arg"),
+        ("pkg/core/runner.py", 2, "param"),
+    ]

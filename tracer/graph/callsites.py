@@ -169,8 +169,14 @@ class CallSites:
         elif len(self.graph.mentioning(definition.name)) > COMMON_WORD_FILES:
             # A common function name: callers import its module, or live in it.
             within = set(self.graph.mentioning(module.rpartition(".")[2])) | {path}
+        # Called by a name an import or alias gives it (`from pkg import Runner as R`, or a
+        # package's `__init__` that renamed it): files that spell only that name call it too.
+        renames = self.graph.index.renames
+        spelled = list(
+            dict.fromkeys(w for word in words for w in (word, *sorted(renames.get(word, ()))))
+        )
         paths: dict[str, None] = {}
-        for word in words:
+        for word in spelled:
             calls = set(self.calling(word))
             if definition.name == "__init__":
                 # A class kept in a local and called by that name (`Worker = A if c else B`).
@@ -178,7 +184,7 @@ class CallSites:
             for caller_path in self.graph.mentioning_with(word, classes):
                 if caller_path in calls and (within is None or caller_path in within):
                     paths[caller_path] = None
-        return list(paths), {*words, definition.name}
+        return list(paths), {*spelled, definition.name}
 
     def choosing(self, klass: str) -> list[str]:
         """Files where the class name KLASS is assigned to a local (`X = KLASS`, `X = A if c

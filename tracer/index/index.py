@@ -24,7 +24,7 @@ from tracer.extract.facts import (
 # A module's aliases (name -> value), imports (local name -> import), `import *` modules.
 Namespace = tuple[dict[str, str], dict[str, ImportDef], list[str]]
 # Tables computed on first use from the summaries alone; kept with the snapshot's facts.
-DERIVED = ("importers", "subclasses", "renamed_to")
+DERIVED = ("importers", "subclasses", "renamed_to", "renames")
 ALIAS = attrgetter("alias")  # an import's local name ("*" for `import *`)
 UNKNOWN: Any = object()  # not resolved yet (None is a kept answer: nothing)
 BUILTINS = frozenset(
@@ -389,6 +389,32 @@ class Index:
                 if alias.value.rpartition(".")[2] != alias.name:
                     found.add(alias.name)
         return frozenset(found)
+
+    @cached_property
+    def renames(self) -> dict[str, frozenset[str]]:
+        """Each name an import or alias of the tree binds under another name, with those
+        names (`from m import a as b`, `b = m.a`: a -> b), and the names those are bound
+        under in turn: where a definition may be called by a name that is not its own."""
+        direct: dict[str, set[str]] = {}
+        for summary in self.summaries.values():
+            for imp in summary.imports:
+                if imp.name is not None and imp.alias != imp.name:
+                    direct.setdefault(imp.name, set()).add(imp.alias)
+            for alias in summary.aliases:
+                last = alias.value.rpartition(".")[2]
+                if last != alias.name:
+                    direct.setdefault(last, set()).add(alias.name)
+        found: dict[str, frozenset[str]] = {}
+        for name in direct:
+            names: set[str] = set()
+            stack = [name]
+            while stack:
+                for other in direct.get(stack.pop(), ()):
+                    if other != name and other not in names:
+                        names.add(other)
+                        stack.append(other)
+            found[name] = frozenset(names)
+        return found
 
     @cached_property
     def subclasses(self) -> dict[str, list[str]]:
