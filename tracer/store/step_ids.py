@@ -26,6 +26,7 @@ way to make or read one.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple, NewType
 
 StepId = NewType("StepId", str)
@@ -87,11 +88,15 @@ class Address(NamedTuple):
     number: int  # "a", "r", "u", "c": the row's index; -1 otherwise
 
 
+# Reading an id is asked again and again of the same ids (a search meets a step from each of
+# its neighbours): remembered, a repeated read runs no Python code.
+@lru_cache(maxsize=1 << 16)
 def file_of(step: str) -> str:
     """The path of STEP's file."""
     return step.rpartition("#")[0]
 
 
+@lru_cache(maxsize=1 << 16)
 def address(step: str) -> Address:
     """What STEP's tag says about where it is (see Address)."""
     tag = step.rpartition("#")[2]
