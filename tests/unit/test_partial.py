@@ -34,7 +34,7 @@ def answers(parts: PartialParts) -> tuple[dict[str, tuple[int, ...]], object, li
     return (
         {key: callees.get(key) for key in CALLEES},
         {key: reads.get(key) for key in READS},
-        list(Texts(parts.checked(2))),
+        list(Texts(parts, 2)),
     )
 
 

@@ -49,7 +49,7 @@ def test_a_keyed_table_answers_each_key_and_keeps_their_order():
     reads: KeyedPickles[tuple[tuple[str, str], ...]] = KeyedPickles(parts, 1)
     assert reads.get("page") == READS["page"] and list(reads.made) == ["page"]
     assert reads.items() == list(READS.items())
-    assert list(Texts(parts.checked(2))) == ["x", "", "ü"]
+    assert list(Texts(parts, 2)) == ["x", "", "ü"]
     assert list(KeyedInts(Parts.made([KeyedInts.encode({})]), 0)) == []
 
 
@@ -78,7 +78,7 @@ def test_a_damaged_part_has_the_entry_made_again_when_it_is_read():
         reads: KeyedPickles[tuple[tuple[str, str], ...]] = KeyedPickles(parts, 1)
         assert {key: callees.get(key) for key in CALLEES} == CALLEES
         assert {key: reads.get(key) for key in READS} == READS
-        assert list(Texts(parts.checked(2))) == ["x", "", "ü"]
+        assert list(Texts(parts, 2)) == ["x", "", "ü"]
         assert remakes.count == 1 and parts.trusted
 
 
@@ -117,5 +117,22 @@ def test_a_table_read_before_its_entry_was_made_again_still_checks_what_it_reads
     assert parts is not None
     reads: KeyedPickles[tuple[tuple[str, str], ...]] = KeyedPickles(parts, 1)
     assert reads.get("size") == READS["size"]  # its table read from the old entry
-    assert list(Texts(parts.checked(2))) == ["x", "", "ü"] and remakes.count == 1
+    assert list(Texts(parts, 2)) == ["x", "", "ü"] and remakes.count == 1
     assert reads.get("page") == READS["page"] and remakes.count == 2
+
+
+def test_a_sequence_value_is_checked_alone():
+    """A damaged string of a sequence has the entry made again when that one is read, not
+    when another is; a damaged count or end is known when the sequence is read."""
+    entry = pack_entry(PARTS)
+    remakes = Remakes()
+    parts = Parts.read(flipped(entry, len(entry) - 1), remakes)  # in "ü", the last
+    assert parts is not None
+    texts = Texts(parts, 2)
+    assert texts[0] == "x" and texts[1] == "" and remakes.count == 0
+    assert texts[2] == "ü" and remakes.count == 1
+    for at in (0.0, 0.3, 0.47):  # the count, the first end, the last end
+        remakes = Remakes()
+        parts = Parts.read(flipped(entry, where(entry, 2, at)), remakes)
+        assert parts is not None
+        assert list(Texts(parts, 2)) == ["x", "", "ü"] and remakes.count == 1

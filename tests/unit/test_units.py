@@ -6,9 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FileFlows, FileSummary, Target, Value
+from tracer.extract.flows import extract_flows
+from tracer.extract.parse import parse
+from tracer.extract.symbols import summarize
 from tracer.extract.values import NOTHING
 from tracer.graph.file_steps import UNREAD, WHOLE, FileTables
 from tracer.store.names import crosses_units
+from tracer.store.parts import Parts, pack_entry
+from tracer.store.rows import FileRows, encode, encode_flows
 from tracer.store.units import ROW_KINDS, members_of, spans_of
 
 SOURCE = """
@@ -243,3 +248,22 @@ def test_a_files_names_are_read_part_by_part(snippet_session):
         "pkg/pool.py#a3.0",
     ]
     assert list(names.writes.made) == ["size"]
+
+
+def test_a_row_of_a_long_unit_is_read_with_its_chunk_alone():
+    # 40 assignments in `setup`, then a call in `other`: each row read where it lies.
+    body = "".join(f"    x{i} = {i}\n" for i in range(40))
+    source = f"def setup():\n{body}\ndef other():\n    setup()\n"
+    parsed = parse(source.encode())
+    summary = summarize(parsed)
+    flows = extract_flows(parsed, summary)
+    parts = Parts.read(pack_entry(encode_flows(flows, summary)), list)
+    assert parts is not None
+    rows = FileRows(parts)
+    assigns = ROW_KINDS.index("assigns")
+    assert rows.row(assigns, 20) == encode(flows.assigns[20])
+    assert rows.loaded is not None
+    assert [i for i, row in enumerate(rows.loaded[assigns]) if row] == list(range(16, 32))
+    assert rows.row(ROW_KINDS.index("calls"), 0) == encode(flows.calls[0])
+    assert [len(list(filter(None, kind))) for kind in rows.loaded] == [1, 16, 0, 0]
+    assert [rows.row(assigns, i) for i in range(40)] == [encode(a) for a in flows.assigns]

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from tracer.store.parts import Parts, read_words, words
 
+T = TypeVar("T")
 V = TypeVar("V")
 HEAD = 12  # a keyed table's count of slots, its text's length, the table's checksum
 
@@ -162,33 +163,99 @@ class KeyedPickles(Keyed, Generic[V]):
         return [(key, self.get(key)) for key in self]
 
 
-class Texts(Sequence[str]):
-    """Strings, each decoded when read: the part is their count and where each ends, as
-    words, then their UTF-8 one after the other."""
+class Items(Sequence[T]):
+    """Values each encoded apart, in part NUMBER, each checked and decoded when read: a reader
+    asking one of many (a call's scope, a unit's row) decodes that one alone, and checks no
+    other. The part is the count of values and that count's checksum; where each value ends;
+    each value's checksum; then the values one after the other. A damaged end or checksum
+    fails the check of the values it bounds, as a damaged value does."""
 
-    __slots__ = ("ends", "text")
+    __slots__ = ("count", "ends", "number", "parts", "sums", "trusted", "values")
 
-    def __init__(self, data: memoryview) -> None:
+    def __init__(self, parts: Parts, number: int) -> None:
+        self.parts = parts
+        self.number = number
+        self.read()
+
+    @staticmethod
+    def pack(encoded: Sequence[bytes]) -> bytes:
+        count = words([len(encoded)])
+        listed = words([*accumulate(map(len, encoded)), *map(zlib.crc32, encoded)])
+        return count + words([zlib.crc32(count)]) + listed + b"".join(encoded)
+
+    @staticmethod
+    def decode(data: memoryview) -> T:
+        raise NotImplementedError
+
+    def read(self) -> None:
+        data = self.parts.raw(self.number)
+        self.trusted = self.parts.trusted  # are its values checked already?
+        if not self.trusted and not self.intact(data):
+            self.parts.damaged()
+            self.read()
+            return
+        self.count = count = read_words(data[:4])[0]
+        self.ends = read_words(data[8 : 8 + 4 * count])
+        self.sums = read_words(data[8 + 4 * count : 8 + 8 * count])
+        self.values = data[8 + 8 * count :]
+
+    @staticmethod
+    def intact(data: memoryview) -> bool:
+        """Does DATA hold its count, and as many ends and checksums, and values to the last
+        end?"""
+        if len(data) < 8 or zlib.crc32(data[:4]) != read_words(data[4:8])[0]:
+            return False
         count = read_words(data[:4])[0]
-        self.ends = read_words(data[4 : 4 + 4 * count])
-        self.text = bytes(data[4 + 4 * count :])
+        if len(data) < 8 + 8 * count:
+            return False
+        return (
+            not count
+            or len(data) == 8 + 8 * count + read_words(data[4 + 4 * count : 8 + 4 * count])[0]
+        )
+
+    def __len__(self) -> int:
+        return self.count
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if index < 0:
+            index += self.count
+        data = self.values[self.ends[index - 1] if index else 0 : self.ends[index]]
+        if not self.trusted and zlib.crc32(data) != self.sums[index]:
+            self.parts.damaged()
+            self.read()  # the values again, from the entry made again
+            return self[index]
+        return self.decode(data)
+
+
+class Texts(Items[str]):
+    """Strings, each decoded when read."""
+
+    __slots__ = ()
 
     @staticmethod
     def encode(texts: Iterable[str]) -> bytes:
-        data = [text.encode() for text in texts]
-        return words([len(data), *accumulate(map(len, data))]) + b"".join(data)
+        return Items.pack([text.encode() for text in texts])
 
-    def __len__(self) -> int:
-        return len(self.ends)
+    @staticmethod
+    def decode(data: memoryview) -> str:
+        return str(data, "utf-8")
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self.ends)
-        start = self.ends[index - 1] if index else 0
-        return self.text[start : self.ends[index]].decode()
+
+class Pickles(Items[Any]):
+    """Values each pickled apart, each unpickled when read."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def encode(pickled: Sequence[bytes]) -> bytes:
+        return Items.pack(pickled)
+
+    @staticmethod
+    def decode(data: memoryview) -> Any:
+        return pickle.loads(data)

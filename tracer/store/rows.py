@@ -25,7 +25,7 @@ from tracer.extract.facts import (
     Value,
 )
 from tracer.extract.values import NOTHING
-from tracer.store.columns import KeyedInts, KeyedPickles, Texts
+from tracer.store.columns import KeyedInts, KeyedPickles, Pickles, Texts
 from tracer.store.later import LaterMapping, LaterSequence, LaterSet
 from tracer.store.parts import Parts, read_words, words
 from tracer.store.units import (
@@ -47,7 +47,9 @@ from tracer.store.units import (
 # or aliases that it calls; the locals called that may hold classes; the calls of a method
 # on an expression that is no name, by the method's name; each call's scope and
 # callee; the units binding each last name; what the call graph reads of the whole file
-# (assignment patterns, yields, raises, straight lines); then each unit's rows, a part each.
+# (assignment patterns, yields, raises, straight lines); then each unit's rows, a part each,
+# each row pickled apart (a query reads a quarter of the rows of the units it touches: one
+# call's line, one assignment's value).
 (
     SIZES,
     UNITS,
@@ -77,6 +79,9 @@ T = TypeVar("T")
 Row = tuple[Any, ...]
 Head = tuple[int, str, str]  # a call's id, scope and callee (as written)
 CALL_ROWS = ROW_KINDS.index("calls")
+# Per MEMBER_KINDS, its kind of row (a position in ROW_KINDS); None for members with no rows.
+MEMBER_ROWS = tuple(ROW_KINDS.index(k) if k in ROW_KINDS else None for k in MEMBER_KINDS)
+CHUNK = 16  # rows pickled together: a unit's rows are read by chunk
 
 
 class Callees(KeyedPickles[tuple[Head, ...]]):
@@ -102,13 +107,14 @@ class Callees(KeyedPickles[tuple[Head, ...]]):
 
 
 class FileRows:
-    """A file's rows as cached: each unit's rows unpickled the first time one of them is read
-    (a query reads few units of the files it touches); the other parts, read when first
-    asked, answer what a query asks of many rows it makes no fact of."""
+    """A file's rows as cached: each row unpickled the first time it is read (a query reads
+    few rows of the files it touches); the other parts, read when first asked, answer what
+    a query asks of many rows it makes no fact of."""
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.loaded: list[list[Row | None]] | None = None  # per ROW_KINDS, per row
+        self.unit_rows: dict[int, Pickles] = {}  # unit -> its rows, each read when asked
         self.members: dict[int, list[list[int]]] = {}  # unit -> per MEMBER_KINDS: indices
         self.heads: dict[int, tuple[str, str]] = {}  # call -> its scope and callee, when read
 
@@ -131,10 +137,10 @@ class FileRows:
         return {unit: number for number, unit in enumerate(self.units)}
 
     @cached_property
-    def runs(self) -> tuple[int, ...]:
+    def runs(self) -> memoryview:
         """Per kind where its ranges of members are in what follows, then their starts (by
-        kind, in order), then their units."""
-        return tuple(read_words(self.parts.checked(RUNS)))
+        kind, in order), their units, and where each range's rows start among its unit's."""
+        return read_words(self.parts.checked(RUNS))
 
     @cached_property
     def spans(self) -> memoryview:
@@ -163,7 +169,7 @@ class FileRows:
 
     @cached_property
     def target_paths(self) -> Texts:
-        return Texts(self.parts.checked(TARGET_PATHS))
+        return Texts(self.parts, TARGET_PATHS)
 
     @cached_property
     def target_ends(self) -> memoryview:
@@ -195,12 +201,12 @@ class FileRows:
 
     @cached_property
     def call_scopes(self) -> Texts:
-        return Texts(self.parts.checked(CALL_SCOPES))
+        return Texts(self.parts, CALL_SCOPES)
 
     @cached_property
     def call_callees(self) -> Texts:
         """Each call's callee as written (`self.pool.alloc`)."""
-        return Texts(self.parts.checked(CALL_CALLEES))
+        return Texts(self.parts, CALL_CALLEES)
 
     @cached_property
     def binders(self) -> KeyedInts:
@@ -260,6 +266,14 @@ class FileRows:
         found = bisect_right(runs, i, KINDS + 1 + runs[kind], KINDS + 1 + runs[kind + 1]) - 1
         return runs[found + runs[KINDS]]
 
+    def place(self, kind: int, i: int) -> tuple[int, int]:
+        """The unit (a number) of member I of KIND (a position in MEMBER_KINDS), and where its
+        row is among the unit's."""
+        runs = self.runs
+        found = bisect_right(runs, i, KINDS + 1 + runs[kind], KINDS + 1 + runs[kind + 1]) - 1
+        ranges = runs[KINDS]
+        return runs[found + ranges], runs[found + 2 * ranges] + i - runs[found]
+
     def unit_members(self, unit: int) -> list[list[int]]:
         """Per MEMBER_KINDS, the indices of the members of UNIT (a number)."""
         found = self.members.get(unit)
@@ -278,17 +292,35 @@ class FileRows:
             self.loaded = [[None] * self.sizes[member] for member in ROW_MEMBER]
         found = self.loaded[kind][i]
         if found is None:
-            self.load(self.owner(ROW_MEMBER[kind], i))
+            self.load(*self.place(ROW_MEMBER[kind], i))
             found = self.loaded[kind][i]
         return found  # type: ignore[return-value]
 
-    def load(self, unit: int) -> None:
+    def load(self, unit: int, position: int) -> None:
+        """The rows of the chunk of UNIT (a number) that holds its row POSITION."""
         assert self.loaded is not None
-        members = self.unit_members(unit)
-        for kind, rows in enumerate(self.unpickled(UNIT_ROWS + unit)):
-            loaded = self.loaded[kind]
-            for i, row in zip(members[ROW_MEMBER[kind]], rows, strict=True):
-                loaded[i] = row
+        chunks = self.unit_rows.get(unit)
+        if chunks is None:
+            chunks = self.unit_rows[unit] = Pickles(self.parts, UNIT_ROWS + unit)
+        rows = chunks[position // CHUNK]
+        first = position - position % CHUNK
+        last = first + len(rows)
+        spans = self.spans
+        ranges = spans[spans[unit] : spans[unit + 1]].tolist()
+        at = 0  # the position of the range's first row
+        for r in range(0, len(ranges), 3):
+            row_kind = MEMBER_ROWS[ranges[r]]
+            if row_kind is None:
+                continue
+            start, end = ranges[r + 1], ranges[r + 2]
+            low, high = max(first, at), min(last, at + end - start)
+            if low < high:
+                self.loaded[row_kind][start + low - at : start + high - at] = rows[
+                    low - first : high - first
+                ]
+            at += end - start
+            if at >= last:
+                break
 
 
 class Targets(Sequence[tuple[str, ...]]):
@@ -416,13 +448,16 @@ def encode_flows(flows: FileFlows, summary: FileSummary) -> list[bytes]:
     index = index_rows(flows, summary)
     kinds = [tuple(getattr(flows, kind)) for kind in ROW_KINDS]
     unit_rows = [
-        dumps(
+        Pickles.encode([dumps(rows[at : at + CHUNK]) for at in range(0, len(rows), CHUNK)])
+        for rows in (
             tuple(
-                tuple(encode(facts[i]) for i in unit[ROW_MEMBER[kind]])
-                for kind, facts in enumerate(kinds)
+                encode(kinds[row_kind][i])
+                for member, row_kind in enumerate(MEMBER_ROWS)
+                if row_kind is not None
+                for i in members[member]
             )
+            for members in map(members_of, index.spans)
         )
-        for unit in map(members_of, index.spans)
     ]
     heads = {
         name: tuple((i, index.call_scopes[i], index.call_callees[i]) for i in calls)
@@ -481,16 +516,20 @@ def scope_targets(
 
 def runs_part(spans: tuple[tuple[Spans, ...], ...]) -> bytes:
     """Per kind, where its ranges of members are in the lists that follow; then each range's
-    start, by kind and in order; then each range's unit (see `FileRows.owner`)."""
-    bounds = [0]
-    starts: list[int] = []
-    units: list[int] = []
-    for kind in range(KINDS):
-        found = sorted((start, unit) for unit, s in enumerate(spans) for start, _ in s[kind])
-        starts += [start for start, _ in found]
-        units += [unit for _, unit in found]
-        bounds.append(len(starts))
-    return words([*bounds, *starts, *units])
+    start, by kind and in order; each range's unit; where its rows start among its unit's
+    (see `FileRows.place`: a unit's rows are its members' of each kind of row, in
+    MEMBER_KINDS order)."""
+    ranges: list[list[tuple[int, int, int]]] = [[] for _ in range(KINDS)]  # (start, unit, base)
+    for unit, unit_spans in enumerate(spans):
+        base = 0
+        for kind, kind_spans in enumerate(unit_spans):
+            for start, end in kind_spans:
+                ranges[kind].append((start, unit, base))
+                if MEMBER_ROWS[kind] is not None:
+                    base += end - start
+    found = [run for kind_ranges in ranges for run in sorted(kind_ranges)]
+    bounds = accumulate(map(len, ranges), initial=0)
+    return words([*bounds, *(column for columns in zip(*found, strict=True) for column in columns)])
 
 
 def spans_part(spans: tuple[tuple[Spans, ...], ...]) -> bytes:

@@ -26,21 +26,29 @@ way to make or read one.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple, NewType
 
 StepId = NewType("StepId", str)
+# The ids made and read most are remembered: a search makes and reads the same ids again and
+# again (a step from each of its neighbours), and an id made again is then the same string,
+# its hash already computed for the tables it keys.
+REMEMBERED = 1 << 16
 
 
+@lru_cache(maxsize=REMEMBERED)
 def param_id(path: str, function: str, name: str) -> StepId:
     """The parameter NAME of FUNCTION (its qualname) in PATH."""
     return StepId(f"{path}#p:{function}.{name}")
 
 
+@lru_cache(maxsize=REMEMBERED)
 def field_id(path: str, klass: str, name: str) -> StepId:
     """The class-level field NAME of KLASS (its qualname) in PATH."""
     return StepId(f"{path}#f:{klass}.{name}")
 
 
+@lru_cache(maxsize=REMEMBERED)
 def target_id(path: str, assign: int, target: int) -> StepId:
     return StepId(f"{path}#a{assign}.{target}")
 
@@ -53,6 +61,7 @@ def use_id(path: str, index: int) -> StepId:
     return StepId(f"{path}#u{index}")
 
 
+@lru_cache(maxsize=REMEMBERED)
 def argument_id(path: str, call: int, position: int) -> StepId:
     return StepId(f"{path}#c{call}.{position}")
 
@@ -87,11 +96,13 @@ class Address(NamedTuple):
     number: int  # "a", "r", "u", "c": the row's index; -1 otherwise
 
 
+@lru_cache(maxsize=REMEMBERED)
 def file_of(step: str) -> str:
     """The path of STEP's file."""
     return step.rpartition("#")[0]
 
 
+@lru_cache(maxsize=REMEMBERED)
 def address(step: str) -> Address:
     """What STEP's tag says about where it is (see Address)."""
     tag = step.rpartition("#")[2]
