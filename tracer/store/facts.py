@@ -18,6 +18,7 @@ from tracer.extract.facts import FileFlows, FileSummary
 from tracer.extract.flows import extract_flows
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
+from tracer.extract.workers import summaries_made, worker_count
 from tracer.sources.cache import content_hash
 from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
@@ -141,22 +142,38 @@ class Facts:
         total = len(self.snapshot.files)
         packed = self.cache.packed(SUMMARIES)
         reader = PackReader()
-        pickled: dict[str, bytes] = {}
-        new: dict[str, bytes] = {}
-        for done, path in enumerate(self.snapshot.files, 1):
+        by_key: dict[str, tuple[FileSummary, bytes]] = {}
+        todo: dict[str, str] = {}  # a content not summarized yet -> the first path with it
+        for path in self.snapshot.files:
             key = self.key(path)
+            if key in by_key or key in todo:
+                continue
             where = packed.get(key)
-            data = new.get(key)
-            if data is None and where is not None:
-                kept = unseal(reader.read(where))
-                data = None if kept is None else bytes(kept)
+            kept = unseal(reader.read(where)) if where is not None else None
+            data = None if kept is None else bytes(kept)
             summary = loaded_summary(data) if data is not None else None
-            if summary is None:
-                summary = self.summary(path)
-                data = new[key] = pickle.dumps(summary, pickle.HIGHEST_PROTOCOL)
-            self.summaries[path], pickled[path] = summary, data  # type: ignore[assignment]
+            if summary is None or data is None:
+                todo[key] = path
+            else:
+                by_key[key] = (summary, data)
+        done = total - len(todo)
+        new: dict[str, bytes] = {}
+        paths = list(todo.values())
+        made = summaries_made(paths, self.snapshot.read, worker_count(len(paths)))
+        for path, summary, data in made:
+            self.parsed_files += 1
+            summary = summary or loaded_summary(data)
+            assert summary is not None  # made by this very code
+            by_key[self.key(path)] = (summary, data)
+            new[self.key(path)] = data
+            done += 1
             if progress is not None:
                 progress(done, total)
+        pickled: dict[str, bytes] = {}
+        for path in self.snapshot.files:
+            self.summaries[path], pickled[path] = by_key[self.key(path)]
+        if progress is not None:
+            progress(total, total)
         if self.cache.enabled:
             self.cache.put_pack(SUMMARIES, {key: seal(data) for key, data in new.items()})
         self.keep(SUMMARIES, snapshot_key, pickled)
