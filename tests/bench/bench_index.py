@@ -258,7 +258,13 @@ def table_text(results: Results, table: dict[str, dict[str, Any]]) -> str:
         )
     start = parse["start_rss_mb"]
     lines += ["", f"RSS of a phase process after imports, before any work: {start:.0f} MB"]
-    lines.append(f"cold index parsed {results.info['cold'][0]['parsed_files']} files")
+    cold = results.info["cold"][0]
+    lines.append(f"cold index parsed {cold['parsed_files']} files")
+    if cold.get("workers", 1) > 1:
+        lines[-1] += (
+            f" in {cold['workers']} worker processes besides its own, each at most "
+            f"{cold['worker_peak_rss_mb']:.0f} MB (not in its peak RSS above)"
+        )
     trace = results.info["trace"][0]
     lines.append(
         f"first trace: {trace['first_steps']} steps, spine of {trace['first_spine']}; it built "

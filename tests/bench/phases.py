@@ -23,6 +23,7 @@ from typing import Any
 import tracer
 from tracer.cli.presets import SINKS
 from tracer.extract.parse import parser
+from tracer.extract.workers import worker_count
 from tracer.session import Session, index_snapshot
 from tracer.sources import Snapshot, open_source
 from tracer.store.cache import FactCache
@@ -88,7 +89,16 @@ def index_once(snapshot: Snapshot, cache: Path, row: str, recorder: Recorder) ->
 
 
 def index_info(session: Session) -> dict[str, Any]:
-    return {"parsed_files": session.facts.parsed_files, "summaries": len(session.facts.summaries)}
+    """Files parsed and summaries held; the worker processes a cold index ran (see
+    tracer/extract/workers.py) and the peak RSS of the largest, not in the row's own."""
+    parsed = session.facts.parsed_files
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {
+        "parsed_files": parsed,
+        "summaries": len(session.facts.summaries),
+        "workers": worker_count(parsed) if parsed > 1 else 1,
+        "worker_peak_rss_mb": children,
+    }
 
 
 def trace_queries(session: Session, recorder: Recorder) -> dict[str, Any]:
