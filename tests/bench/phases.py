@@ -23,10 +23,10 @@ from typing import Any
 import tracer
 from tracer.cli.presets import SINKS
 from tracer.extract.parse import parser
-from tracer.extract.workers import worker_count
 from tracer.session import Session, index_snapshot
 from tracer.sources import Snapshot, open_source
 from tracer.store.cache import FactCache
+from tracer.store.workers import worker_count
 from tracer.trace.chains import trace
 from tracer.versions import KINDS
 
@@ -90,7 +90,7 @@ def index_once(snapshot: Snapshot, cache: Path, row: str, recorder: Recorder) ->
 
 def index_info(session: Session) -> dict[str, Any]:
     """Files parsed and summaries held; the worker processes a cold index ran (see
-    tracer/extract/workers.py) and the peak RSS of the largest, not in the row's own."""
+    tracer/store/workers.py) and the peak RSS of the largest, not in the row's own."""
     parsed = session.facts.parsed_files
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {

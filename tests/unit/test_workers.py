@@ -11,11 +11,11 @@ import pytest
 from tracer.errors import CacheDamaged
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
-from tracer.extract.workers import JOBS_ENV, POOL_AT, summaries_made, worker_count
 from tracer.session import index_snapshot
 from tracer.sources import local_snapshot
 from tracer.store.cache import FactCache
 from tracer.store.facts import loaded_summary
+from tracer.store.workers import JOBS_ENV, POOL_AT, summaries_made, worker_count
 
 KINDS = [
     b"import os\nfrom .b import c as d\n\nclass K(Base):\n    size: int = 4\n\n"

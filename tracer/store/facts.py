@@ -18,7 +18,6 @@ from tracer.extract.facts import FileFlows, FileSummary
 from tracer.extract.flows import extract_flows
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
-from tracer.extract.workers import summaries_made, worker_count
 from tracer.sources.cache import content_hash
 from tracer.sources.sealed import pickle_sealed, seal, unpickle_sealed, unseal
 from tracer.sources.snapshot import Snapshot
@@ -27,6 +26,7 @@ from tracer.store.names import READS, FileNames, names_parts, read_names
 from tracer.store.partial import PartialParts
 from tracer.store.parts import Parts, Remake, pack_entry
 from tracer.store.rows import METHOD_CALLS, UNIT_ROWS, FileRows, decode_flows, encode_flows
+from tracer.store.workers import summaries_made, worker_count
 from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
 Progress = Callable[[int, int], None]

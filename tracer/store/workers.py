@@ -107,7 +107,7 @@ class Pool:
                 sys.executable,
                 "-c",
                 f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
-                "from tracer.extract.workers import serve; serve()",
+                "from tracer.store.workers import serve; serve()",
             ]
             process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             assert process.stdin is not None and process.stdout is not None
