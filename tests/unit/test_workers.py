@@ -3,7 +3,11 @@ the index's process takes over where a worker cannot start or a file cannot be r
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +95,42 @@ def test_workers_only_for_a_tree_large_enough(monkeypatch):
     assert worker_count(3) == 4
     monkeypatch.setenv(JOBS_ENV, "many")
     assert worker_count(10_000) == 1
+
+
+def children(pid: int) -> list[int]:
+    """PID's child processes (each thread's: the workers are started by the index's threads)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue  # the thread ended meanwhile
+    return found
+
+
+def test_ctrl_c_during_a_cold_index_ends_it_cleanly_workers_and_all(tmp_path):
+    # A tree long enough to parse that Ctrl-C lands while workers parse it.
+    root = tmp_path / "src" / "pkg"
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_bytes(b"")
+    body = "".join(f"def f{j}(a, b=1, *c, **d):\n    return a + b\n\n" for j in range(400))
+    for i in range(600):
+        (root / f"m{i}.py").write_text(f"class K{i}:\n    size: int = {i}\n\n{body}")
+    env = {**os.environ, JOBS_ENV: "2", "SGTRACE_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "tracer.cli.main", "trace", str(root), "size"]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while len(children(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = children(process.pid)
+    assert len(workers) == 2, "the workers never started"
+    time.sleep(0.3)
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (130, b"", b"sgtrace: interrupted\n")
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(Path(f"/proc/{w}").exists() for w in workers), "a worker outlived sgtrace"

@@ -10,9 +10,11 @@ where a worker cannot start or dies, the files it had are parsed in the index's 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import queue
+import signal
 import struct
 import subprocess
 import sys
@@ -73,12 +75,20 @@ def receive(stream: BinaryIO) -> object | None:
 def serve() -> None:
     """A worker's loop: chunks of sources in, their pickled summaries out, until stdin ends.
     Its stdout is kept for the answers; anything else printed goes to stderr."""
+    # Ctrl-C is the index's to answer (it reaches the whole process group): a worker ends
+    # when its pipe does, quietly, whether the index closed it or is gone.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
-    while (chunk := receive(requests)) is not None:
-        assert isinstance(chunk, list)
-        send(answers, [summary_bytes(source) for source in chunk])
+    try:
+        while (chunk := receive(requests)) is not None:
+            assert isinstance(chunk, list)
+            send(answers, [summary_bytes(source) for source in chunk])
+    except (OSError, EOFError):
+        pass
+    with contextlib.suppress(OSError):
+        answers.close()
 
 
 class Pool:
