@@ -6,7 +6,7 @@ Everything here is computed from FileSummary facts only; nothing reads a file.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
@@ -375,20 +375,25 @@ class Index:
                 counts[target] = counts.get(target, 0) + 1
         return counts
 
-    @cached_property
-    def renamed_to(self) -> frozenset[str]:
-        """The names some import or alias of the tree binds to what is named otherwise
-        (`from m import a as b`, `import a.b as c`, `b = m.a`): a plain name that is none of
-        these stands for something of its own name wherever it is imported from."""
-        found: set[str] = set()
+    def renamings(self) -> Iterator[tuple[str | None, str]]:
+        """Each import or alias of the tree that binds something under another name, as (the
+        name of what it binds, None for a module imported as another name; that other name):
+        `from m import a as b` and `b = m.a` give (a, b), `import a.b as c` gives (None, c)."""
         for summary in self.summaries.values():
             for imp in summary.imports:
                 if imp.alias != (imp.name or imp.module.rpartition(".")[2]):
-                    found.add(imp.alias)
+                    yield imp.name, imp.alias
             for alias in summary.aliases:
-                if alias.value.rpartition(".")[2] != alias.name:
-                    found.add(alias.name)
-        return frozenset(found)
+                last = alias.value.rpartition(".")[2]
+                if last != alias.name:
+                    yield last, alias.name
+
+    @cached_property
+    def renamed_to(self) -> frozenset[str]:
+        """The names some import or alias of the tree binds to what is named otherwise: a
+        plain name that is none of these stands for something of its own name wherever it is
+        imported from."""
+        return frozenset(alias for _, alias in self.renamings())
 
     @cached_property
     def renames(self) -> dict[str, frozenset[str]]:
@@ -396,14 +401,9 @@ class Index:
         names (`from m import a as b`, `b = m.a`: a -> b), and the names those are bound
         under in turn: where a definition may be called by a name that is not its own."""
         direct: dict[str, set[str]] = {}
-        for summary in self.summaries.values():
-            for imp in summary.imports:
-                if imp.name is not None and imp.alias != imp.name:
-                    direct.setdefault(imp.name, set()).add(imp.alias)
-            for alias in summary.aliases:
-                last = alias.value.rpartition(".")[2]
-                if last != alias.name:
-                    direct.setdefault(last, set()).add(alias.name)
+        for name, alias in self.renamings():
+            if name is not None:
+                direct.setdefault(name, set()).add(alias)
         found: dict[str, frozenset[str]] = {}
         for name in direct:
             names: set[str] = set()

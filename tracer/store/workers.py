@@ -104,9 +104,8 @@ class Pool:
         self.changed = threading.Condition()
         self.alive = workers
         self.stopped = False
-        self.threads = [threading.Thread(target=self.feed, daemon=True) for _ in range(workers)]
-        for thread in self.threads:
-            thread.start()
+        for _ in range(workers):
+            threading.Thread(target=self.feed, daemon=True).start()
 
     def feed(self) -> None:
         """One worker's thread: start it, then give it chunks until none is left."""
