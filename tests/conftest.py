@@ -9,11 +9,27 @@ from pathlib import Path
 
 import pytest
 
+from tests.system import SystemIncomplete, ensure_programs
 from tracer.graph.steps import Step
 from tracer.session import Session, open_session
 from tracer.sources.cache import cache_root
 from tracer.store.cache import FactCache
 from tracer.trace.chains import Chain, trace
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The programs the tests run (sshd, ssh, rsync, zstd, git, tmux, Graphviz) installed
+    before any test when missing (tests/system.py); the run stops at once when they cannot be."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(line)
+
+    try:
+        ensure_programs(say)
+    except SystemIncomplete as error:
+        pytest.exit(str(error), returncode=4)
 
 
 @pytest.fixture

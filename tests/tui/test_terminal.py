@@ -87,7 +87,9 @@ class Terminal:
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed (.ci/run installs it)", pytrace=False)
+        pytest.fail(
+            "tmux is not installed (the test run installs it: tests/system.py)", pytrace=False
+        )
     terminal = Terminal(tmp_path / "tmux.sock")
     yield terminal
     subprocess.run(["tmux", "-S", str(terminal.socket), "kill-server"], capture_output=True)

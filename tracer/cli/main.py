@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -71,10 +72,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def quiet_dependencies(options: Sequence[str]) -> None:
+    """Warnings from other packages' code (a library deprecating what another one uses) are
+    not the user's to act on: only those raised from sgtrace's own modules are shown, unless
+    the user asked for warnings (OPTIONS: `python -W`, PYTHONWARNINGS)."""
+    if options:
+        return
+    warnings.filterwarnings("ignore")
+    warnings.filterwarnings("default", module=r"(tracer|tui)(\.|$)")
+
+
 def entry() -> NoReturn:
     """The `sgtrace` script: main(), then out at once. What a command writes is flushed or
     closed by then (cache entries atomically), so the interpreter's teardown (freeing every
     module and, after a trace, a heap of facts) would only make the user wait."""
+    quiet_dependencies(sys.warnoptions)
     try:
         code = main()
         sys.stdout.flush()
