@@ -504,8 +504,9 @@ def test_cli_exit_codes_and_output_file(
     )
     line = sgtrace("audit", tgt, "--quiet").error_line()
     assert line == (
-        f"sgtrace: error: {tgt}: {tgt} is not a remote checkout or install, so its reference "
-        "is not known: name it: --against pypi:sglang==VERSION (or a folder)"
+        f"sgtrace: error: {tgt}: {tgt} is neither a git checkout nor a pip install with a "
+        "RECORD: name the reference: --against pypi:sglang==VERSION, --against release (the "
+        "release its version file names), or a folder"
     )
 
 

@@ -1,7 +1,9 @@
 """The reference an audit compares a target with, chosen the way a person would: for a git
-checkout, the commit it is on (its modified files fetched as committed, with one remote
-command); for a pip install, the release at the installed version, where its
-`*.dist-info/RECORD` hashes say the files differ; or any source the user names."""
+checkout, the commit it is on (on a host, its modified files fetched as committed with one
+remote command; in a local folder, read from its object database by tracer/sources/checkout.py);
+for a pip install, the release at the installed version, where its `*.dist-info/RECORD` hashes
+say the files differ; the release the tree's own version file names (`--against release`); or
+any source the user names."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from tracer.sources import open_source
 from tracer.sources.answers import Watchdog, run_streamed
 from tracer.sources.archive import Progress
 from tracer.sources.cache import content_hash
+from tracer.sources.checkout import find_checkout
 from tracer.sources.fetch import (
     VERSION_LINE,
     FetchResult,
@@ -37,6 +40,7 @@ from tracer.sources.ssh import connect, connection_error
 from tracer.sources.tarstream import TarReader
 
 MAX_PRISTINE_BYTES = 256 << 20  # the committed versions of the modified files, all together
+RELEASE = "release"  # --against release: the release the target's own version file names
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,18 +264,17 @@ def fetched_record(result: FetchResult) -> str | None:
 
 
 def installed_reference(
-    result: FetchResult, record: str, hint: PackageHint
+    target: Snapshot, record: str, top: str, hint: PackageHint
 ) -> tuple[Snapshot, str]:
-    """The target with the files its RECORD disowns put back as the release on PyPI has them
-    (the release of HINT's package)."""
-    target = result.snapshot
-    version = target.meta.get("version", "")
+    """TARGET (a pip install of the package TOP) with the files its RECORD disowns put back
+    as the release on PyPI has them (the release of HINT's package)."""
+    version = target.meta.get("version", "") or snapshot_version(target, hint)
     if not version:
         raise NoReference(
             f"{target.label} has a RECORD but no version in its METADATA",
             "name the reference: --against pypi:NAME==VERSION",
         )
-    changes = record_changes(target, record_hashes(record), result.probe.top)
+    changes = record_changes(target, record_hashes(record), top)
     spec = hint.pypi(version)
     release = open_source(spec)
     pristine = {p: release.read(p) for p in changes.changed if p in release.files}
@@ -306,7 +309,11 @@ def snapshot_version(snapshot: Snapshot, hint: PackageHint) -> str:
                 name = metadata.parent.name.split("-")[0].lower().replace(".", "_")
                 if name == top.lower() and (version := metadata_version(metadata)):
                     return version
-    for top in tops:
+    # A checkout given at its top holds the package deeper (`python/sglang/version.py`).
+    deeper = sorted(
+        p.rsplit("/", 1)[0] for p in snapshot.files if p.endswith(f"/{hint.name}/__init__.py")
+    )
+    for top in [*tops, *(d for d in deeper if d not in tops)]:
         for name in ("version.py", "_version.py"):
             if f"{top}/{name}" in snapshot.files:
                 text = snapshot.read(f"{top}/{name}").decode("utf-8", "replace")
@@ -387,7 +394,8 @@ def choose_references(
     results: dict[int, FetchResult | SgtraceError] = dict(
         zip(remote, fetch_many(list(remote.values()), options, progress, hint), strict=True)
     )
-    reference = open_source(against, options, progress, hint) if against else None
+    named = against if against and against != RELEASE else None
+    reference = open_source(named, options, progress, hint) if named else None
     committed = fetch_committed(
         {n: r for n, r in results.items() if isinstance(r, FetchResult) and not against}, options
     )
@@ -412,32 +420,84 @@ def pair_for(
         raise fetched
     if isinstance(committed, SgtraceError):
         raise committed
-    if fetched is None:
-        target = open_source(text)  # a path that does not exist says so first
-        if reference is None:
-            raise NoReference(
-                f"{text} is not a remote checkout or install, so its reference is not known",
-                f"name it: --against {hint.pypi('VERSION')} (or a folder)",
-            )
-        return Pair(aligned(target, reference), reference, f"--against {against}")
+    target = open_source(text) if fetched is None else fetched.snapshot
+    if against == RELEASE:
+        return release_pair(target, hint)
     if reference is not None:
-        return Pair(aligned(fetched.snapshot, reference), reference, f"--against {against}")
+        return Pair(aligned(target, reference), reference, f"--against {against}")
+    if fetched is None:
+        return local_pair(text, target, hint)
     probe = fetched.probe
     if probe.git_commit:
         changes = git_changes(fetched)
-        how = (
-            f"the commit it is on, {probe.git_commit[:12]}: {len(changes.changed)} file(s) "
-            f"modified or removed, {len(changes.added)} untracked or added"
-        )
+        how = checkout_how(probe.git_commit, len(changes.changed), len(changes.added))
         return Pair(fetched.snapshot, git_reference(fetched, committed or {}), how)
     record = fetched_record(fetched)
     if record is not None:
-        reference, how = installed_reference(fetched, record, hint)
+        reference, how = installed_reference(fetched.snapshot, record, probe.top, hint)
         return Pair(fetched.snapshot, reference, how)
     raise NoReference(
         f"{fetched.spec.text} is neither a git checkout nor a pip install with a RECORD",
         f"name the reference: --against {hint.pypi('VERSION')} (or a folder, or host:/path)",
     )
+
+
+def checkout_how(commit: str, changed: int, added: int) -> str:
+    return (
+        f"the commit it is on, {commit[:12]}: {changed} file(s) modified or removed, "
+        f"{added} untracked or added"
+    )
+
+
+def local_pair(text: str, target: Snapshot, hint: PackageHint) -> Pair:
+    """A local folder's reference, as a host's is chosen: the commit a git checkout is on,
+    else the release a pip install's RECORD names."""
+    checkout = find_checkout(target)
+    if checkout is not None:
+        label = f"{text}@{checkout.commit[:12]}"
+        reference = overlay(target, label, checkout.committed, checkout.added)
+        how = checkout_how(checkout.commit, len(checkout.changed), len(checkout.added))
+        return Pair(target, reference, how)
+    found = local_record(target)
+    if found is not None:
+        top, record = found
+        reference, how = installed_reference(target, record, top, hint)
+        return Pair(target, reference, how)
+    raise NoReference(
+        f"{text} is neither a git checkout nor a pip install with a RECORD",
+        f"name the reference: --against {hint.pypi('VERSION')}, --against release (the "
+        "release its version file names), or a folder",
+    )
+
+
+def local_record(snapshot: Snapshot) -> tuple[str, str] | None:
+    """(the package's top folder, its RECORD's text) of a local tree laid out as a pip
+    install: a `TOP-VERSION.dist-info/RECORD` beside a package TOP of the tree; None if none."""
+    tops = sorted({p.split("/")[0] for p in snapshot.files if p.count("/") >= 1})
+    for top in tops:
+        for info in sorted(snapshot.root.glob("*.dist-info")):
+            name = info.name.split("-")[0].lower().replace(".", "_")
+            if name != top.lower() or not (info / "RECORD").is_file():
+                continue
+            try:
+                return top, read_source(info / "RECORD").decode("utf-8", "replace")
+            except OSError:  # not a regular file, or past the cap: no RECORD to go by
+                continue
+    return None
+
+
+def release_pair(target: Snapshot, hint: PackageHint) -> Pair:
+    """TARGET against the release its own version file names (`--against release`)."""
+    version = snapshot_version(target, hint)
+    if not version:
+        raise NoReference(
+            f"{target.label} names no version of {hint.name} (no version.py, METADATA or "
+            "dist-info)",
+            f"name the reference: --against {hint.pypi('VERSION')}",
+        )
+    spec = hint.pypi(version)
+    reference = open_source(spec)
+    return Pair(aligned(target, reference), reference, f"the release its version names, {spec}")
 
 
 def fetch_committed(
