@@ -153,12 +153,16 @@ def test_messages_name_the_package_of_the_hint(tmp_path: Path, capsys) -> None:
     tree = str(small_tree(tmp_path))
     with pytest.raises(NoReference) as engine:
         pair_for(tree, None, None, None, None, PackageHint("vllm"))
-    assert engine.value.hint == "name it: --against pypi:vllm==VERSION (or a folder)"
+    assert engine.value.hint == (
+        "name the reference: --against pypi:vllm==VERSION, --against release (the release its "
+        "version file names), or a folder"
+    )
     # The command line hands in its presets.
     assert main(["audit", tree, "--quiet"]) == 2
     assert capsys.readouterr().err == (
-        f"sgtrace: error: {tree}: {tree} is not a remote checkout or install, so its reference "
-        "is not known: name it: --against pypi:sglang==VERSION (or a folder)\n"
+        f"sgtrace: error: {tree}: {tree} is neither a git checkout nor a pip install with a "
+        "RECORD: name the reference: --against pypi:sglang==VERSION, --against release (the "
+        "release its version file names), or a folder\n"
     )
 
 

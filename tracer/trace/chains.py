@@ -42,6 +42,8 @@ class Chain:
     # Every route found to a sink, the spine first: a value that reaches its end by more
     # than one way (a start-up computation and a later resize) has a spine for each.
     routes: tuple[tuple[str, ...], ...] = ()
+    # Whether the spine ends at a binding of a sink asked for (`--to`); None: none was asked.
+    sink_reached: bool | None = None
 
 
 def trace(
@@ -51,16 +53,20 @@ def trace(
     max_depth: int = DEFAULT_DEPTH,
     sinks: Iterable[str] = (),
     branch_depth: int | None = None,
+    hints: Iterable[str] = (),
 ) -> Chain:
     """The chain of NAME: spine from origin (backward) through a seed to a sink (forward),
     then every step within BRANCH_DEPTH of the spine or of a seed (by default one step
-    when both directions are traced, a wider slice when one direction is)."""
+    when both directions are traced, a wider slice when one direction is). Without SINKS
+    the value ends where the engine's rule puts it (tracer/trace/ends.py); HINTS are names
+    a value may be expected to end at: a route to one is listed among the others when the
+    rule's main end is elsewhere, never made the spine for being named."""
     # A query makes (and unpickles) facts by the hundred thousand, none in a cycle: the
     # cyclic collector would rescan them several times (measured: a fifth of a first trace).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return chain_of(graph, name, direction, max_depth, sinks, branch_depth)
+        return chain_of(graph, name, direction, max_depth, sinks, branch_depth, hints)
     finally:
         if collecting:
             gc.enable()
@@ -73,7 +79,9 @@ def chain_of(
     max_depth: int,
     sinks: Iterable[str],
     branch_depth: int | None,
+    hints: Iterable[str] = (),
 ) -> Chain:
+    sinks = tuple(sinks)
     if branch_depth is None:
         branch_depth = DEFAULT_BRANCH_DEPTH if direction == "both" else ONE_WAY_BRANCH_DEPTH
     found = graph.seeds(name)
@@ -140,7 +148,9 @@ def chain_of(
     if link:
         forward_part = link
     elif direction != "backward":
-        ends = sink_paths(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
+        ends = sink_paths(
+            graph, backward_part[-1], set(sinks), seed_names, max_depth, edges, set(hints)
+        )
         forward_part = ends[0]
     else:
         forward_part = [backward_part[-1]]
@@ -227,7 +237,16 @@ def chain_of(
         spine=tuple(spine),
         seeds=tuple(seeds),
         routes=tuple(tuple(route) for route in routes),
+        sink_reached=ends_at_sink(graph, spine, link, sinks) if sinks else None,
     )
+
+
+def ends_at_sink(
+    graph: FlowGraph, spine: list[str], link: list[str], sinks: tuple[str, ...]
+) -> bool:
+    """Did the search reach a binding of a name in SINKS (the link to one, or a spine that
+    ends at one)?"""
+    return bool(link) or graph.step(spine[-1]).name in sinks
 
 
 def spine_only(chain: Chain) -> Chain:
@@ -243,4 +262,5 @@ def spine_only(chain: Chain) -> Chain:
         spine=chain.spine,
         seeds=tuple(s for s in chain.seeds if s in on_spine),
         routes=(chain.spine,),
+        sink_reached=chain.sink_reached,
     )

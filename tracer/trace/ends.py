@@ -11,7 +11,7 @@ from tracer.graph.contents import value_row
 from tracer.graph.steps import TRUSTED, Edge
 from tracer.store.rows import VALUE_ARITHMETIC, VALUE_CALLS, VALUE_REFS
 from tracer.trace.contexts import unmatched_return
-from tracer.trace.origins import updates_itself
+from tracer.trace.origins import is_setting, updates_itself
 from tracer.trace.walks import path_to, walk
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
@@ -33,12 +33,14 @@ def sink_paths(
     names: set[str],
     max_depth: int,
     edges: dict[tuple[str, str, str], Edge],
+    hints: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> list[list[str]]:
     """START ... sink: the first step binding a name in SINKS. Without one, where the value
     ends up: the nearest attributes that keep a value computed from the traced one (kept
     on a long-lived object), reached along sure steps if any is, the nearest first, up to
     MAX_ENDS, none on the way to another; else a return out of the tree; [START] when
-    there is none."""
+    there is none. The way to a binding of a name in HINTS, when the walk meets one and the
+    main end is not one, is one more end after the others."""
 
     is_sink = sink_test(graph, sinks)
 
@@ -76,19 +78,67 @@ def sink_paths(
     found = kept_ends(graph, trusted, names, realizable, edges) or kept_ends(
         graph, parent, names, realizable, edges
     )
-    if found:
-        return main_end_first(graph, found)
-    return returned_out(graph, parent, realizable, edges) or [[start]]
+    ends = main_end_first(graph, found) if found else []
+    ends = ends or returned_out(graph, parent, realizable, edges) or [[start]]
+    return ends + hinted(graph, ends, trusted, parent, hints, realizable)
+
+
+def hinted(
+    graph: FlowGraph,
+    ends: list[list[str]],
+    trusted: dict[str, str | None],
+    parent: dict[str, str | None],
+    hints: set[str],
+    realizable: Callable[[list[str]], bool],
+) -> list[list[str]]:
+    """The way to a binding of a name in HINTS the walks met (along sure steps first), as one
+    path; none when the main end is such a binding, or another end already passes one."""
+    if not hints:
+        return []
+    is_hint = sink_test(graph, hints)
+    if any(is_hint(s) for path in ends for s in path):
+        return []
+    for walked in (trusted, parent):
+        for step in walked:  # breadth-first: the nearest first
+            if is_hint(step):
+                path = list(reversed(path_to(walked, step)))
+                if realizable(path):
+                    return [path]
+    return []
 
 
 def main_end_first(graph: FlowGraph, found: list[list[str]]) -> list[list[str]]:
     """FOUND (nearest first) with the main end first: of the ends at most END_SLACK steps
     further than the nearest, the one in the module the most modules import (a class the
     others build on: the GPU worker before the CPU worker that imports it); the nearest
-    among equals."""
+    among equals. An end that computes another setting (`self.other = ...` where `other` is
+    a field a flag sets) is that setting's input, not where the value ends up: it is the
+    main end only when every end is one."""
     near = [path for path in found if len(path) <= len(found[0]) + END_SLACK]
-    main = max(near, key=lambda path: graph.centrality(path[-1]))  # the first of equals
+    ends = [path for path in near if not writes_setting(graph, path[-1])] or near
+    main = max(ends, key=lambda path: graph.centrality(path[-1]))  # the first of equals
     return [main] + [path for path in found if path is not main]
+
+
+def writes_setting(graph: FlowGraph, step_id: str) -> bool:
+    """Is STEP_ID a write `x.attr = ...` on an object whose class (or a base) declares `attr`
+    as a field a flag sets?"""
+    step = graph.step(step_id)
+    if step.kind == "field":
+        return is_setting(graph, step_id)
+    tables = graph.file(step.file)
+    target = tables.bound.get(step_id, "")
+    if "." not in target:
+        return False
+    base, _, attr = target.rpartition(".")
+    holder = graph.resolver.ref_type(tables.path, tables.scope_of[step_id], base)
+    for klass in graph.index.family(holder) if holder else ():
+        definition = graph.index.classes.get(klass)
+        if definition is None or attr not in {f.name for f in definition[1].fields}:
+            continue
+        if is_setting(graph, graph.field_step(klass, attr)):
+            return True
+    return False
 
 
 def kept_ends(
