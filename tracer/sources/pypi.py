@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tracer.errors import NoPythonFiles, SourceNotFound
-from tracer.sources.cache import cache_not_writable, cache_root
+from tracer.sources.cache import cache_folder, cache_not_writable, cache_root
 from tracer.sources.pypi_config import index_settings
 from tracer.sources.pypi_http import IndexClient
 from tracer.sources.pypi_index import find_release
@@ -28,6 +28,7 @@ PARTIAL = ".partial-"
 # A partial folder of the old naming (no release in its name, so no lock to ask) is taken for
 # dead after this long.
 STALE_SECONDS = 6 * 3600
+LOCK_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -73,7 +74,9 @@ def fetch_release(name: str, version: str, tree: Path) -> None:
                 "sgtrace reads Python sources; this release has none",
             )
         (work / "out" / ".complete").write_text(chosen.filename + "\n")
-        if tree.exists():  # left without .complete by hand: nobody reads it
+        if tree.is_symlink():  # replaced, never followed
+            tree.unlink()
+        elif tree.exists():  # left without .complete by hand: nobody reads it
             shutil.rmtree(tree)
         (work / "out").rename(tree)
     finally:
@@ -90,14 +93,21 @@ def has_python(folder: Path) -> bool:
 @contextlib.contextmanager
 def fill_lock(tree: Path) -> Iterator[None]:
     """TREE's fill lock (a file beside it), held until the block ends; released by the
-    kernel if the process dies."""
-    tree.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path(tree.parent, tree.name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    kernel if the process dies. The folder is made by the cache's rule, the lock opened
+    without following a link."""
+    cache_folder(tree.parent)
+    fd = os.open(lock_path(tree.parent, tree.name), LOCK_FLAGS | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
+
+
+def folders_in(folder: Path) -> list[Path]:
+    """The folders in FOLDER; links are not folders here (a link is never removed through)."""
+    with os.scandir(folder) as entries:
+        return [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
 
 
 def lock_path(folder: Path, release: str) -> Path:
@@ -108,8 +118,8 @@ def remove_dead_partials(tree: Path) -> None:
     """Remove the partial folders of fills that died (killed, or the machine went down).
     A partial is named after its release: TREE's own are dead (the caller holds TREE's
     lock), another release's are dead if its lock is free. A live fill's is never taken."""
-    for entry in tree.parent.iterdir():
-        if not entry.name.startswith(PARTIAL) or not entry.is_dir():
+    for entry in folders_in(tree.parent):
+        if not entry.name.startswith(PARTIAL):
             continue
         release, dot, _ = entry.name[len(PARTIAL) :].rpartition(".")
         if not dot:
@@ -124,9 +134,9 @@ def remove_superseded(tree: Path, release: str) -> None:
     """Remove the trees of RELEASE unpacked by other versions of the unpacking code (named
     `RELEASE-<their version>`, or `RELEASE` before versions), now that TREE replaces them;
     one another process is filling is left alone."""
-    for entry in tree.parent.iterdir():
+    for entry in folders_in(tree.parent):
         suffix = entry.name[len(release) :]
-        if entry == tree or not entry.name.startswith(release) or not entry.is_dir():
+        if entry == tree or not entry.name.startswith(release):
             continue
         if suffix and not (suffix[:1] == "-" and is_version(suffix[1:])):
             continue  # another release (`sglang-0.5.12` beside `sglang-0.5.1`)
@@ -144,9 +154,11 @@ def is_version(text: str) -> bool:
 def lock_is_free(path: Path) -> bool:
     """Whether no process holds the lock at PATH (a lock never made is free)."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        fd = os.open(path, LOCK_FLAGS)
     except FileNotFoundError:
         return True
+    except OSError:  # a link (ELOOP), or not ours to open: not a lock of a fill of ours
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
