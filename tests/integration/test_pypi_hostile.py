@@ -450,3 +450,20 @@ def test_a_page_that_is_not_an_index_says_so(
         f"sgtrace: error: {server.url}/sgtrace-evil/ is not a package index page "
         "(files is not a list): check pip's index settings (pip config list)"
     )
+
+
+def test_a_page_nested_two_million_deep_is_refused_unparsed(
+    index: LocalIndex, monkeypatch: pytest.MonkeyPatch, sgtrace: Callable[..., Run], marker: Path
+) -> None:
+    """json's reader recurses once a level: the depth is read first, without recursion."""
+    index.add("sgtrace-evil", SDIST, evil_sdist(marker))
+    deep = b'{"files": ' + b"[" * 2_000_000 + b"]" * 2_000_000 + b"}"
+    (index.root / "simple" / "sgtrace-evil" / "index.json").write_bytes(deep)
+    with serving(index) as server:
+        monkeypatch.setenv("PIP_INDEX_URL", server.url)
+        line = sgtrace("trace", SPEC, "x").error_line()
+
+    assert line == (
+        f"sgtrace: error: {server.url}/sgtrace-evil/ is not a package index page "
+        "(nested more than 32 deep): check pip's index settings (pip config list)"
+    )

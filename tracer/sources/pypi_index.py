@@ -4,7 +4,6 @@ wheel for another Python or platform (only the .py files are kept, the same in a
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from tracer.errors import IndexUnreachable, VersionNotFound
-from tracer.sources.pypi_http import IndexClient, Page, file_path
+from tracer.sources.pypi_http import IndexClient, Page, file_path, loads_shallow
 
 ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
@@ -116,7 +115,8 @@ def in_folder(folder: Path, place: str, project: str) -> list[IndexFile]:
 def json_links(page: Page) -> list[tuple[str, tuple[str, str] | None]]:
     """(url, digest) of each file of a PEP 691 page."""
     try:
-        files = json.loads(page.body)["files"]
+        found = loads_shallow(page.body)
+        files = found["files"] if isinstance(found, dict) else None
         if not isinstance(files, list):
             raise TypeError("files is not a list")
     except (ValueError, KeyError, TypeError) as error:
