@@ -29,13 +29,24 @@ PARTIAL = ".partial-"
 # dead after this long.
 STALE_SECONDS = 6 * 3600
 LOCK_FLAGS = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+# A release's folder is named NAME-VERSION-<16>, its partial's `.partial-` that and 9 more: at
+# most 255 bytes, as a file system takes.
+MAX_RELEASE_NAME = 200
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
+    """NAME and VERSION of `pypi:NAME==VERSION`; SourceNotFound when SPEC is not one, or is too
+    long to name the release's folder in the cache."""
     match = SPEC.match(spec)
     if not match:
         raise SourceNotFound(
             f"{spec!r} is not a PyPI source", "write pypi:NAME==VERSION, e.g. pypi:sglang==0.5.9"
+        )
+    if len(match["name"]) + len(match["version"]) > MAX_RELEASE_NAME:
+        raise SourceNotFound(
+            f"{spec[:60]!r}... is not a PyPI release: its name and version are over "
+            f"{MAX_RELEASE_NAME} characters",
+            "check the name and version",
         )
     return match["name"], match["version"]
 
@@ -67,8 +78,7 @@ def fetch_release(name: str, version: str, tree: Path) -> None:
         (work / "download").mkdir()
         archive = work / "download" / chosen.filename
         client.download(chosen.url, chosen.page, archive, chosen.digest)
-        unpack(archive, work / "out" / "tree")
-        if not has_python(work / "out" / "tree"):
+        if unpack(archive, work / "out" / "tree") == 0:
             raise NoPythonFiles(
                 f"pypi:{name}=={version} ({chosen.filename}) holds no Python file",
                 "sgtrace reads Python sources; this release has none",
@@ -81,10 +91,6 @@ def fetch_release(name: str, version: str, tree: Path) -> None:
         (work / "out").rename(tree)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def has_python(folder: Path) -> bool:
-    return next(folder.rglob("*.py"), None) is not None
 
 
 # -- one fill at a time, and what killed fills left ------------------------------------------

@@ -22,7 +22,8 @@ ACCEPT = (
 )
 SDIST_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar", ".zip")
 HASHES = ("sha256", "sha512", "sha384", "sha224")  # the index's hashes we check, best first
-FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!~-]*$")
+# A plain file name, short enough for a file system to take (a longer one is no release).
+FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!~-]{0,254}$")
 VERSION = re.compile(r"^v?[0-9]")
 # Pure-Python files are the same in every platform wheel: when none is for this Python, any
 # one will do, these first.
