@@ -3,13 +3,14 @@ a cache removed while a process uses it is made again, by the same rule."""
 
 from __future__ import annotations
 
+import errno
 import shutil
 import stat
 from pathlib import Path
 
 import pytest
 
-from tracer.sources.cache import cache_root, write_atomic
+from tracer.sources.cache import cache_not_writable, cache_root, write_atomic
 
 
 def test_a_cache_removed_between_two_writes_is_made_again_as_the_first_time(
@@ -30,3 +31,24 @@ def test_a_cache_removed_between_two_writes_is_made_again_as_the_first_time(
         "cache/facts/ab",
         "cache/facts/ab/ab12.pkl",
     ]
+
+
+@pytest.mark.parametrize(
+    ("error", "fix"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), "free some space there, or "),
+        (OSError(errno.EACCES, "Permission denied"), ""),
+        (OSError(errno.EROFS, "Read-only file system"), ""),
+    ],
+    ids=["full", "not yours", "read-only"],
+)
+def test_a_cache_that_cannot_be_written_is_told_the_fix_of_its_cause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, fix: str
+) -> None:
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    entry = cache_root() / "facts" / "ab" / "ab12.pkl"
+
+    assert str(cache_not_writable(entry, error)) == (
+        f"the cache folder {tmp_path / 'cache'} is not writable ({error.strerror}): "
+        f"{fix}point SGTRACE_CACHE at a folder you can write"
+    )

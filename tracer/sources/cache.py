@@ -16,6 +16,7 @@ CacheNotWritable, naming the folder; the kinds that can do without it go on unca
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import os
@@ -35,6 +36,7 @@ FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 ELSEWHERE = "point SGTRACE_CACHE at a folder of yours"
 TEMPORARY_NAMES = itertools.count()
+NOT_YOURS = (errno.EACCES, errno.EPERM, errno.EROFS)  # no space to free would help
 # A cache folder (absolute, as configured) -> (device, inode) of the folder it was when
 # checked; None while it is missing (made, and checked again, at its first write).
 CHECKED: dict[str, tuple[int, int] | None] = {}
@@ -82,9 +84,11 @@ def cache_not_writable(path: Path | str, error: OSError) -> CacheNotWritable:
     """The error to raise when writing PATH, in the cache, failed with ERROR."""
     full = os.path.abspath(path)
     folder = holder(full) or os.path.dirname(full)
+    fix = "point SGTRACE_CACHE at a folder you can write"
+    if error.errno not in NOT_YOURS:
+        fix = f"free some space there, or {fix}"
     return CacheNotWritable(
-        f"the cache folder {folder} is not writable ({error.strerror or error})",
-        "free some space there, or point SGTRACE_CACHE at a folder you can write",
+        f"the cache folder {folder} is not writable ({error.strerror or error})", fix
     )
 
 
