@@ -153,3 +153,9 @@ class GraphvizFailed(SgtraceError):
 
 class NoReference(SgtraceError):
     """An audit's target is neither a git checkout nor a pip install, and no --against."""
+
+
+class CacheUnsafe(SgtraceError):
+    """The cache folder, a folder on the way to it or in it, or a link there, could be changed
+    by someone else than us and root (another user's, writable by others, a link of theirs, or
+    any link inside the cache): sgtrace reads and writes nothing there (tracer/sources/cache.py)."""

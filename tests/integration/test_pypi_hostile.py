@@ -29,6 +29,7 @@ from tests.integration.package_index import (
     start_sgtrace,
     wheel,
 )
+from tracer.sources.snapshot import MAX_FILES
 from tracer.versions import RELEASES
 
 SPEC = "pypi:sgtrace-evil==1.0"
@@ -379,6 +380,75 @@ def test_a_member_of_negative_size_is_refused(
     )
 
 
+def damaged_then(members: list[tuple[str, str]]) -> bytes:
+    """A wheel whose first member is damaged (a bad CRC), then MEMBERS: a refusal of MEMBERS
+    that names them, not the damage, was made before any member was read or written."""
+    data = wheel([("sgtrace_evil/a.py", "x = 1\n"), *members])
+    return data.replace(b"x = 1", b"x = 7")
+
+
+LONG_NAME = "sgtrace_evil/" + "n" * 297 + ".py"  # a name of 300 bytes
+DEEP_PATH = "sgtrace_evil/" + "d/" * 3000 + "x.py"  # 3,001 folders deep
+
+
+@pytest.mark.parametrize(
+    ("member", "why"),
+    [
+        (
+            LONG_NAME,
+            f"member {LONG_NAME[:40] + '...' + LONG_NAME[-24:]!r} has a name of 300 bytes, more "
+            "than the 255 a file system takes",
+        ),
+        (
+            DEEP_PATH,
+            f"member {DEEP_PATH[:40] + '...' + DEEP_PATH[-24:]!r} is 3001 folders deep, more "
+            "than the 64 sgtrace takes",
+        ),
+    ],
+    ids=["300-byte name", "3000 levels"],
+)
+def test_a_member_no_file_system_takes_is_refused_before_anything_is_written(
+    index: LocalIndex, pointed: Callable[..., Run], cache: Path, member: str, why: str
+) -> None:
+    index.add("sgtrace-evil", WHEEL, damaged_then([(member, "x = 1\n")]))
+
+    assert pointed("trace", SPEC, "x").error_line() == (
+        f"sgtrace: error: {WHEEL}: {why}: the download is corrupt or hostile; nothing was kept"
+    )
+    assert os.listdir(cache / "pypi") == [f".{TREE}.lock"]
+
+
+def test_an_sdist_member_no_file_system_takes_is_refused(
+    index: LocalIndex, pointed: Callable[..., Run], cache: Path
+) -> None:
+    name = "n" * 297 + ".py"
+    index.add("sgtrace-evil", SDIST, sdist("sgtrace_evil-1.0", {"a.py": "x = 1\n", name: ""}))
+    member = f"sgtrace_evil-1.0/{name}"
+
+    assert pointed("trace", SPEC, "x").error_line() == (
+        f"sgtrace: error: {SDIST}: member {member[:40] + '...' + member[-24:]!r} has a name of "
+        "300 bytes, more than the 255 a file system takes: the download is corrupt or hostile; "
+        "nothing was kept"
+    )
+    assert os.listdir(cache / "pypi") == [f".{TREE}.lock"]
+
+
+def test_a_wheel_of_more_python_files_than_a_tree_may_have_is_refused_unpacked(
+    index: LocalIndex, pointed: Callable[..., Run], cache: Path
+) -> None:
+    """The cap of a tree's Python files (tracer/sources/snapshot.py), counted from the
+    wheel's table of members: before, all were unpacked (11 s for 150,000), then refused,
+    and the release stayed in the cache."""
+    members = [(f"sgtrace_evil/m{i}.py", "") for i in range(MAX_FILES + 1)]
+    index.add("sgtrace-evil", WHEEL, damaged_then(members))
+
+    assert pointed("trace", SPEC, "x").error_line() == (
+        f"sgtrace: error: {WHEEL} holds more than {MAX_FILES} Python files, the most one tree "
+        "may have: refusing it; nothing was kept"
+    )
+    assert os.listdir(cache / "pypi") == [f".{TREE}.lock"]
+
+
 def test_a_cache_that_cannot_be_written_says_so(
     index: LocalIndex,
     marker: Path,
@@ -449,4 +519,21 @@ def test_a_page_that_is_not_an_index_says_so(
     assert line == (
         f"sgtrace: error: {server.url}/sgtrace-evil/ is not a package index page "
         "(files is not a list): check pip's index settings (pip config list)"
+    )
+
+
+def test_a_page_nested_two_million_deep_is_refused_unparsed(
+    index: LocalIndex, monkeypatch: pytest.MonkeyPatch, sgtrace: Callable[..., Run], marker: Path
+) -> None:
+    """json's reader recurses once a level: the depth is read first, without recursion."""
+    index.add("sgtrace-evil", SDIST, evil_sdist(marker))
+    deep = b'{"files": ' + b"[" * 2_000_000 + b"]" * 2_000_000 + b"}"
+    (index.root / "simple" / "sgtrace-evil" / "index.json").write_bytes(deep)
+    with serving(index) as server:
+        monkeypatch.setenv("PIP_INDEX_URL", server.url)
+        line = sgtrace("trace", SPEC, "x").error_line()
+
+    assert line == (
+        f"sgtrace: error: {server.url}/sgtrace-evil/ is not a package index page "
+        "(nested more than 32 deep): check pip's index settings (pip config list)"
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tracer.errors import CacheDamaged
+from tracer.errors import CacheDamaged, CacheUnsafe
 from tracer.sources.blobs import BlobStore
 
 
@@ -45,3 +45,23 @@ def test_a_damaged_index_is_dropped_and_written_again_whole(tmp_path: Path, wher
     assert stored(root, contents) == named
     store = BlobStore(root)
     assert {path: store.read(digest) for path, digest in named.items()} == contents
+
+
+def test_a_link_where_the_packs_go_is_refused_and_nothing_goes_through_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "cache" / "blobs"
+    root.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "packs").symlink_to(elsewhere)
+
+    with pytest.raises(CacheUnsafe) as refused:
+        stored(root, {"mod.py": b"x = 1\n"})
+
+    assert str(refused.value) == (
+        f"cannot use the cache folder {tmp_path / 'cache'}: {root / 'packs'} is a link (sgtrace "
+        "follows none in its cache): remove it, or point SGTRACE_CACHE at a folder of yours"
+    )
+    assert list(elsewhere.iterdir()) == []
+    assert sorted(p.name for p in root.iterdir()) == ["packs"]

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from tracer.errors import SourceNotFound
+from tracer.sources.pypi import parse_spec
 from tracer.sources.pypi_config import config_line
+from tracer.sources.pypi_http import loads_shallow
 from tracer.sources.pypi_index import (
     THIS_PYTHON,
     IndexFile,
     rank,
+    release_file,
     release_of,
     version_key,
     version_order,
@@ -94,3 +98,57 @@ def test_pip_config_lines_are_read_by_section_and_key() -> None:
     assert config_line("global.cert='/etc/ssl/x.pem'") == ("global", "cert", "/etc/ssl/x.pem")
     assert config_line("global.constraint='/etc/c.txt'") is None
     assert config_line("global.index-url=__import__('os')") is None
+
+
+def nested(depth: int) -> object:
+    """A list holding a list... DEPTH lists in all, the innermost empty."""
+    value: list[object] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        (b'{"a": "[[[[{{{{", "b": [[1]]}', {"a": "[[[[{{{{", "b": [[1]]}),
+        (b'{"a": "\\"[[[[", "b": "\\\\", "c": ["]"]}', {"a": '"[[[[', "b": "\\", "c": ["]"]}),
+        (b"[" * 32 + b"]" * 32, nested(32)),
+    ],
+    ids=["brackets in strings", "escaped quotes and backslashes", "32 deep"],
+)
+def test_json_as_deep_as_the_cap_is_read(text: bytes, parsed: object) -> None:
+    assert loads_shallow(text) == parsed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"[" * 33 + b"]" * 33, b"[" * 2_000_000, b'{"a": ' * 40 + b"1" + b"}" * 40],
+    ids=["33 deep", "two million opened", "objects 40 deep"],
+)
+def test_json_deeper_than_the_cap_is_refused_unparsed(text: bytes) -> None:
+    with pytest.raises(ValueError, match="^nested more than 32 deep$"):
+        loads_shallow(text)
+
+
+def test_a_file_name_no_file_system_takes_is_no_release() -> None:
+    """The file is downloaded under its name: one over 255 bytes is not a release file."""
+
+    def named(length: int) -> str:
+        return "sglang-0.5.9-" + "x" * (length - 30) + "-py3-none-any.whl"
+
+    assert release_of(named(256), "sglang") == ("wheel", "0.5.9")
+    assert release_file(f"https://files/{named(256)}", None, "https://i/", "sglang") is None
+    found = release_file(f"https://files/{named(255)}", None, "https://i/", "sglang")
+    assert found is not None and found.filename == named(255)
+
+
+def test_a_release_too_long_for_its_cache_folder_is_refused() -> None:
+    spec = "pypi:sglang==0.5." + "9" * 200
+    with pytest.raises(SourceNotFound) as refused:
+        parse_spec(spec)
+
+    assert str(refused.value) == (
+        f"{spec[:60]!r}... is not a PyPI release: its name and version are over 200 "
+        "characters: check the name and version"
+    )

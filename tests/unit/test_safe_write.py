@@ -199,14 +199,18 @@ def test_a_link_in_the_middle_of_the_path_is_followed_and_checked(as_root, tmp_p
     assert not (real / "y").exists()
 
 
-def test_a_cache_entry_keeps_a_links_target_and_leaves_no_temporary(tmp_path):
+def test_a_link_where_a_cache_entry_goes_is_replaced_never_written_through(tmp_path, monkeypatch):
+    """Inside the cache no link is followed (tracer/sources/cache.py): the entry is renamed
+    over the link, and the file the link named is left as it was."""
     real = tmp_path / "elsewhere.pkl"
     real.write_bytes(b"old")
     entry = tmp_path / "cache" / "entry.pkl"
     entry.parent.mkdir()
     entry.symlink_to(real)
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
 
     write_atomic(entry, b"new")
 
-    assert entry.is_symlink() and real.read_bytes() == b"new"
+    assert not entry.is_symlink() and entry.read_bytes() == b"new"
+    assert real.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["cache", "elsewhere.pkl", "entry.pkl"]

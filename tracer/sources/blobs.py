@@ -12,16 +12,24 @@ import mmap
 import os
 from pathlib import Path
 
-from tracer.errors import CacheDamaged, CacheNotWritable, SgtraceError
-from tracer.sources.cache import cache_not_writable, content_hash, write_atomic
-from tracer.sources.safe_write import Replacement
+from tracer.errors import CacheDamaged, CacheNotWritable
+from tracer.sources.cache import (
+    CacheFile,
+    cache_not_writable,
+    checked_cache,
+    content_hash,
+    write_atomic,
+)
 from tracer.sources.sealed import pickle_sealed, unpickle_sealed
 
 Location = tuple[str, int, int]  # pack name, offset, size
 
 
 class BlobStore:
+    """The store in ROOT, the `blobs/` of a cache folder (checked before anything is read)."""
+
     def __init__(self, root: Path) -> None:
+        checked_cache(root.parent)
         self.root = root
         self.index = self.load_index()
         self.packs: dict[str, mmap.mmap | bytes] = {}
@@ -104,17 +112,18 @@ class BlobStore:
 
 
 class PackWriter:
-    """One new pack, written as contents arrive into a temporary file by the rules of
-    tracer/sources/safe_write.py: `commit()` puts it into place and then indexes it; leaving
-    the `with` block without a commit deletes it, so a failed fetch stores nothing. A cache
-    that cannot take the pack (full, read-only) raises CacheNotWritable, naming its folder."""
+    """One new pack, written as contents arrive into a temporary file of the cache
+    (tracer/sources/cache.py, `CacheFile`): `commit()` puts it into place and then indexes it;
+    leaving the `with` block without a commit deletes it, so a failed fetch stores nothing. A
+    cache that cannot take the pack (full, read-only) raises CacheNotWritable, naming its
+    folder; one the cache's rule refuses, CacheUnsafe."""
 
     def __init__(self, store: BlobStore) -> None:
         self.store = store
         self.name = f"{os.urandom(16).hex()}.pack"
         self.entries: dict[str, Location] = {}
         self.offset = 0
-        self.file: Replacement | None = None
+        self.file: CacheFile | None = None
 
     def __enter__(self) -> PackWriter:
         return self
@@ -131,12 +140,10 @@ class PackWriter:
         if digest in self.entries or self.store.has(digest):
             return digest
         try:
-            if self.file is None:
-                folder = self.store.root / "packs"
-                folder.mkdir(parents=True, exist_ok=True)
-                self.file = Replacement(folder / self.name)  # open across add() calls
+            if self.file is None:  # open across add() calls
+                self.file = CacheFile(self.store.root / "packs" / self.name)
             self.file.write(data)
-        except (OSError, SgtraceError) as error:
+        except OSError as error:
             raise cache_not_writable(self.store.root, error) from None
         self.entries[digest] = (self.name, self.offset, len(data))
         self.offset += len(data)

@@ -1,6 +1,7 @@
 """Reading pages and files from a package index, bounded: every read has a size cap, a
-per-read timeout and a deadline; plain http only from hosts pip trusts (or this machine);
-`file:` links only from `file:` pages, and only regular files."""
+per-read timeout and a deadline; a JSON page a cap on its nesting, checked before it is
+parsed; plain http only from hosts pip trusts (or this machine); `file:` links only from
+`file:` pages, and only regular files."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import base64
 import hashlib
 import http.client
 import ipaddress
+import json
 import netrc
 import os
 import ssl
@@ -19,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.client import HTTPResponse
+from itertools import accumulate
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -31,6 +34,9 @@ MAX_DOWNLOAD_BYTES = 2 << 30
 PAGE_DEADLINE = 300.0  # seconds for one page, however slowly its bytes drip
 DOWNLOAD_DEADLINE = 3600.0
 CHUNK = 1 << 18
+MAX_JSON_DEPTH = 32  # a PEP 691 page nests 4 deep
+NOT_QUOTES_OR_BRACKETS = bytes(sorted(set(range(256)) - set(b'"[]{}')))
+DEPTH_STEPS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")  # +1 and -1, as signed bytes
 SETTINGS_HINT = "check the network, or pip's index settings (pip config list)"
 
 
@@ -39,6 +45,19 @@ class Page:
     url: str  # after redirects: links on the page are relative to it
     content_type: str
     body: bytes
+
+
+def loads_shallow(data: bytes, limit: int = MAX_JSON_DEPTH) -> object:
+    """DATA parsed as JSON; ValueError when it is not JSON, or nests deeper than LIMIT (json's
+    reader recurses once a level: a page nested a million deep would overflow the stack).
+    The depth is read first, without recursion: the brackets outside strings (escaped
+    backslashes and quotes dropped, then every other quoted part), at C speed."""
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    quoted = unescaped.translate(None, NOT_QUOTES_OR_BRACKETS).split(b'"')
+    steps = memoryview(b"".join(quoted[::2]).translate(DEPTH_STEPS)).cast("b")
+    if max(accumulate(steps), default=0) > limit:
+        raise ValueError(f"nested more than {limit} deep")
+    return json.loads(data)
 
 
 class IndexClient:

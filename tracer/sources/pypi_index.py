@@ -4,7 +4,6 @@ wheel for another Python or platform (only the .py files are kept, the same in a
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from tracer.errors import IndexUnreachable, VersionNotFound
-from tracer.sources.pypi_http import IndexClient, Page, file_path
+from tracer.sources.pypi_http import IndexClient, Page, file_path, loads_shallow
 
 ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
@@ -23,7 +22,8 @@ ACCEPT = (
 )
 SDIST_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar", ".zip")
 HASHES = ("sha256", "sha512", "sha384", "sha224")  # the index's hashes we check, best first
-FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!~-]*$")
+# A plain file name, short enough for a file system to take (a longer one is no release).
+FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!~-]{0,254}$")
 VERSION = re.compile(r"^v?[0-9]")
 # Pure-Python files are the same in every platform wheel: when none is for this Python, any
 # one will do, these first.
@@ -116,7 +116,8 @@ def in_folder(folder: Path, place: str, project: str) -> list[IndexFile]:
 def json_links(page: Page) -> list[tuple[str, tuple[str, str] | None]]:
     """(url, digest) of each file of a PEP 691 page."""
     try:
-        files = json.loads(page.body)["files"]
+        found = loads_shallow(page.body)
+        files = found["files"] if isinstance(found, dict) else None
         if not isinstance(files, list):
             raise TypeError("files is not a list")
     except (ValueError, KeyError, TypeError) as error:

@@ -14,7 +14,7 @@ from pathlib import Path
 from tracer.errors import CacheNotWritable, IndexUnreachable
 from tracer.sources.cache import cache_root, content_hash, write_atomic
 from tracer.sources.pypi_config import index_settings
-from tracer.sources.pypi_http import IndexClient, Page
+from tracer.sources.pypi_http import IndexClient, Page, loads_shallow
 from tracer.sources.pypi_index import (
     ACCEPT,
     canonical_name,
@@ -39,7 +39,7 @@ def releases(name: str) -> list[Release]:
     kept = cache_root() / RELEASE_LISTS.name / f"{project}-{RELEASE_LISTS.version}.json"
     try:
         if time.time() - kept.stat().st_mtime < KEEP_SECONDS:
-            return [Release(str(v), str(u)) for v, u in json.loads(kept.read_bytes())]
+            return [Release(str(v), str(u)) for v, u in loads_shallow(kept.read_bytes())]
     except (OSError, ValueError, TypeError):
         pass  # missing or damaged: read the index again
     found = from_index(IndexClient(index_settings()), project)
@@ -73,7 +73,7 @@ def page_releases(page: Page, project: str) -> list[tuple[str, str]]:
     if page.content_type.split(";")[0].strip() != "application/vnd.pypi.simple.v1+json":
         return []
     try:
-        files = json.loads(page.body)["files"]
+        files = loads_shallow(page.body)["files"]
     except (ValueError, KeyError, TypeError):
         return []
     out: list[tuple[str, str]] = []
@@ -104,7 +104,7 @@ def kept_fits(log_text: str) -> dict[str, tuple[int, int, int]]:
     """The fits kept for LOG_TEXT: by release version, (exact, loose, lines); {} when none
     are kept or the entry is damaged."""
     try:
-        kept = json.loads(fits_file(log_text).read_bytes())
+        kept = loads_shallow(fits_file(log_text).read_bytes())
         return {str(v): (int(e), int(lo), int(n)) for v, (e, lo, n) in kept.items()}
     except (OSError, ValueError, TypeError, AttributeError):
         return {}

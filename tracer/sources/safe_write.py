@@ -1,5 +1,7 @@
-"""The one way sgtrace writes a file: cache entries and packs, known_hosts, the outputs of -o.
-Naming a path never makes the write land elsewhere, nor changes what the path is:
+"""The one way sgtrace writes a file a user names: known_hosts, the outputs of -o (cache entries
+follow the cache folder's stricter rule, tracer/sources/cache.py, which uses the checks of
+folders and links on the way below). Naming a path never makes the write land elsewhere, nor
+changes what the path is:
 
 - a symbolic link is followed and its target written (the link stays a link); a link owned
   by another user (neither us nor root) is refused: its owner could point it anywhere;
@@ -23,13 +25,17 @@ import itertools
 import os
 import pwd
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from tracer.errors import WriteRefused
+from tracer.errors import SgtraceError, WriteRefused
 
 MAX_LINKS = 40  # as many as Linux follows in one path
 TEMPORARY_NAMES = itertools.count()
+# What a refusal says, (why, what to do) -> the error to raise: the rules above serve writes
+# of a named file and the cache folder's check (tracer/sources/cache.py) alike.
+Refusal = Callable[[str, str], SgtraceError]
 # Folder as given -> the same folder with its links followed, every folder and link on the
 # way checked: a cold index writes thousands of entries into a few folders.
 CHECKED_FOLDERS: dict[str, str] = {}
@@ -123,10 +129,14 @@ def destination(path: str) -> tuple[str, os.stat_result | None, bool]:
     return target, info, not stat.S_ISREG(info.st_mode)
 
 
-def follow(path: str, given: str, start: str = "") -> tuple[str | None, bool]:
+def follow(
+    path: str, given: str, start: str = "", refuse: Refusal | None = None
+) -> tuple[str | None, bool]:
     """The absolute PATH with every link on it followed, each folder looked into and each
     link checked (the rules above), and whether every part of it exists; None when the
-    path goes through /proc. START: a part of PATH already followed and checked."""
+    path goes through /proc. START: a part of PATH already followed and checked. REFUSE
+    makes the error of a refusal (WriteRefused, naming GIVEN, unless told)."""
+    refuse = refuse or write_refused(given)
     pending = path[len(start) :].split("/")[::-1]  # the next part last
     here = start.rstrip("/")  # the folder reached, links followed ("": the root)
     whole = True
@@ -140,7 +150,7 @@ def follow(path: str, given: str, start: str = "") -> tuple[str | None, bool]:
             continue
         if not here and part == "proc":
             return None, whole
-        check_folder(here or "/", given)
+        check_folder(here or "/", refuse)
         candidate = f"{here}/{part}"
         try:
             info = os.lstat(candidate)
@@ -154,8 +164,8 @@ def follow(path: str, given: str, start: str = "") -> tuple[str | None, bool]:
         if links > MAX_LINKS:
             raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), given)
         if info.st_uid not in (0, os.geteuid()):
-            raise WriteRefused(
-                f"cannot write {given}: {candidate} is a link owned by {user(info.st_uid)}",
+            raise refuse(
+                f"{candidate} is a link owned by {user(info.st_uid)}",
                 "write to the file it points to, if that is what you want",
             )
         target = os.readlink(candidate)
@@ -165,7 +175,7 @@ def follow(path: str, given: str, start: str = "") -> tuple[str | None, bool]:
     return here or "/", whole
 
 
-def check_folder(folder: str, given: str) -> None:
+def check_folder(folder: str, refuse: Refusal) -> None:
     """Refuse FOLDER (links followed) if someone else than us or root could change what is
     in it: another user's, or anyone's to write without the sticky bit."""
     try:
@@ -173,16 +183,25 @@ def check_folder(folder: str, given: str) -> None:
     except OSError:
         return  # missing, or not a folder: the write itself fails and says so
     if info.st_uid not in (0, os.geteuid()):
-        raise WriteRefused(
-            f"cannot write {given}: the folder {folder} belongs to {user(info.st_uid)}",
+        raise refuse(
+            f"the folder {folder} belongs to {user(info.st_uid)}",
             "write it in a folder of yours, or run sgtrace as that user",
         )
     if info.st_mode & stat.S_IWOTH and not info.st_mode & stat.S_ISVTX:
-        raise WriteRefused(
-            f"cannot write {given}: anyone may change the folder {folder} "
+        raise refuse(
+            f"anyone may change the folder {folder} "
             f"(mode {stat.S_IMODE(info.st_mode):o}, not sticky)",
             "write it in a folder of yours",
         )
+
+
+def write_refused(given: str) -> Refusal:
+    """The refusals of a write of GIVEN: WriteRefused, naming it."""
+
+    def refused(reason: str, hint: str) -> SgtraceError:
+        return WriteRefused(f"cannot write {given}: {reason}", hint)
+
+    return refused
 
 
 def user(uid: int) -> str:

@@ -13,16 +13,24 @@ from pathlib import Path
 from typing import NamedTuple
 
 from tracer.errors import CacheNotWritable
-from tracer.sources.cache import cache_root, content_hash, tell_uncached, write_atomic
+from tracer.sources.cache import (
+    cache_root,
+    checked_cache,
+    content_hash,
+    tell_uncached,
+    write_atomic,
+)
 from tracer.sources.sealed import pickle_sealed, unpickle_sealed
 from tracer.versions import CachedKind
 
 
 class FactCache:
-    """Facts under `facts/KIND/`, one entry per key and version of the kind."""
+    """Facts under `facts/KIND/` of the cache folder ROOT (the configured one unless given),
+    one entry per key and version of the kind. CacheUnsafe when the cache folder's rule
+    refuses ROOT (tracer/sources/cache.py): nothing is read from it."""
 
     def __init__(self, root: Path | None = None, enabled: bool = True) -> None:
-        self.root = (root or cache_root()) / "facts"
+        self.root = (checked_cache(root) if root else cache_root()) / "facts"
         self.enabled = enabled
         self.writable = enabled  # until a write fails: then the run goes on without caching
 
