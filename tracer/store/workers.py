@@ -85,8 +85,8 @@ def serve() -> None:
         while (chunk := receive(requests)) is not None:
             assert isinstance(chunk, list)
             send(answers, [summary_bytes(source) for source in chunk])
-    except (OSError, EOFError):
-        pass
+    except Exception:  # noqa: BLE001 - a pipe gone, or a file that fails: the index parses
+        pass  # the chunk again and reports what is wrong once, not a worker's traceback too
     with contextlib.suppress(OSError):
         answers.close()
 
