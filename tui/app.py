@@ -14,6 +14,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -22,6 +23,7 @@ from tracer.errors import SgtraceError
 from tracer.graph.steps import Step
 from tracer.session import Session
 from tracer.sources import NO_PACKAGE, PackageHint
+from tracer.views.terminal import visible
 from tracer.views.warnings import partly_indexed
 from tui.logvalues import values_by_step
 from tui.outline import Link, Outline
@@ -88,7 +90,7 @@ class WalkApp(App[None]):
         self.history: list[Place] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(f"sgtrace walk {self.walker.source}", id="status")
+        yield Static(Text(visible(f"sgtrace walk {self.walker.source}")), id="status")
         with Horizontal(id="panes"):
             tree = ChainTree(id="chain")
             tree.border_title = "chain"
@@ -124,7 +126,7 @@ class WalkApp(App[None]):
         session = self.walker.open(progress, self.ssh_options)
         warnings = session.warnings()
         if warnings:
-            self.from_worker(self.notify, partly_indexed(warnings), severity="warning")
+            self.from_worker(self.tell, partly_indexed(warnings), severity="warning")
         if self.start_name:
             name, direction = self.start_name, self.direction
             self.from_worker(
@@ -138,7 +140,7 @@ class WalkApp(App[None]):
                 self.bind_log(self.walker.explain(self.log_text))
             except SgtraceError as error:
                 self.from_worker(
-                    self.notify, str(error), title="explain", severity="error", timeout=10
+                    self.tell, str(error), title="explain", severity="error", timeout=10
                 )
         self.from_worker(self.progress.start, "open", "reading the names in the index")
         self.walker.names()
@@ -172,11 +174,20 @@ class WalkApp(App[None]):
         self.progress.stop(event.worker.group)
         error = event.worker.error
         if isinstance(error, SgtraceError):
-            self.notify(str(error), title="sgtrace", severity="error", timeout=10)
+            self.tell(str(error), title="sgtrace", severity="error", timeout=10)
         else:
-            self.notify(
-                f"{type(error).__name__}: {error}", title="internal error", severity="error"
-            )
+            self.tell(f"{type(error).__name__}: {error}", title="internal error", severity="error")
+
+    def tell(
+        self,
+        message: str,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None:
+        """A notification of MESSAGE, which may quote a tree, a host or the user: `visible`,
+        and read as text, not markup."""
+        self.notify(visible(message), title=title, severity=severity, timeout=timeout, markup=False)
 
     def bind_log(self, explanation: Explanation) -> None:
         values = values_by_step(explanation)
@@ -258,7 +269,7 @@ class WalkApp(App[None]):
         )
         if self.history:
             text += f" · back: {len(self.history)}"
-        self.query_one("#status", Static).update(text)
+        self.query_one("#status", Static).update(Text(visible(text)))
 
     def jump(self, step_id: str) -> None:
         """Go to another step of the same chain, remembering where the walk was."""
@@ -338,12 +349,12 @@ class WalkApp(App[None]):
             try:
                 written = self.walker.export(view, form, path)
             except OSError as error:
-                self.notify(f"cannot write {path}: {error.strerror}", severity="error")
+                self.tell(f"cannot write {path}: {error.strerror}", severity="error")
                 return
             except SgtraceError as error:  # refused: another user's file, folder or link
-                self.notify(str(error), severity="error")
+                self.tell(str(error), severity="error")
                 return
-            self.notify(f"{form.name} written to {written}", title="export")
+            self.tell(f"{form.name} written to {written}", title="export")
 
         stem = f"sgtrace-{view.param.replace('.', '-')}"
         self.push_screen(ExportScreen(EXPORT_FORMATS, stem), chosen)

@@ -24,6 +24,7 @@ from tracer.sources.safe_write import write_file
 from tracer.trace.chains import trace
 from tracer.views.chain_text import chain_text, dumps
 from tracer.views.graph_formats import chain_to_dot, chain_to_graphml, chain_to_mermaid
+from tracer.views.terminal import visible
 from tui.outline import Outline, outline, recentre_names
 
 if TYPE_CHECKING:  # the explain view loads only when a log is given
@@ -59,7 +60,9 @@ EXPORT_FORMATS = (
 
 
 def highlight_lines(code: str) -> list[Text]:
-    """CODE as highlighted lines, foreground only: the pane gives the background."""
+    """CODE as highlighted lines, foreground only: the pane gives the background; `visible`
+    (its lines kept, so line N is still the file's line N)."""
+    code = visible(code)
     text = Syntax(code, "python", theme=SYNTAX_THEME).highlight(code)
     text.expand_tabs(4)
     plain: dict[Style, Style] = {}

@@ -362,3 +362,37 @@ def test_killed_connection_leaves_the_cache_as_it_was(
     [result] = sgtrace("fetch", source, "--json").results()
     assert result["fetched_files"] == 1
     assert mirrored_hashes(cache) == hashes(probed_files(tree))
+
+
+# -- what the tree on the host holds: code nested too deep, control sequences, files skipped ----
+
+DEEP = "z = " + "(" * 10_000 + "fraction" + ")" * 10_000 + "\n"  # past parse.MAX_DEPTH
+RUN = "def start(fraction):\n    tokens = fraction * 2  # \x1b]0;OWNED\x07\x1b[2J\u009b2J\n"
+CONTROLS = ("\x1b", "\x07", "\x7f", "\u009b")
+
+
+def test_a_host_s_tree_of_deep_and_hostile_code_is_traced_and_shown_safely(
+    client: SshServer, sgtrace: Callable[..., Run], tmp_path: Path
+) -> None:
+    tree = write_package(tmp_path / "tree", {"run.py": RUN, "deep.py": DEEP})
+    (tree / "sglang" / "esc\x1b[2J.py").write_text(RUN)
+
+    traced = sgtrace("trace", f"{client.alias}:{tree}", "fraction", "--to", "tokens", "--warnings")
+
+    assert traced.code == 0, traced.err
+    assert traced.out.splitlines()[3:] == [
+        " 1. param        sglang/run.py:1  start",
+        "       fraction",
+        "    | same function: the name is read here",
+        " 2. formula      sglang/run.py:2  start",
+        "       tokens = fraction * 2  # \\x1b]0;OWNED\\x07\\x1b[2J\\x9b2J",
+    ]
+    assert traced.err.splitlines() == [
+        "warning: sglang/esc\\x1b[2J.py: a name with control characters; skipped",
+        "warning: sglang/deep.py: nested more than 200 levels deep at line 1; that statement "
+        "was skipped, the rest of the file was indexed",
+    ]
+    shown = sgtrace("export", f"{client.alias}:{tree}", "fraction", "-f", "mermaid")
+    assert "start:1<br/>fraction" in shown.out
+    for output in (traced.out, traced.err, shown.out, shown.err):
+        assert not any(char in output for char in CONTROLS)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import PACKAGE, REMOTE_FORMS, Trees, add_common
+from tracer.cli.common import PACKAGE, REMOTE_FORMS, Trees, add_common, say
 from tracer.errors import SgtraceError
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
                 )
             )
         except SgtraceError as error:
-            print(f"sgtrace: error: {text}: {error}", file=sys.stderr)
+            say(f"sgtrace: error: {text}: {error}", err=True)
             failures.append((text, str(error)))
     if args.format == "json":
         report = report_json(audits, failures) + "\n"
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     else:  # every target failed, and each said why on stderr
         report = ""
     if args.output is None:
-        sys.stdout.write(report)
+        sys.stdout.write(report)  # made `visible` by its view
     else:
         write_output(args.output, report.encode())
     if failures:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from tracer.cli.common import Trees, add_common, add_source
+from tracer.cli.common import Trees, add_common, add_source, say
+from tracer.views.terminal import json_text
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -22,5 +22,5 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     from tracer.analyses.callgraph import call_graph
 
     session = trees.session(args.source)
-    print(json.dumps(call_graph(session), indent=2, sort_keys=True))
+    say(json_text(call_graph(session), indent=2, sort_keys=True))
     return 0

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from tracer.cli import presets
 from tracer.sources.hint import PackageHint
 from tracer.sources.remote import IDLE_TIMEOUT, SshOptions
+from tracer.views.terminal import visible
 from tracer.views.warnings import partly_indexed
 
 if TYPE_CHECKING:  # each command loads what it uses: `fetch` needs neither engine nor graph
@@ -27,6 +28,12 @@ SOURCE_FORMS = (
     "a folder, a .py file, pypi:NAME==VERSION (e.g. pypi:sglang==0.5.9), or a tree on a "
     f"host, fetched over SSH: {REMOTE_FORMS}"
 )
+
+
+def say(text: str, *, err: bool = False, end: str = "\n", flush: bool = False) -> None:
+    """Print TEXT on stdout (stderr with ERR) as every line sgtrace writes reaches a terminal:
+    `visible`, whatever it quotes of a tree, a log, a host or the command line."""
+    print(visible(text), end=end, file=sys.stderr if err else sys.stdout, flush=flush)
 
 
 def add_source(parser: argparse.ArgumentParser) -> None:
@@ -84,10 +91,7 @@ class Trees:
         if self._ssh is None:
             args = self.args
             if args.no_host_key_check and not args.quiet:
-                print(
-                    "sgtrace: warning: host keys are not verified (--no-host-key-check)",
-                    file=sys.stderr,
-                )
+                say("sgtrace: warning: host keys are not verified (--no-host-key-check)", err=True)
             self._ssh = SshOptions(
                 known_hosts=args.known_hosts,
                 config=args.ssh_config,
@@ -138,12 +142,9 @@ class Trees:
             where = f"{label}: " if several else ""
             if self.args.warnings:
                 for warning in dict.fromkeys(warnings):
-                    print(f"warning: {where}{warning}", file=sys.stderr)
+                    say(f"warning: {where}{warning}", err=True)
             elif warnings and not self.args.quiet and not listed_only:
-                print(
-                    f"sgtrace: {where}{partly_indexed(warnings)} (--warnings lists them)",
-                    file=sys.stderr,
-                )
+                say(f"sgtrace: {where}{partly_indexed(warnings)} (--warnings lists them)", err=True)
 
 
 class FetchProgress:
@@ -161,8 +162,8 @@ class FetchProgress:
         rate = received / max(time.monotonic() - self.started, 1e-3) / (1 << 20)
         done = files == total
         text = f"{host}: {total} files, {received / (1 << 20):.1f} MB, {rate:.1f} MB/s"
-        text += " done" if done else ""
+        text = visible(text + (" done" if done else ""))
         if self.lines:
             print(text, file=sys.stderr)
-        else:
+        else:  # the line rewritten: its own carriage return, after the text is made visible
             print(f"\r{text}", end="\n" if done else "", file=sys.stderr, flush=True)

@@ -4,14 +4,13 @@ evaluated with the logged values."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import SOURCE_FORMS, Trees, add_common
+from tracer.cli.common import SOURCE_FORMS, Trees, add_common, say
 from tracer.cli.logs import read_log_text
 from tracer.errors import SgtraceError
 
@@ -97,6 +96,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     from tracer.analyses.explain.check import verdict
     from tracer.analyses.explain.explain import explain
     from tracer.views.explain_report import explanation_json, explanation_text
+    from tracer.views.terminal import json_text
 
     if args.tokens is not None and args.tokens <= 0:
         raise SgtraceError(
@@ -117,14 +117,14 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         start=args.start,
     )
     text = (
-        json.dumps(explanation_json(explanation), indent=2)
+        json_text(explanation_json(explanation), indent=2)
         if args.json
         else explanation_text(explanation)
     )
     try:
         if said:
-            print("\n".join(said), flush=True)
-        print(text, flush=True)
+            say("\n".join(said), flush=True)
+        say(text, flush=True)
     except BrokenPipeError:  # `| head`: the reader has what it wanted
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stdout is closed at exit)
     # 0 when the explanation reproduces the logged number, 1 when not (its first line says

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import Trees, add_common, add_source
+from tracer.cli.common import Trees, add_common, add_source, say
 from tracer.cli.trace import DIRECTIONS
 from tracer.errors import SgtraceError
 
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         data = export.render_with_graphviz(export.graph_to_dot(graph), args.format)
     else:
         data = export.graph_to_dot(graph).encode()
-    if args.output is None:
+    if args.output is None:  # each writer made the tree's text in DATA `visible`
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
@@ -136,9 +136,9 @@ def export_graph(args: argparse.Namespace, session: Session, chain: Chain) -> nx
     drawing.graph.graph["source"] = args.source
     if drawing.left_out and not args.quiet:
         total = drawing.graph.number_of_nodes() + drawing.left_out
-        print(
+        say(
             f"sgtrace: drawing {drawing.graph.number_of_nodes()} of {total} {what}, those "
             f"nearest the chain (--max-nodes {total} draws them all)",
-            file=sys.stderr,
+            err=True,
         )
     return drawing.graph

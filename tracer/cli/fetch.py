@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import TYPE_CHECKING
 
 from tracer.cli import presets
-from tracer.cli.common import PACKAGE, FetchProgress, Trees, add_common
+from tracer.cli.common import PACKAGE, FetchProgress, Trees, add_common, say
 from tracer.errors import SgtraceError, printable
 from tracer.sources.remote import parse_remote
+from tracer.views.terminal import json_text
 
 if TYPE_CHECKING:
     from tracer.sources.fetch import FetchResult
@@ -44,19 +43,19 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     for spec, result in zip(specs, results, strict=True):
         if isinstance(result, SgtraceError):
             failed += 1
-            print(f"sgtrace: error: {spec.text}: {result}", file=sys.stderr)
+            say(f"sgtrace: error: {spec.text}: {result}", err=True)
             if args.json:
-                print(json.dumps({"source": spec.text, "error": str(result)}))
+                say(json_text({"source": spec.text, "error": str(result)}))
             continue
         if args.json:
-            print(json.dumps(result.facts()))
+            say(json_text(result.facts()))
         elif not args.quiet:
-            print(fetch_summary(result))
+            say(fetch_summary(result))
     return 2 if failed else 0
 
 
 def fetch_summary(result: FetchResult) -> str:
-    """For people: what the host holds (its paths as a terminal can show them)."""
+    """For people: what the host holds, each path or name on one line (`printable`)."""
     facts = result.facts()
     lines = [
         f"{facts['host']}: {facts['files']} files under {printable(str(facts['root']))} "

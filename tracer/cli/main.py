@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from tracer.cli import audit, callgraph, explain, export, fetch, trace, walk
-from tracer.cli.common import Trees
+from tracer.cli.common import Trees, say
 from tracer.errors import NameNotFound, SgtraceError
 
 COMMANDS = (trace, fetch, walk, export, audit, explain, callgraph)  # in the order --help lists
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = args.func(args, trees)
     except SgtraceError as error:
-        print(f"sgtrace: error: {error}", file=sys.stderr)
+        say(f"sgtrace: error: {error}", err=True)
         trees.tell_warnings(listed_only=not isinstance(error, NameNotFound))
         return 2
     except KeyboardInterrupt:

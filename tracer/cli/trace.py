@@ -58,7 +58,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     )
     if args.json:
         print(dumps(chain, args.source))
-    else:
+    else:  # made `visible` by the view before its colours (which `say` would show) are added
         print(chain_text(chain, args.source, colour=use_colour(args.color)))
     return 0
 

@@ -3,11 +3,11 @@ several targets were audited."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from tracer.analyses.audit import Audit, Hunk, ParamDiff, StepChanges
 from tracer.graph.steps import Step
+from tracer.views.terminal import json_text, visible
 
 Failure = tuple[str, str]  # (target as the user wrote it, the error)
 MAX_HUNKS_PER_FILE = 20  # in text and markdown; JSON has every hunk
@@ -84,7 +84,7 @@ def audit_json(audit: Audit) -> dict[str, object]:
 
 
 def report_json(audits: Sequence[Audit], failures: Sequence[Failure]) -> str:
-    return json.dumps(
+    return json_text(
         {
             "changed": any(a.changed for a in audits),
             "audits": [audit_json(a) for a in audits],
@@ -292,7 +292,7 @@ def write_summary(out: Writer, audits: Sequence[Audit], failures: Sequence[Failu
 def report_text(
     audits: Sequence[Audit], failures: Sequence[Failure], markdown: bool = False
 ) -> str:
-    """Every audit in turn; a summary table when more than one target was asked."""
+    """Every audit in turn; a summary table when more than one target was asked; `visible`."""
     out = Writer(markdown)
     if markdown:
         out.heading("sgtrace audit", 1)
@@ -300,4 +300,4 @@ def report_text(
         write_audit(out, audit)
     if len(audits) + len(failures) > 1:
         write_summary(out, audits, failures)
-    return "\n".join(out.lines).strip("\n") + "\n"
+    return visible("\n".join(out.lines).strip("\n") + "\n")

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
+from dataclasses import replace
 
 from tracer.graph.steps import Edge, Step, edge_reason, surest
 from tracer.trace.chains import Chain
+from tracer.views.terminal import json_text, visible
 
 KIND_COLOURS = {
     "cli_flag": "35",  # magenta
@@ -56,7 +57,30 @@ def chain_json(chain: Chain, source: str) -> dict[str, object]:
 
 
 def dumps(chain: Chain, source: str) -> str:
-    return json.dumps(chain_json(chain, source), indent=2)
+    return json_text(chain_json(chain, source), indent=2)
+
+
+def shown(chain: Chain) -> Chain:
+    """CHAIN with the text it took from the tree (files, functions, code, names, and the
+    attributes and conditions of its edges) made `visible`; ids and kinds as they were."""
+    return replace(
+        chain,
+        param=visible(chain.param),
+        steps=tuple(
+            replace(
+                step,
+                file=visible(step.file),
+                symbol=visible(step.symbol),
+                code=visible(step.code),
+                name=visible(step.name),
+            )
+            for step in chain.steps
+        ),
+        edges=tuple(
+            replace(edge, label=visible(edge.label), condition=visible(edge.condition))
+            for edge in chain.edges
+        ),
+    )
 
 
 class Paint:
@@ -68,6 +92,9 @@ class Paint:
 
 
 def chain_text(chain: Chain, source: str, colour: bool = False) -> str:
+    """CHAIN for people, safe on a terminal: what it holds from outside made `visible` before
+    the colours (COLOUR) are added."""
+    chain, source = shown(chain), visible(source)
     paint = Paint(colour)
     steps = {s.id: s for s in chain.steps}
     incoming: dict[str, list[Edge]] = defaultdict(list)

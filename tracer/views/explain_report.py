@@ -11,11 +11,13 @@ from tracer.analyses.explain.defaults import Computed
 from tracer.analyses.explain.evaluate import Evaluation, expression_text
 from tracer.analyses.explain.explanation import Explanation
 from tracer.analyses.explain.match import Observation
+from tracer.views.terminal import visible
 
 UNIT_LITERALS = ("1 << 30", "1<<30", "2**30", "2 ** 30", "1024**3", "1024 ** 3")
 
 
 def explanation_text(e: Explanation) -> str:
+    """E for people; what it quotes of the tree and the log made `visible`."""
     out: list[str] = []
     ranks = f"rank {e.rank}" if e.rank else "no rank tags"
     if len(e.ranks) > 1:
@@ -64,7 +66,7 @@ def explanation_text(e: Explanation) -> str:
                 f"  {what.question}: {what.knob.rsplit('.', 1)[-1]} = {what.value:.3f} "
                 f"→ {number(what.result or 0)}   ({what.why})"
             )
-    return "\n".join(out)
+    return visible("\n".join(out))
 
 
 def step_lines(evaluation: Evaluation) -> list[str]:

@@ -5,11 +5,12 @@ program.
 Every writer takes a drawing graph: a networkx MultiDiGraph whose nodes carry `file` (their
 cluster), `label` (lines joined by newlines) and `bold`, whose edges carry `label`, `bold` and
 `dashed`, and whose graph carries `title`; any other scalar attribute is kept as it is. The
-chain is one such graph (`chain_graph`); tracer/views/scopes.py builds the others."""
+chain is one such graph (`chain_graph`); tracer/views/scopes.py builds the others. Each writer
+makes the text it takes from the tree `visible` (JSON: `json_text`), so a drawing printed to a
+terminal runs none of the control characters a tree's code may hold."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from collections import defaultdict
@@ -19,6 +20,7 @@ import networkx as nx
 from tracer.errors import GraphvizFailed, GraphvizMissing
 from tracer.graph.steps import Edge, Step, edge_reason
 from tracer.trace.chains import Chain
+from tracer.views.terminal import json_text, visible
 
 GRAPHVIZ_FORMATS = ("svg", "png")
 BINARY_FORMATS = ("png",)  # svg is text (XML): it may go to a terminal or a pipe
@@ -114,21 +116,32 @@ def chain_to_mermaid(chain: Chain) -> str:
 def graph_to_json(graph: nx.MultiDiGraph) -> str:
     """networkx node-link data (edges under "edges"): `nx.node_link_graph(data, edges="edges")`
     reads it back."""
-    return json.dumps(nx.node_link_data(graph, edges="edges"), indent=2)
+    return json_text(nx.node_link_data(graph, edges="edges"), indent=2)
 
 
 def graph_to_graphml(graph: nx.MultiDiGraph, id_attribute: str) -> str:
     """GraphML that `nx.read_graphml` reads back: node ids n0, n1... in graph order, the
     original id kept in ID_ATTRIBUTE; a list-valued graph attribute (GraphML holds none)
-    becomes its length, `KEY_length`."""
+    becomes its length, `KEY_length`; text made `visible` (XML holds no control character)."""
     graph = graph.copy()
     for key, value in list(graph.graph.items()):
         if isinstance(value, list | tuple):
             del graph.graph[key]
             graph.graph[f"{key}_length"] = len(value)
+    for data in (graph.graph, *(d for _, d in graph.nodes(data=True))):
+        shown_text(data)
+    for *_, data in graph.edges(keys=True, data=True):
+        shown_text(data)
     ids = node_ids(graph)
     nx.set_node_attributes(graph, {node: node for node in ids}, id_attribute)
     return "\n".join(nx.generate_graphml(nx.relabel_nodes(graph, ids))) + "\n"
+
+
+def shown_text(data: dict[str, object]) -> None:
+    """The text values of DATA made `visible`, in place."""
+    for key, value in data.items():
+        if isinstance(value, str):
+            data[key] = visible(value)
 
 
 def node_ids(graph: nx.MultiDiGraph) -> dict[str, str]:
@@ -147,8 +160,15 @@ def by_file(graph: nx.MultiDiGraph) -> dict[str, list[str]]:
 
 
 def dot_string(text: str) -> str:
-    """TEXT as a quoted DOT string: backslashes doubled so Graphviz reads no escapes in code."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+    """TEXT as a quoted DOT string, `visible`: backslashes doubled so Graphviz reads no
+    escapes in code."""
+    text = one_line(visible(text))
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def one_line(text: str) -> str:
+    """TEXT with its line breaks as spaces."""
+    return text.replace("\r\n", " ").replace("\n", " ")
 
 
 def dot_label(lines: list[str]) -> str:
@@ -220,9 +240,10 @@ def render_with_graphviz(dot_text: str, fmt: str) -> bytes:
 
 
 def mermaid_text(text: str) -> str:
-    """TEXT safe inside a quoted Mermaid label: quotes, markup and entity starts as codes."""
+    """TEXT safe inside a quoted Mermaid label: `visible`, quotes, markup and entity starts
+    as codes."""
     codes = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;"}
-    return "".join(codes.get(char, char) for char in text.replace("\n", " "))
+    return "".join(codes.get(char, char) for char in one_line(visible(text)))
 
 
 def graph_to_mermaid(graph: nx.MultiDiGraph) -> str:

@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from tracer.views.terminal import visible
 from tui.kinds import WORD_WIDTH, look_of
 from tui.outline import Branch, Outline
 
@@ -48,7 +49,7 @@ class ChainTree(Tree[str]):
             if not steps:
                 continue
             end = view.step(steps[-1])
-            title = f"route {number} to {PurePosixPath(end.file).name}:{end.line}"
+            title = visible(f"route {number} to {PurePosixPath(end.file).name}:{end.line}")
             title += f", leaving the spine after step {shared}" if shared else ""
             group = self.root.add(Text(title, style="italic"), data="", expand=False)
             for position, step_id in enumerate(steps, shared + 1):
@@ -59,7 +60,10 @@ class ChainTree(Tree[str]):
                 self.nodes_by_step.setdefault(step_id, node)
         if view.loose:
             group = self.root.add(
-                Text(f"other places {view.param} is bound ({len(view.loose)})", style="italic"),
+                Text(
+                    visible(f"other places {view.param} is bound ({len(view.loose)})"),
+                    style="italic",
+                ),
                 data="",
             )
             for branch in view.loose:
@@ -112,9 +116,9 @@ def step_label(view: Outline, branch: Branch, numbered: bool = True) -> Text:
     elif branch.via is not None:
         label.append("↓ " if branch.via.src != step.id else "↑ ", style="dim")
     label.append(f"{look.glyph} {look.word:<{WORD_WIDTH}} ", style=look.colour)
-    label.append(f"{PurePosixPath(step.file).name}:{step.line}")
+    label.append(visible(f"{PurePosixPath(step.file).name}:{step.line}"))
     if view.is_guess(step.id):
         label.append(f" {GUESS_MARK}{view.confidence(step.id):.1f}", style="italic red")
     label.append("  ")
-    label.append(step.symbol or "<module>", style="dim")
+    label.append(visible(step.symbol or "<module>"), style="dim")
     return label

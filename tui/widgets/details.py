@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tracer.views.terminal import visible
 from tui.kinds import look_of
 from tui.outline import Link, Outline, reason
 from tui.walker import highlight_lines
@@ -53,9 +54,9 @@ class Details(Vertical):
         heading.append(f"{look.glyph} {look.word}", style=look.colour)
         if kind != step.kind:
             heading.append(f" ({step.kind})", style="dim")
-        heading.append(f"  {step.symbol or '<module>'}", style="bold")
+        heading.append(visible(f"  {step.symbol or '<module>'}"), style="bold")
         span = f"{step.line}" if step.end_line == step.line else f"{step.line}-{step.end_line}"
-        heading.append(f"  {step.file}:{span}", style="dim")
+        heading.append(visible(f"  {step.file}:{span}"), style="dim")
         number = view.spine_number(step_id)
         if number is not None:
             heading.append(f"  spine step {number} of {len(view.chain.spine)}", style="bold")
@@ -102,9 +103,9 @@ def link_label(view: Outline, link: Link) -> Text:
     label = Text(overflow="ellipsis")
     label.append("→ to   " if link.outgoing else "← from ", style="bold")
     label.append(f"{look.glyph} {look.word} ", style=look.colour)
-    label.append(f"{other.symbol or '<module>'}  ")
-    label.append(f"{PurePosixPath(other.file).name}:{other.line}", style="dim")
-    label.append(f"\n        {reason(link.edge)}", style="italic dim")
+    label.append(visible(f"{other.symbol or '<module>'}  "))
+    label.append(visible(f"{PurePosixPath(other.file).name}:{other.line}"), style="dim")
+    label.append(f"\n        {visible(reason(link.edge))}", style="italic dim")
     return label
 
 

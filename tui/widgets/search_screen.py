@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,6 +13,8 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
+
+from tracer.views.terminal import visible
 
 SHOWN_MATCHES = 50
 
@@ -65,7 +68,8 @@ class SearchScreen(ModalScreen[str | None]):
     def show_matches(self, value: str) -> None:
         matches = self.query_one(OptionList)
         matches.clear_options()
-        matches.add_options(Option(name, id=name) for name in self.complete(value)[:SHOWN_MATCHES])
+        found = self.complete(value)[:SHOWN_MATCHES]
+        matches.add_options(Option(Text(visible(name)), id=name) for name in found)
 
     @on(Input.Submitted)
     def on_input_submitted(self, event: Input.Submitted) -> None:

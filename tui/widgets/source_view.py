@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tracer.views.terminal import visible
 from tui.kinds import look_of
 
 LINE_NUMBER_WIDTH = 5
@@ -50,7 +51,7 @@ class SourceView(ScrollView, can_focus=False):
         self.strips.clear()
         width = max((line.cell_len for line in lines), default=0)
         self.virtual_size = Size(width + GUTTER_WIDTH, len(lines))
-        self.border_title = path
+        self.border_title = Text(visible(path))
         self.refresh()
         self.centre()
 
