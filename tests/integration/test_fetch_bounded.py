@@ -266,7 +266,8 @@ def test_a_file_grown_past_the_cap_since_the_probe_is_skipped_and_named(
 
     [result] = sgtrace(host, cache, "fetch", f"target:{tree}", "--json").results()
 
-    assert (result["files"], result["fetched_files"]) == (1, 2)
+    assert (result["files"], result["fetched_files"]) == (1, 1)
+    assert result["skipped"] == ["sglang/mod.py: 9.0 MB, over the 8 MB cap; skipped"]
     assert mirrored_hashes(cache) == hashes({"sglang/__init__.py": b""})
 
 

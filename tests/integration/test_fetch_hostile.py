@@ -6,7 +6,10 @@ was; nothing lands outside the cache."""
 from __future__ import annotations
 
 import io
+import os
+import re
 import shutil
+import subprocess
 import tarfile
 import threading
 import time
@@ -24,8 +27,12 @@ from tests.integration.fetching import (
     probed_files,
     write_package,
 )
+from tests.integration.test_fetch_bounded import Host, host, sends, tar_of, zstd_host
+from tests.integration.test_fetch_bounded import sgtrace as run_on
 from tests.sshd import SESSION_PATH, SshServer, start_sshd
 from tracer.errors import printable
+
+__all__ = ["host", "zstd_host"]  # fixtures of the fetch bounds' tests, taken here too
 
 
 @pytest.fixture
@@ -371,6 +378,24 @@ RUN = "def start(fraction):\n    tokens = fraction * 2  # \x1b]0;OWNED\x07\x1b[2
 CONTROLS = ("\x1b", "\x07", "\x7f", "\u009b")
 
 
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={
+            **os.environ,
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_AUTHOR_NAME": "a",
+            "GIT_AUTHOR_EMAIL": "a@example.org",
+            "GIT_COMMITTER_NAME": "a",
+            "GIT_COMMITTER_EMAIL": "a@example.org",
+        },
+        check=True,
+        capture_output=True,
+    )
+
+
 def test_a_host_s_tree_of_deep_and_hostile_code_is_traced_and_shown_safely(
     client: SshServer, sgtrace: Callable[..., Run], tmp_path: Path
 ) -> None:
@@ -396,3 +421,59 @@ def test_a_host_s_tree_of_deep_and_hostile_code_is_traced_and_shown_safely(
     assert "start:1<br/>fraction" in shown.out
     for output in (traced.out, traced.err, shown.out, shown.err):
         assert not any(char in output for char in CONTROLS)
+
+
+def test_an_audit_of_a_hostile_checkout_tells_its_warnings_once(
+    client: SshServer, sgtrace: Callable[..., Run], tmp_path: Path
+) -> None:
+    """The target and the reference made from its commit share their files, and so the
+    problems of those files: told once, for the tree the user named."""
+    repo = tmp_path / "repo"
+    write_package(repo / "python", {"run.py": RUN, "deep.py": DEEP, "broken.py": "def f(:\n"})
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "release")
+    (repo / "python" / "sglang" / "run.py").write_text(RUN.replace("* 2", "* 3"))
+
+    audited = sgtrace("audit", f"{client.alias}:{repo}", "--param", "fraction", "--to", "tokens")
+
+    assert audited.code == 1, audited.err  # the change touches the traced chain
+    assert audited.err.splitlines() == [
+        "sgtrace: 2 file(s) had problems and were indexed in part: sglang/broken.py and "
+        "sglang/deep.py (--warnings lists them)"
+    ]
+    listed = sgtrace(
+        "audit", f"{client.alias}:{repo}", "--param", "fraction", "--to", "tokens", "--warnings"
+    )
+    assert listed.err.splitlines() == [
+        "warning: sglang/broken.py: syntax error near line 1; the rest of the file was indexed",
+        "warning: sglang/deep.py: nested more than 200 levels deep at line 1; that statement "
+        "was skipped, the rest of the file was indexed",
+    ]
+
+
+def test_a_fetch_counts_the_files_it_fetched_and_those_it_skipped(
+    host: Host, tmp_path: Path
+) -> None:
+    """A name with control characters is skipped by the probe; a file the manifest gave as
+    6 bytes and the tar as 9 MB, on the way. Neither is counted as fetched; both are named."""
+    tree = write_package(tmp_path / "tree", {"mod.py": "z = 3\n"})
+    (tree / "sglang" / "esc\x1b[2J.py").write_text(RUN)
+    grown = b"z = 3\n" * ((9 << 20) // 6)
+    sends(host, tmp_path / "payload", tar_of({"sglang/__init__.py": b"", "sglang/mod.py": grown}))
+    skipped = [
+        "sglang/esc\\x1b[2J.py: a name with control characters; skipped",
+        "sglang/mod.py: 9.0 MB, over the 8 MB cap; skipped",
+    ]
+
+    [result] = run_on(host, tmp_path / "c1", "fetch", f"target:{tree}", "--json").results()
+    told = run_on(host, tmp_path / "c2", "fetch", f"target:{tree}", "--warnings")
+
+    assert (result["files"], result["fetched_files"], result["skipped"]) == (1, 1, skipped)
+    assert told.code == 0
+    assert re.fullmatch(
+        rf"target: 1 files under {re.escape(str(tree))} \(sglang version unknown\); fetched 1 "
+        r"files, [0-9.]+ MB in [0-9.]+ s; skipped 2 \(--warnings lists them\)\n",
+        told.out,
+    )
+    assert told.err.splitlines() == [f"warning: {warning}" for warning in skipped]

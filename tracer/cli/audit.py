@@ -63,9 +63,9 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     pairs = choose_references(args.targets, args.against, trees.ssh, progress, PACKAGE)
     sessions: dict[int, Session] = {}  # by snapshot, so a shared reference is indexed once
 
-    def indexed(snapshot: Snapshot) -> Session:
+    def indexed(snapshot: Snapshot, made_for: Snapshot | None = None) -> Session:
         if id(snapshot) not in sessions:
-            sessions[id(snapshot)] = trees.index(snapshot)
+            sessions[id(snapshot)] = trees.index(snapshot, made_for)
         return sessions[id(snapshot)]
 
     audits, failures = [], []
@@ -73,7 +73,8 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         try:
             if isinstance(pair, SgtraceError):
                 raise pair
-            reference = indexed(pair.reference)
+            # A reference sgtrace made from the target does not tell the target's warnings.
+            reference = indexed(pair.reference, None if args.against else pair.target)
             # A clean tree is its own reference: indexed and traced once.
             same = pair.reference.files == pair.target.files
             audits.append(

@@ -84,6 +84,7 @@ class Trees:
         self.show_progress = not args.quiet and sys.stderr.isatty()
         self._ssh: SshOptions | None = None
         self.warnings: dict[str, list[str]] = {}  # by the label of each tree indexed
+        self.made_for: dict[str, str] = {}  # the label of a tree made for another -> its label
 
     @property
     def ssh(self) -> SshOptions:
@@ -122,12 +123,15 @@ class Trees:
         self.warnings[session.snapshot.label] = session.warnings()
         return session
 
-    def index(self, snapshot: Snapshot) -> Session:
-        """SNAPSHOT, already fetched, indexed."""
+    def index(self, snapshot: Snapshot, made_for: Snapshot | None = None) -> Session:
+        """SNAPSHOT, already fetched, indexed; MADE_FOR: the tree the user named that SNAPSHOT
+        was made for (an audit's reference), whose warnings it does not tell again."""
         from tracer.session import index_snapshot
 
         session = index_snapshot(snapshot)
         self.warnings[snapshot.label] = session.warnings()
+        if made_for is not None:
+            self.made_for[snapshot.label] = made_for.label
         return session
 
     def indexing_progress(self, done: int, total: int) -> None:
@@ -136,14 +140,22 @@ class Trees:
 
     def tell_warnings(self, listed_only: bool = False) -> None:
         """Each tree's indexing warnings, once: every one with --warnings, else one line per
-        tree naming its first files (nothing with --quiet, nor when LISTED_ONLY)."""
-        several = len(self.warnings) > 1
+        tree naming its first files (nothing with --quiet, nor when LISTED_ONLY). A tree made
+        for another (an audit's reference, made from the target) tells only the warnings that
+        one does not: their files, and so their problems, are mostly the same."""
+        telling: dict[str, list[str]] = {}
         for label, warnings in self.warnings.items():
+            told = set(self.warnings.get(self.made_for.get(label, ""), ()))
+            fresh = [warning for warning in dict.fromkeys(warnings) if warning not in told]
+            if fresh:
+                telling[label] = fresh
+        several = len(telling) > 1
+        for label, warnings in telling.items():
             where = f"{label}: " if several else ""
             if self.args.warnings:
-                for warning in dict.fromkeys(warnings):
+                for warning in warnings:
                     say(f"warning: {where}{warning}", err=True)
-            elif warnings and not self.args.quiet and not listed_only:
+            elif not self.args.quiet and not listed_only:
                 say(f"sgtrace: {where}{partly_indexed(warnings)} (--warnings lists them)", err=True)
 
 

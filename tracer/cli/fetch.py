@@ -51,6 +51,8 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
             say(json_text(result.facts()))
         elif not args.quiet:
             say(fetch_summary(result))
+        if args.warnings:  # each file skipped, and why, after the results
+            trees.warnings[spec.text] = list(result.snapshot.warnings)
     return 2 if failed else 0
 
 
@@ -63,6 +65,9 @@ def fetch_summary(result: FetchResult) -> str:
         f"{facts['fetched_files']} files, {int(facts['fetched_bytes']) / (1 << 20):.1f} MB "
         f"in {facts['seconds']} s"
     ]
+    skipped = len(result.snapshot.warnings)
+    if skipped:
+        lines[0] += f"; skipped {skipped} (--warnings lists them)"
     if facts["git_commit"]:
         modified = len(facts["git_modified"])  # type: ignore[arg-type]
         state = f"{modified} modified file(s)" if modified else "clean"

@@ -67,7 +67,7 @@ class FetchResult:
     spec: RemoteSpec
     snapshot: Snapshot
     probe: Probe
-    fetched_files: int
+    fetched_files: int  # the snapshot's files that came over the connection this time
     fetched_bytes: int
     seconds: float
     compressor: str
@@ -85,6 +85,7 @@ class FetchResult:
             "other_candidates": [p for _, p in self.probe.candidates[1:]],
             "files": len(self.snapshot.files),
             "fetched_files": self.fetched_files,
+            "skipped": list(self.snapshot.warnings),  # the files not taken, and why
             "fetched_bytes": self.fetched_bytes,
             "seconds": round(self.seconds, 3),
             "compressor": self.compressor,
@@ -365,6 +366,7 @@ async def fetch(
                 needed.append(path)
         compressor = choose_compressor(probe.tools, probed.link_rate)
         received = 0
+        arrived: dict[str, str] = {}
         warnings = list(probe.warnings)
         try:
             probed.send(compressor, needed)
@@ -378,7 +380,8 @@ async def fetch(
                     progress,
                     options.idle_timeout,
                 )
-                files.update(got.files)
+                arrived = got.files
+                files.update(arrived)
                 received = got.received
                 # Grown past the cap since the probe listed them: skipped as the listed ones.
                 warnings += [w for path, size in got.skipped if (w := over_size_cap(path, size))]
@@ -392,13 +395,16 @@ async def fetch(
     record = {"root": probe.root, "source": snapshot.meta, "git_modified_files": probe.dirty}
     if {**record, "files": entries} != recorded:  # unchanged: no 0.4 MB JSON to write
         write_atomic(mirror, json.dumps({**record, "files": entries}).encode())
+    # Counted as the snapshot's files are: a file skipped, or beside the package (its RECORD
+    # and METADATA), is not one of them.
+    fetched = sum(path in snapshot.files for path in arrived)
     if progress is not None:
-        progress(spec.label, len(needed), len(needed), received)
+        progress(spec.label, fetched, fetched, received)
     return FetchResult(
         spec=spec,
         snapshot=snapshot,
         probe=probe,
-        fetched_files=len(needed),
+        fetched_files=fetched,
         fetched_bytes=received,
         seconds=time.monotonic() - started,
         compressor=compressor if needed else "-",
