@@ -83,3 +83,17 @@ def test_warnings_the_user_asks_for_are_shown(warning_dependency: dict[str, str]
     )
     assert done.returncode == 2
     assert WARNING in done.stderr
+
+
+def test_the_filter_keeps_sgtraces_own_warnings_and_drops_the_others() -> None:
+    import warnings
+
+    from tracer.cli.main import quiet_dependencies
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        quiet_dependencies([])
+        for module in ("tracer.sources.fetch", "tui.app", "asyncssh.crypto.misc", "tracerx"):
+            warnings.warn_explicit("w", UserWarning, f"{module}.py", 1, module=module)
+        warnings.warn_explicit("r", ResourceWarning, "tracer/x.py", 1, module="tracer.x")
+    assert [w.filename for w in caught] == ["tracer.sources.fetch.py", "tui.app.py", "tracer/x.py"]

@@ -78,8 +78,8 @@ def quiet_dependencies(options: Sequence[str]) -> None:
     the user asked for warnings (OPTIONS: `python -W`, PYTHONWARNINGS)."""
     if options:
         return
-    warnings.filterwarnings("ignore")
-    warnings.filterwarnings("default", module=r"(tracer|tui)(\.|$)")
+    # Every module but sgtrace's own; those keep Python's default filters.
+    warnings.filterwarnings("ignore", module=r"(?!(?:tracer|tui)(?:\.|$))")
 
 
 def entry() -> NoReturn:
