@@ -118,7 +118,11 @@ class Pool:
                 f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
                 "from tracer.store.workers import serve; serve()",
             ]
-            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            # A session of its own: a Ctrl-C at the terminal reaches the index alone, even
+            # while the worker is still importing (before serve() could ignore it).
+            process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+            )
             assert process.stdin is not None and process.stdout is not None
             while not self.stopped:
                 try:
