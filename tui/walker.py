@@ -140,7 +140,8 @@ class Walker:
         key = (name, direction)
         if key not in self.outlines:
             with self.lock:
-                chain = trace(self.graph_session().graph, name, direction, sinks=self.sinks)
+                # The presets' sinks hint where a value may end; the engine's rule decides.
+                chain = trace(self.graph_session().graph, name, direction, hints=self.sinks)
             self.outlines[key] = outline(chain, self.source, self.sinks)
             settle()
         found = self.outlines[key]

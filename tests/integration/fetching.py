@@ -29,8 +29,13 @@ class Run:
     err: str
 
     def results(self) -> list[dict[str, object]]:
-        """`fetch --json` output: one object per host, in the order the hosts were given."""
-        return [json.loads(line) for line in self.out.splitlines()]
+        """`fetch --json` output: one document (nothing else on stdout), its hosts in the
+        order they were given; [] when nothing was printed (every host failed)."""
+        if not self.out:
+            return []
+        document = json.loads(self.out)
+        assert document["schema"] == "sgtrace.fetch/2", document
+        return document["hosts"]
 
     def error_line(self) -> str:
         """The one line on stderr of a failed run (asserts it is exactly one line)."""

@@ -437,7 +437,22 @@ def test_text_and_markdown_reports(versions) -> None:
     assert "Summary" not in text
     assert "spine step code changed: formula pkg/runner.py:15 Runner.profile\n" in text
     assert "touched by hunk #2" in text
-    assert "#1 pkg/other.py: reference lines 2, target lines 2 (+1 -1)" in text
+    # The verdicts and the hunks that touch a chain first; the files and the other hunks
+    # after them, counted by folder (one by one with --files).
+    lines = text.splitlines()
+    order = [
+        "Traced parameters",
+        "Hunks that touch a traced chain (1)",
+        "Files (2)",
+        "  pkg/: 2 modified",
+        "Hunks that touch no traced chain (1)",
+        "  pkg/: 1 hunk in 1 file",
+    ]
+    assert [lines.index(line) for line in order] == sorted(lines.index(line) for line in order)
+    assert "#1 pkg/other.py: reference lines 2, target lines 2 (+1 -1)" not in text
+    listed = report_text([report], [], files=True)
+    assert "  #1 pkg/other.py: reference lines 2, target lines 2 (+1 -1)" in listed
+    assert "  modified: pkg/other.py" in listed
     two = report_text([report], [("gpu-9", "cannot connect")]).split("\nSummary\n", 1)[1]
     target, reference = report.target, report.reference
     assert two.splitlines() == [
@@ -555,17 +570,23 @@ def test_a_sink_is_traced_back_from_where_it_is_computed(versions) -> None:
 def test_a_removed_file_is_one_line_with_its_size_and_chains(versions) -> None:
     reference, target = versions({"pkg/args.py": None, "pkg/new.py": "LIMIT = 1\n"})
     report = audit(reference, target, PARAMS, sinks=SINKS)
-    text = report_text([report], [])
+    text = report_text([report], [], files=True)
     size = len(textwrap.dedent(ARGS).lstrip("\n").splitlines())
     lines = text.splitlines()
-    assert lines[2:6] == [
-        "  files: 0 modified, 1 added, 1 removed",
-        "    added: pkg/new.py (1 line)",
-        f"    removed: pkg/args.py ({size} lines, touches {', '.join(PARAMS)})",
-        "",
+    assert lines[2] == "  files: 0 modified, 1 added, 1 removed"
+    files = lines.index("Files (2)")
+    assert lines[files + 1 : files + 3] == [
+        "  added: pkg/new.py (1 line)",
+        f"  removed: pkg/args.py ({size} lines, touches {', '.join(PARAMS)})",
     ]
     assert f"  #1 pkg/args.py: removed, {size} lines: {', '.join(PARAMS)}" in lines
     assert lines[-1] == "  #2 pkg/new.py: added, 1 line"
+    counted = report_text([report], []).splitlines()
+    files = counted.index("Files (2)")
+    assert counted[files + 1 : files + 3] == [
+        "  pkg/: 1 added, 1 removed",
+        "  (--files lists them one by one)",
+    ]
     assert "mem_fraction_static: float = 0.9" not in text.split("Hunks that touch")[1]
     hunks = json.loads(report_json([report], []))["audits"][0]["hunks"]
     assert hunks[0]["diff"].count("\n-") == size  # JSON still has the whole file
@@ -580,7 +601,7 @@ def test_hunks_past_twenty_in_a_file_are_counted_not_printed(versions, tmp_path:
     report = audit(reference, target, PARAMS, sinks=SINKS)
     assert len(report.hunks) == 25
     for markdown in (False, True):
-        lines = report_text([report], [], markdown=markdown).splitlines()
+        lines = report_text([report], [], markdown=markdown, files=True).splitlines()
         listed = [line for line in lines if "many.py: reference lines" in line]
         assert len(listed) == 20
         more = "… 5 more hunks of {} (--format json has them all)"

@@ -205,10 +205,12 @@ def around_steps(chain: Chain | None) -> list[Step]:
     return [s for s in chain.steps if s.id not in spine]
 
 
-def chain_of(session: Session, name: str, sinks: Iterable[str]) -> Chain | None:
+def chain_of(
+    session: Session, name: str, sinks: Iterable[str], hints: Iterable[str] = ()
+) -> Chain | None:
     if not session.graph.seeds(name):
         return None
-    return trace(session.graph, name, sinks=tuple(sinks))
+    return trace(session.graph, name, sinks=tuple(sinks), hints=tuple(hints))
 
 
 class FromStep:
@@ -227,16 +229,18 @@ class FromStep:
 
 
 def chains_of(
-    session: Session, names: Sequence[str], sinks: Sequence[str]
+    session: Session, names: Sequence[str], sinks: Sequence[str], hints: Sequence[str] = ()
 ) -> dict[str, Chain | None]:
     """The chain of each of NAMES bound in SESSION (None where it is bound nowhere). A name
-    that is itself a sink is traced back from where its value is computed: the sink step the
-    other chains end at (most of them), not the first place it is bound (often `= None`)."""
+    that is itself a sink (or a hint, without sinks) is traced back from where its value is
+    computed: the step of that name the other chains end at (most of them), not the first
+    place it is bound (often `= None`)."""
+    ends = set(sinks or hints)
     chains: dict[str, Chain | None] = {
-        name: chain_of(session, name, sinks) for name in names if name not in sinks
+        name: chain_of(session, name, sinks, hints) for name in names if name not in ends
     }
     for name in names:
-        if name not in sinks:
+        if name not in ends:
             continue
         ends = Counter(
             c.spine[-1]
@@ -247,7 +251,7 @@ def chains_of(
             graph = cast("FlowGraph", FromStep(session.graph, ends.most_common(1)[0][0]))
             chains[name] = trace(graph, name, direction="backward")
         else:  # no chain reaches it: from where it is bound, as `sgtrace trace` does
-            chains[name] = chain_of(session, name, sinks)
+            chains[name] = chain_of(session, name, sinks, hints)
     return {name: chains[name] for name in names}
 
 
@@ -276,21 +280,22 @@ def audit(
     how: str = "",
     labels: tuple[str, str] | None = None,
     versions: tuple[str, str] = ("", ""),
+    hints: Iterable[str] = (),
 ) -> Audit:
     """Compare TARGET with REFERENCE: files, hunks, and the chain of each of PARAMS bound in
     either tree (names of REQUIRED bound in neither are an error; the others are skipped).
     LABELS name (reference, target) in the report, else their snapshots' labels do; VERSIONS
     are their releases, as far as known."""
-    sinks = tuple(sinks)
+    sinks, hints = tuple(sinks), tuple(hints)
     files = file_changes(reference.snapshot, target.snapshot)
     hunks: list[Hunk] = []
     for change in files:
         before = lines_of(reference.snapshot, change.path)
         hunks += file_hunks(change.path, before, lines_of(target.snapshot, change.path))
     names = list(dict.fromkeys([*params, *required]))
-    ref_chains = chains_of(reference, names, sinks)
+    ref_chains = chains_of(reference, names, sinks, hints)
     # One tree audited against itself (a clean checkout) is traced once.
-    tgt_chains = ref_chains if target is reference else chains_of(target, names, sinks)
+    tgt_chains = ref_chains if target is reference else chains_of(target, names, sinks, hints)
     diffs: list[ParamDiff] = []
     for param in names:
         ref_chain, tgt_chain = ref_chains[param], tgt_chains[param]

@@ -31,8 +31,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--against",
         metavar="SOURCE",
-        help="the reference, a SOURCE as trace takes it (default: the commit a checkout is "
-        "on, or the release a pip install's RECORD names)",
+        help="the reference: a SOURCE as trace takes it, or `release` (the release the "
+        "target's own version names); default: the commit a checkout is on (a host's or a "
+        "local folder's), or the release a pip install's RECORD names",
     )
     parser.add_argument(
         "--param",
@@ -42,7 +43,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="trace this parameter too (default: " + ", ".join(presets.PARAMETERS) + ")",
     )
     parser.add_argument(
-        "--to", action="append", metavar="NAME", help="end the spines where this name is bound"
+        "--to",
+        action="append",
+        metavar="NAME",
+        help="end the spines where this name is bound (stderr says which never get there)",
+    )
+    parser.add_argument(
+        "--files",
+        action="store_true",
+        help="list the files and the hunks that touch no chain one by one, not by folder",
     )
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.add_argument("-o", "--output", type=Path, help="write the report to FILE")
@@ -56,6 +65,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     from tracer.cli.outputs import check_output, write_output
     from tracer.sources.pristine import choose_references, snapshot_version
     from tracer.views.audit_report import report_json, report_text
+    from tracer.views.chain_text import unreached
 
     if args.output is not None:
         check_output(args.output)  # before the fetching and indexing, not after
@@ -82,7 +92,8 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
                     reference,
                     reference if same else indexed(pair.target),
                     presets.PARAMETERS,
-                    sinks=args.to or presets.SINKS,
+                    sinks=args.to or (),
+                    hints=() if args.to else presets.SINKS,
                     required=args.param,
                     how=pair.how,
                     labels=(pair.reference.label, pair.target.label),
@@ -95,12 +106,16 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         except SgtraceError as error:
             say(f"sgtrace: error: {text}: {error}", err=True)
             failures.append((text, str(error)))
-    if args.format == "json":
-        report = report_json(audits, failures) + "\n"
-    elif audits:
-        report = report_text(audits, failures, markdown=args.format == "markdown")
-    else:  # every target failed, and each said why on stderr
+    for one in audits:
+        for diff in one.params:
+            if diff.target is not None and (missed := unreached(diff.target)) is not None:
+                say(f"sgtrace: {one.target}: {missed}", err=True)
+    if not audits:  # every target failed, and each said why on stderr
         report = ""
+    elif args.format == "json":
+        report = report_json(audits, failures) + "\n"
+    else:
+        report = report_text(audits, failures, markdown=args.format == "markdown", files=args.files)
     if args.output is None:
         sys.stdout.write(report)  # made `visible` by its view
     else:

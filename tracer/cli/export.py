@@ -32,7 +32,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--direction", choices=DIRECTIONS, default="both")
     parser.add_argument(
-        "--to", action="append", metavar="NAME", help="end the spine where this name is bound"
+        "--to",
+        action="append",
+        metavar="NAME",
+        help="end the spine where this name is bound; exit 1 when the value never gets there",
     )
     parser.add_argument(
         "--scope",
@@ -66,11 +69,16 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     from tracer.cli.outputs import write_output
     from tracer.trace.chains import trace
     from tracer.views import graph_formats as export
+    from tracer.views.chain_text import unreached
 
     check_before_indexing(args)
     session = trees.session(args.source)
     chain = trace(
-        session.graph, args.name, direction=args.direction, sinks=args.to or presets.SINKS
+        session.graph,
+        args.name,
+        direction=args.direction,
+        sinks=args.to or (),
+        hints=() if args.to else presets.SINKS,
     )
     graph = export_graph(args, session, chain)
     if args.format == "json":
@@ -89,6 +97,10 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         sys.stdout.flush()
     else:
         write_output(args.output, data)
+    missed = unreached(chain)
+    if missed is not None:  # drawn all the same: the chain the value has
+        say(f"sgtrace: {missed}", err=True)
+        return 1
     return 0
 
 

@@ -10,6 +10,7 @@ from tracer.cli import presets
 from tracer.cli.common import PACKAGE, FetchProgress, Trees, add_common, say
 from tracer.errors import SgtraceError, printable
 from tracer.sources.remote import parse_remote
+from tracer.views.schemas import FETCH
 from tracer.views.terminal import json_text
 
 if TYPE_CHECKING:
@@ -23,7 +24,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "hosts", nargs="+", help="host, user@host, host:/path or ssh://user@host:port/path"
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object per host")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON document: every host's facts, in the order given",
+    )
     add_common(parser)
     parser.set_defaults(func=run)
 
@@ -40,19 +45,22 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     progress = FetchProgress(trees.show_progress and not args.json, lines=len(specs) > 1)
     results = fetch_many(specs, trees.ssh, progress, PACKAGE)
     failed = 0
+    hosts: list[dict[str, object]] = []
     for spec, result in zip(specs, results, strict=True):
         if isinstance(result, SgtraceError):
             failed += 1
             say(f"sgtrace: error: {spec.text}: {result}", err=True)
-            if args.json:
-                say(json_text({"source": spec.text, "error": str(result)}))
+            hosts.append({"source": spec.text, "error": str(result)})
             continue
-        if args.json:
-            say(json_text(result.facts()))
-        elif not args.quiet:
+        hosts.append(result.facts())
+        if not args.json and not args.quiet:
             say(fetch_summary(result))
         if args.warnings:  # each file skipped, and why, after the results
             trees.warnings[spec.text] = list(result.snapshot.warnings)
+    # One document for every host, the failed ones with their error; none when every host
+    # failed (each said why on stderr).
+    if args.json and failed < len(specs):
+        print(json_text({"schema": FETCH, "hosts": hosts}))
     return 2 if failed else 0
 
 

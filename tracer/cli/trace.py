@@ -7,7 +7,7 @@ import os
 import sys
 
 from tracer.cli import presets
-from tracer.cli.common import Trees, add_common, add_source
+from tracer.cli.common import Trees, add_common, add_source, say
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
 
 DIRECTIONS = ("forward", "backward", "both")
@@ -36,7 +36,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--to",
         action="append",
         metavar="NAME",
-        help="end the spine where this name is bound (default: " + ", ".join(presets.SINKS) + ")",
+        help="end the spine where this name is bound; exit 1 when the value never gets "
+        "there (default: where the value ends up; a route to "
+        + ", ".join(presets.SINKS)
+        + " is listed among the others)",
     )
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     add_common(parser)
@@ -44,8 +47,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, trees: Trees) -> int:
+    """Exit 0 with the chain; 1 when --to names a binding the value never reaches (the chain
+    it has is printed all the same, and stderr says so)."""
     from tracer.trace.chains import trace
-    from tracer.views.chain_text import chain_text, dumps
+    from tracer.views.chain_text import chain_text, dumps, unreached
 
     session = trees.session(args.source)
     chain = trace(
@@ -53,13 +58,18 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         args.name,
         direction=args.direction,
         max_depth=args.max_depth,
-        sinks=args.to or presets.SINKS,
+        sinks=args.to or (),
         branch_depth=args.branch_depth,
+        hints=() if args.to else presets.SINKS,
     )
     if args.json:
         print(dumps(chain, args.source))
     else:  # made `visible` by the view before its colours (which `say` would show) are added
         print(chain_text(chain, args.source, colour=use_colour(args.color)))
+    missed = unreached(chain)
+    if missed is not None:
+        say(f"sgtrace: {missed}", err=True)
+        return 1
     return 0
 
 

@@ -42,7 +42,9 @@ class Chain:
     # Every route found to a sink, the spine first: a value that reaches its end by more
     # than one way (a start-up computation and a later resize) has a spine for each.
     routes: tuple[tuple[str, ...], ...] = ()
-    # Whether the spine ends at a binding of a sink asked for (`--to`); None: none was asked.
+    # The sinks asked for (`--to`), and whether the spine ends at a binding of one (None:
+    # none was asked).
+    sinks: tuple[str, ...] = ()
     sink_reached: bool | None = None
 
 
@@ -237,6 +239,7 @@ def chain_of(
         spine=tuple(spine),
         seeds=tuple(seeds),
         routes=tuple(tuple(route) for route in routes),
+        sinks=sinks,
         sink_reached=ends_at_sink(graph, spine, link, sinks) if sinks else None,
     )
 
@@ -262,5 +265,6 @@ def spine_only(chain: Chain) -> Chain:
         spine=chain.spine,
         seeds=tuple(s for s in chain.seeds if s in on_spine),
         routes=(chain.spine,),
+        sinks=chain.sinks,
         sink_reached=chain.sink_reached,
     )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from tracer.analyses.audit import Audit, Hunk, ParamDiff, StepChanges
 from tracer.graph.steps import Step
+from tracer.views.schemas import AUDIT
 from tracer.views.terminal import json_text, visible
 
 Failure = tuple[str, str]  # (target as the user wrote it, the error)
@@ -71,6 +72,7 @@ def audit_json(audit: Audit) -> dict[str, object]:
             {
                 "param": d.param,
                 "changed": d.changed,
+                "to_reached": d.target.sink_reached if d.target else None,
                 "reference_spine": spine_json(d, "reference"),
                 "target_spine": spine_json(d, "target"),
                 "spine": changes_json(d.spine),
@@ -86,6 +88,7 @@ def audit_json(audit: Audit) -> dict[str, object]:
 def report_json(audits: Sequence[Audit], failures: Sequence[Failure]) -> str:
     return json_text(
         {
+            "schema": AUDIT,
             "changed": any(a.changed for a in audits),
             "audits": [audit_json(a) for a in audits],
             "errors": [{"target": t, "error": e} for t, e in failures],
@@ -183,7 +186,10 @@ def counted(steps: int) -> str:
     return "1 step" if steps == 1 else f"{steps} steps"
 
 
-def write_audit(out: Writer, audit: Audit) -> None:
+def write_audit(out: Writer, audit: Audit, files: bool = False) -> None:
+    """One audit: the verdict, what was compared; the verdict of each traced parameter and
+    the hunks that touch a chain; then the files and the other hunks, counted by folder (one
+    by one with FILES)."""
     verdict = "traced chains CHANGED" if audit.changed else "no traced chain changed"
     out.heading(f"{audit.target} against {audit.reference}: {verdict}", 2)
     reference, target = audit.versions
@@ -197,12 +203,6 @@ def write_audit(out: Writer, audit: Audit) -> None:
     paths = {s: [f.path for f in audit.files if f.status == s] for s in statuses}
     whole = {h.file: h for h in audit.hunks if h.file in {*paths["added"], *paths["removed"]}}
     out.item("files: " + ", ".join(f"{len(paths[s])} {s}" for s in statuses))
-    for status in statuses:
-        for path in paths[status]:
-            hunk = whole.get(path)
-            touched = f", touches {', '.join(hunk.params)}" if hunk and hunk.params else ""
-            size = f" ({lines_of(hunk)}{touched})" if hunk else ""
-            out.item(f"{status}: {out.code(path)}{size}", 1)
     numbers = {hunk: n for n, hunk in enumerate(audit.hunks, 1)}
     out.heading("Traced parameters", 3)
     for diff in audit.params:
@@ -219,13 +219,57 @@ def write_audit(out: Writer, audit: Audit) -> None:
                 if path not in whole:  # a whole file added or removed: its size, not its lines
                     out.block(hunk.text.splitlines(), "diff")
             write_more(out, path, more)
+    if audit.files:
+        write_files(out, audit, paths, whole, files)
     quiet = [h for h in audit.hunks if not h.params]
     if quiet:
         out.heading(f"Hunks that touch no traced chain ({len(quiet)})", 3)
+        if not files:
+            for folder, found in by_folder([h.file for h in quiet]).items():
+                files_there = len(set(found))
+                out.item(
+                    f"{out.code(folder)}: {counted_as(len(found), 'hunk')} in "
+                    f"{counted_as(files_there, 'file')}"
+                )
+            out.item("(--files lists them one by one)")
+            return
         for path, hunks, more in per_file(quiet):
             for hunk in hunks:
                 out.item(f"#{numbers[hunk]} {out.code(hunk_title(hunk, path in whole))}")
             write_more(out, path, more)
+
+
+def write_files(
+    out: Writer, audit: Audit, paths: dict[str, list[str]], whole: dict[str, Hunk], files: bool
+) -> None:
+    """The files that differ: counted by folder, or one by one with FILES."""
+    out.heading(f"Files ({len(audit.files)})", 3)
+    if not files:
+        status_of = {f.path: f.status for f in audit.files}
+        for folder, found in by_folder([f.path for f in audit.files]).items():
+            counts = [(s, sum(status_of[p] == s for p in found)) for s in paths]
+            out.item(f"{out.code(folder)}: " + ", ".join(f"{n} {s}" for s, n in counts if n))
+        out.item("(--files lists them one by one)")
+        return
+    for status, listed in paths.items():
+        for path in listed:
+            hunk = whole.get(path)
+            touched = f", touches {', '.join(hunk.params)}" if hunk and hunk.params else ""
+            size = f" ({lines_of(hunk)}{touched})" if hunk else ""
+            out.item(f"{status}: {out.code(path)}{size}")
+
+
+def by_folder(paths: list[str]) -> dict[str, list[str]]:
+    """PATHS by the folder that holds each (`pkg/sub/`, `./` at the root), folders sorted."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        found.setdefault(f"{folder}/" if folder else "./", []).append(path)
+    return dict(sorted(found.items()))
+
+
+def counted_as(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def hunk_title(hunk: Hunk, whole: bool) -> str:
@@ -290,14 +334,18 @@ def write_summary(out: Writer, audits: Sequence[Audit], failures: Sequence[Failu
 
 
 def report_text(
-    audits: Sequence[Audit], failures: Sequence[Failure], markdown: bool = False
+    audits: Sequence[Audit],
+    failures: Sequence[Failure],
+    markdown: bool = False,
+    files: bool = False,
 ) -> str:
-    """Every audit in turn; a summary table when more than one target was asked; `visible`."""
+    """Every audit in turn; a summary table when more than one target was asked; `visible`.
+    FILES lists the files and hunks that touch no chain one by one, not by folder."""
     out = Writer(markdown)
     if markdown:
         out.heading("sgtrace audit", 1)
     for audit in audits:
-        write_audit(out, audit)
+        write_audit(out, audit, files)
     if len(audits) + len(failures) > 1:
         write_summary(out, audits, failures)
     return visible("\n".join(out.lines).strip("\n") + "\n")

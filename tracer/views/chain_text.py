@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from tracer.graph.steps import Edge, Step, edge_reason, surest
 from tracer.trace.chains import Chain
+from tracer.views.schemas import TRACE
 from tracer.views.terminal import json_text, visible
 
 KIND_COLOURS = {
@@ -28,9 +29,12 @@ ROUTES_SHOWN_WHOLE = 3  # the spine and the next routes step by step; the others
 def chain_json(chain: Chain, source: str) -> dict[str, object]:
     spine = set(chain.spine)
     return {
+        "schema": TRACE,
         "source": source,
         "param": chain.param,
         "direction": chain.direction,
+        "to": list(chain.sinks),
+        "to_reached": chain.sink_reached,
         "spine": list(chain.spine),
         "routes": [list(route) for route in chain.routes or (chain.spine,)],
         "nodes": [
@@ -54,6 +58,20 @@ def chain_json(chain: Chain, source: str) -> dict[str, object]:
             for e in chain.edges
         ],
     }
+
+
+def unreached(chain: Chain) -> str | None:
+    """What to say when the value never reaches the sinks asked for (`--to`); None when it
+    does, or none was asked."""
+    if chain.sink_reached is not False:
+        return None
+    steps = {s.id: s for s in chain.steps}
+    last = steps[chain.spine[-1]]
+    names = " or ".join(visible(name) for name in chain.sinks)
+    return (
+        f"{visible(chain.param)} does not reach {names}: the spine shown ends at "
+        f"{visible(last.file)}:{last.line} ({visible(last.symbol)})"
+    )
 
 
 def dumps(chain: Chain, source: str) -> str:

@@ -20,6 +20,7 @@ import networkx as nx
 from tracer.errors import GraphvizFailed, GraphvizMissing
 from tracer.graph.steps import Edge, Step, edge_reason
 from tracer.trace.chains import Chain
+from tracer.views.schemas import EXPORT
 from tracer.views.terminal import json_text, visible
 
 GRAPHVIZ_FORMATS = ("svg", "png")
@@ -115,8 +116,10 @@ def chain_to_mermaid(chain: Chain) -> str:
 
 def graph_to_json(graph: nx.MultiDiGraph) -> str:
     """networkx node-link data (edges under "edges"): `nx.node_link_graph(data, edges="edges")`
-    reads it back."""
-    return json_text(nx.node_link_data(graph, edges="edges"), indent=2)
+    reads it back; the schema (tracer/views/schemas.py) is among the graph's attributes."""
+    data = nx.node_link_data(graph, edges="edges")
+    data["graph"] = {"schema": EXPORT, **data["graph"]}
+    return json_text(data, indent=2)
 
 
 def graph_to_graphml(graph: nx.MultiDiGraph, id_attribute: str) -> str:
