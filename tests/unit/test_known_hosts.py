@@ -155,7 +155,8 @@ CHECKED = HostNames.of("gpu", 2222, "alias", True)
         # CheckHostIP: the address's line counts too, and is recorded beside the name.
         ("", CHECKED, "192.0.2.7", "HostKeyUnknown", ["alias", "[192.0.2.7]:2222"]),
         (line("alias"), CHECKED, "192.0.2.7", [], ["[192.0.2.7]:2222"]),
-        (line("[192.0.2.7]:2222", OTHER), CHECKED, "192.0.2.7", "HostKeyChanged", "HostKeyChanged"),
+        # New to ssh first; with accept-new, the address's line then refuses it.
+        (line("[192.0.2.7]:2222", OTHER), CHECKED, "192.0.2.7", "HostKeyUnknown", "HostKeyChanged"),
         (
             line("alias") + line("[192.0.2.7]:2222", OTHER),
             CHECKED,

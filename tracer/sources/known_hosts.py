@@ -183,9 +183,10 @@ def check_key(
 ) -> list[str]:
     """The names to record the plain KEY of LABEL under (none when it is known), or
     HostKeyUnknown / HostKeyChanged raised where ssh with StrictHostKeyChecking=yes (or
-    accept-new when ACCEPT_NEW) refuses it. Stricter than ssh: a key revoked under any name
-    looked up is refused; under CheckHostIP, an address that records another key refuses
-    the key before anything is recorded, and the address is recorded only with ACCEPT_NEW."""
+    accept-new when ACCEPT_NEW) refuses it, for the cause ssh gives. Stricter than ssh: a
+    key revoked under any name looked up is refused; under CheckHostIP, an address that
+    records another key refuses a new key before anything is recorded, and the address of
+    a known host is recorded only with ACCEPT_NEW."""
     ip = names.ip(address)
     host = known.status(names.host, key)
     at_ip = known.status(ip, key) if ip else Found(Status.NEW, None)
@@ -202,16 +203,27 @@ def check_key(
         )
     if host.status is Status.CHANGED:
         raise changed(label, key, names.host, host.entry, known)
-    if ip and at_ip.status is Status.CHANGED:
-        raise changed(label, key, ip, at_ip.entry, known, address_of=True)
+    ip_changed = ip is not None and at_ip.status is Status.CHANGED
     new_ip = [ip] if ip and at_ip.status is Status.NEW else []
-    if host.status is Status.OK:
-        return new_ip if accept_new else []
-    if bare and bare[0].status is Status.OK and Status.CHANGED not in {f.status for f in bare}:
-        return []  # "found matching key w/out port"
+    if host.status is Status.OK or bare_known(bare):
+        if ip_changed:
+            raise changed(label, key, ip, at_ip.entry, known, address_of=True)
+        return new_ip if accept_new and host.status is Status.OK else []
     if not accept_new or not known.user:
         raise unknown(label, key, known)
+    if ip_changed:  # ssh records the name first, then refuses
+        raise changed(label, key, ip, at_ip.entry, known, address_of=True)
     return [names.host, *new_ip]
+
+
+def bare_known(found: list[Found]) -> bool:
+    """Whether the key is known under the host name without its port ("found matching key
+    w/out port"), its address there not recording another."""
+    return (
+        bool(found)
+        and found[0].status is Status.OK
+        and Status.CHANGED not in {f.status for f in found}
+    )
 
 
 def revoked(label: str, key: asyncssh.SSHKey, entry: Entry | None) -> HostKeyChanged:
