@@ -1,12 +1,13 @@
-"""A real OpenSSH sshd on 127.0.0.1 for tests: its own host key, user key, known_hosts and
-ssh config, so no test ever reads or writes the real ~/.ssh.
+"""A real OpenSSH sshd on 127.0.0.1 (or another address of this machine) for tests: its own
+host key (and certificate, if `certify` signs one), user key, known_hosts and ssh config, so
+no test ever reads or writes the real ~/.ssh.
 
 Layout of one server's workdir:
     host_ed25519, host_ed25519.pub    the server's host key
     authorized_keys                   the client public key(s) sshd accepts
     sshd_config, sshd.pid, sshd.log   the server's own files
     home/.ssh/id_ed25519(.pub)        the client key (shared between servers of a trio)
-    home/.ssh/known_hosts             `[127.0.0.1]:PORT <host key>`
+    home/.ssh/known_hosts             `[127.0.0.1]:PORT <host key>` (`known_hosts_name`)
     home/.ssh/config                  `Host ALIAS` -> 127.0.0.1, PORT, USER, the files above
     remote-home/                      $HOME of commands run on the target
 

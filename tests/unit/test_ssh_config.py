@@ -75,7 +75,7 @@ def test_the_options_are_those_asyncssh_reads(tmp_path: Path) -> None:
     ],
 )
 def test_a_line_splits_as_asyncssh_splits_it(line: str, words: tuple[str, list[str]]) -> None:
-    assert config_words(line, {"host", "match"}) == words
+    assert config_words(line) == words
 
 
 def test_a_line_that_is_no_option_names_the_file_and_line(tmp_path: Path) -> None:

@@ -27,10 +27,11 @@ MAX_FILE_BYTES = 1 << 20  # an ssh config is a few kB; /dev/zero stops here
 MAX_FILES = 256  # files read for one host, each Include counted: a fan of Includes stops too
 MAX_INCLUDE_DEPTH = 16  # OpenSSH's: "Too many recursive configuration includes"
 TOKEN = re.compile(r"%(.)|\$\{(\w+)\}")
+CONDITIONALS = {"host", "match"}  # lines read even where a block does not apply
+WHOLE_LINE = {"proxycommand", "remotecommand"}  # one argument: the rest of the line
 
 SSHClientConfig = asyncssh.config.SSHClientConfig
 SSHConfig = asyncssh.config.SSHConfig
-ConfigParseError = asyncssh.config.ConfigParseError
 
 
 # -- reading a file ------------------------------------------------------------------------
@@ -75,7 +76,7 @@ def config_text(path: Path) -> str:
 # -- one line ------------------------------------------------------------------------------
 
 
-def config_words(line: str, conditionals: set[str]) -> tuple[str, list[str]]:
+def config_words(line: str) -> tuple[str, list[str]]:
     """LINE (not blank, no comment) as its keyword in lower case and its arguments, split as
     asyncssh splits them: shell words; `Key value`, `Key=value` and `Key = value` alike; an
     `=` inside a word split off only in the conditions of Host and Match."""
@@ -86,7 +87,7 @@ def config_words(line: str, conditionals: set[str]) -> tuple[str, list[str]]:
     for i, word in enumerate(words[1:], 1):
         if word.startswith("="):
             args += [word[1:]] if word[1:] else []
-        elif keyword not in conditionals:
+        elif keyword not in CONDITIONALS:
             args += words[i:]
             break
         else:
@@ -136,7 +137,7 @@ class HostConfig(SSHClientConfig):
         self.base = SYSTEM_CONFIG.parent if system else Path.home() / ".ssh"
         self.parse(path)
         self._set_tokens()
-        for option in self._percent_expand:  # once a file, as asyncssh does
+        for option in self._percent_expand:  # after each file given, as asyncssh does
             value = self._options.get(option)
             if isinstance(value, list):
                 self._options[option] = [self._expand_val(v) for v in value]
@@ -160,15 +161,15 @@ class HostConfig(SSHClientConfig):
 
     def apply(self, line: str) -> None:
         try:
-            keyword, args = config_words(line, self._conditionals)
+            keyword, args = config_words(line)
         except ValueError as error:
             self._error(str(error))
-        if keyword in self._no_split:  # the rest of the line, as one argument
+        if keyword in WHOLE_LINE:
             args = [line[len(keyword) :].strip().removeprefix("=").strip()]
         if keyword == "include" and not self._matching:
             self.include(args, inert=True)  # read, as OpenSSH does, to apply nothing
             return
-        if self.inert or (not self._matching and keyword not in self._conditionals):
+        if self.inert or (not self._matching and keyword not in CONDITIONALS):
             return
         if keyword not in self._handlers:
             return  # an option asyncssh does not use
@@ -215,11 +216,13 @@ def read_host_config(
 ) -> HostConfig:
     """The options FILES give HOST (as typed), USER and PORT given besides winning."""
     config = HostConfig(host, user, port)
-    try:
-        for path, system in files:
+    for path, system in files:
+        try:
             config.read(path, system)
-    except ConfigParseError as error:
-        raise SshConfigUnusable(f"the ssh config cannot be read: {error}", "fix it") from None
+        except ValueError as error:  # asyncssh's ConfigParseError names the file and line
+            raise SshConfigUnusable(
+                f"the ssh config {path} cannot be used ({error})", "fix that line"
+            ) from None
     config.loaded = True
     return config
 
