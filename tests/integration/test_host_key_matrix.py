@@ -1,7 +1,8 @@
 """Host keys exactly as OpenSSH checks them: a generated matrix of ssh configs and known_hosts
 files (HostKeyAlias x Port 22 or not x HostName as a name or an address x CheckHostIP x
-hashed, wildcard, negated, @revoked and @cert-authority lines, keys of another type x
-UserKnownHostsFile, its second file or GlobalKnownHostsFile x HashKnownHosts x ProxyJump,
+hashed, wildcard, negated, @revoked and @cert-authority lines, RevokedHostKeys, a key of
+another type x UserKnownHostsFile, its second file or GlobalKnownHostsFile x HashKnownHosts x
+ProxyJump,
 and the jump host's own key), each cell run by the real `ssh -o BatchMode=yes` and by
 sgtrace's connect on a copy of the same files, through real sshds: sgtrace accepts exactly
 the keys ssh accepts, refuses exactly those it refuses (for the same cause, naming the host
@@ -111,6 +112,7 @@ ENTRIES = [
     "wildcard-wrong",  # another key under `*`
     "negated-wrong",  # another key under `*,!NAME`
     "revoked",  # the key recorded, and @revoked
+    "revoked-file",  # the key recorded, and listed by RevokedHostKeys
     "ca-only",  # a @cert-authority line for the host, no key
     "ca-right",  # the CA that signed the host's certificate
     "ca-other",  # another CA
@@ -260,6 +262,7 @@ def entry_lines(cell: Cell, lab: Lab) -> list[str]:
         "wildcard-wrong": [f"* {lab.wrong}"],
         "negated-wrong": [f"*,!{name} {lab.wrong}"],
         "revoked": [f"{name} {right}", f"@revoked * {right}"],
+        "revoked-file": [f"{name} {right}"],
         "ca-only": [f"@cert-authority * {lab.other_authority}"],
         "ca-right": [f"@cert-authority * {lab.authority}"],
         "ca-other": [f"@cert-authority * {lab.other_authority}", f"{name} {right}"],
@@ -282,6 +285,7 @@ def write_cell(cell: Cell, lab: Lab, folder: Path) -> Path:
         else:
             lines = [lab.servers["jump"].known_hosts_line().strip(), *lines]
     (folder / cell.where).write_text("".join(f"{x}\n" for x in lines))
+    (folder / "revoked").write_text(f"{server_of(cell, lab).host_public_key}\n")
     config = folder / "config"
     config.write_text(target_block(cell, lab, folder) + jump_block(cell, lab, folder))
     return config
@@ -315,6 +319,7 @@ def target_block(cell: Cell, lab: Lab, folder: Path) -> str:
     lines += [f"HostKeyAlias {ALIAS}"] * form.alias
     lines += [f"CheckHostIP {'yes' if form.check_ip else 'no'}"]
     lines += ["ProxyJump jump"] * cell.jump
+    lines += [f"RevokedHostKeys {folder / 'revoked'}"] * (cell.entry == "revoked-file")
     return "Host target\n" + "".join(f"    {x}\n" for x in lines + common(cell, lab, folder))
 
 
@@ -348,7 +353,7 @@ def run_ssh(config: Path, cell: Cell) -> subprocess.CompletedProcess[str]:
 
 
 def ssh_cause(stderr: str) -> str:
-    if "REVOKED HOST KEY" in stderr:
+    if "REVOKED HOST KEY" in stderr or "revoked by file" in stderr:
         return "revoked"
     if "HAS CHANGED" in stderr or "differs from the key for the IP address" in stderr:
         return "changed"
