@@ -248,6 +248,18 @@ def test_a_jump_host_whose_key_changed_is_refused_naming_it(
     assert "REMOTE HOST IDENTIFICATION HAS CHANGED" in ssh(home).stderr
 
 
+def test_a_jump_host_that_does_not_answer_is_named(
+    target: SshServer, jump: SshServer, home: Path, sgtrace: Callable[..., Run], tree: Path
+) -> None:
+    add_to_block(home, target, "ProxyJump jump")
+    config(home).write_text(config(home).read_text().replace(f"Port {jump.port}", "Port 1"))
+
+    line = sgtrace("fetch", f"target:{tree}").error_line()
+
+    assert "cannot connect to jump (jump host to target) (Connect call failed" in line
+    assert "('127.0.0.1', 1)" in line
+
+
 def test_a_proxyjump_that_loops_is_one_line(
     target: SshServer, jump: SshServer, home: Path, sgtrace: Callable[..., Run], tree: Path
 ) -> None:

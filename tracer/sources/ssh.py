@@ -184,9 +184,13 @@ class HostCheck:
     hashed: bool  # HashKnownHosts: names recorded hashed
     label: str
     refusal: SgtraceError | None = field(default=None)
+    accepted: list[asyncssh.SSHKey] = field(default_factory=list)
 
     def plain_key(self, address: str | None, key: asyncssh.SSHKey) -> bool:
-        """Whether KEY (not a certificate) is the host's, recorded first if newly accepted."""
+        """Whether KEY (not a certificate) is the host's, recorded first if newly accepted
+        (once: a key exchange again, in a long transfer, finds it accepted)."""
+        if key in self.accepted:
+            return True
         try:
             names = check_key(self.known, self.names, address, key, self.accept_new, self.label)
             if names:
@@ -194,6 +198,7 @@ class HostCheck:
         except SgtraceError as error:
             self.refusal = error
             return False
+        self.accepted.append(key)
         return True
 
     def asyncssh_known_hosts(
