@@ -116,6 +116,7 @@ ENTRIES = [
     "ca-only",  # a @cert-authority line for the host, no key
     "ca-right",  # the CA that signed the host's certificate
     "ca-other",  # another CA
+    "ca-revoked",  # the CA that signed the host's certificate, and the host's key @revoked
     "ip-wrong",  # the key under the name, another under the address (CheckHostIP)
     "ip-right",  # the key under the address alone
 ]
@@ -129,7 +130,7 @@ def applies(form: Form, entry: str) -> bool:
         return form.alias
     if entry.startswith("ip-"):
         return form.check_ip
-    if entry in ("ca-right", "ca-other"):
+    if entry.startswith("ca-") and entry != "ca-only":
         return form.server == "certified"
     if form.server == "certified":
         return entry in ("none", "right", "wrong")
@@ -266,6 +267,7 @@ def entry_lines(cell: Cell, lab: Lab) -> list[str]:
         "ca-only": [f"@cert-authority * {lab.other_authority}"],
         "ca-right": [f"@cert-authority * {lab.authority}"],
         "ca-other": [f"@cert-authority * {lab.other_authority}", f"{name} {right}"],
+        "ca-revoked": [f"@cert-authority * {lab.authority}", f"@revoked * {right}"],
         "ip-wrong": [f"{name} {right}", f"{ip} {lab.wrong}"],
         "ip-right": [f"{ip} {right}"],
     }
@@ -376,10 +378,10 @@ async def run_sgtrace(config: Path, cell: Cell) -> str | SgtraceError:
 def our_cause(error: SgtraceError) -> str:
     if isinstance(error, HostKeyUnknown):
         return "unknown"
-    if isinstance(error, HostKeyChanged) and "certificate" in error.message:
-        return "certificate"
+    if isinstance(error, HostKeyChanged) and "revoked" in error.message:
+        return "revoked"
     if isinstance(error, HostKeyChanged):
-        return "revoked" if "revoked" in error.message.lower() else "changed"
+        return "certificate" if "certificate" in error.message else "changed"
     return "other"
 
 

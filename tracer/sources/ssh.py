@@ -243,12 +243,13 @@ def unverifiable(
     certificates are checked."""
     reason = str(error.reason).split(" for host ")[0]
     if "revoked" in reason:
-        found = [
-            e for n in check.names.all() for e in check.known.lookup(n) if e.marker == "@revoked"
-        ]
-        where = "".join(f" in {e.path} line {e.line}" for e in found[:1])
+        found = (e for name in check.names.all() for e in check.known.lookup(name))
+        places = [f"{e.path} line {e.line}" for e in found if e.marker == "@revoked"]
+        if check.known.revoked:
+            places.append(f"the RevokedHostKeys file {check.known.revoked_file}")
         return HostKeyChanged(
-            f"the host key of {label} is marked @revoked{where}; sgtrace refuses it",
+            f"the host key of {label} (or the CA of its certificate) is revoked in "
+            f"{' or '.join(places)}; sgtrace refuses it",
             "ask the host's administrator for its new key",
         )
     return HostKeyChanged(
