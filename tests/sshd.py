@@ -1,12 +1,13 @@
-"""A real OpenSSH sshd on 127.0.0.1 for tests: its own host key, user key, known_hosts and
-ssh config, so no test ever reads or writes the real ~/.ssh.
+"""A real OpenSSH sshd on 127.0.0.1 (or another address of this machine) for tests: its own
+host key (and certificate, if `certify` signs one), user key, known_hosts and ssh config, so
+no test ever reads or writes the real ~/.ssh.
 
 Layout of one server's workdir:
     host_ed25519, host_ed25519.pub    the server's host key
     authorized_keys                   the client public key(s) sshd accepts
     sshd_config, sshd.pid, sshd.log   the server's own files
     home/.ssh/id_ed25519(.pub)        the client key (shared between servers of a trio)
-    home/.ssh/known_hosts             `[127.0.0.1]:PORT <host key>`
+    home/.ssh/known_hosts             `[127.0.0.1]:PORT <host key>` (`known_hosts_name`)
     home/.ssh/config                  `Host ALIAS` -> 127.0.0.1, PORT, USER, the files above
     remote-home/                      $HOME of commands run on the target
 
@@ -70,9 +71,9 @@ def generate_key(path: Path, comment: str) -> Path:
     return path
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return sock.getsockname()[1]
 
 
@@ -143,12 +144,13 @@ class SshServer:
         client_key: Path | None = None,
         client_home: Path | None = None,
         session_env: Mapping[str, str] | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         require_openssh()
         self.workdir = workdir.resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.host = "127.0.0.1"
-        self.port = port or free_port()
+        self.host = host
+        self.port = port or free_port(host)
         self.user = getpass.getuser()
         self.alias = alias
         self.client_home = client_home or self.workdir / "home"
@@ -158,6 +160,7 @@ class SshServer:
         self.remote_home = self.workdir / "remote-home"
         self.remote_home.mkdir(exist_ok=True)
         self.host_key = generate_key(self.workdir / "host_ed25519", f"host-{alias}")
+        self.host_certificate: Path | None = None
         self.authorized_keys = self.workdir / "authorized_keys"
         self.log = self.workdir / "sshd.log"
         self.session_env = {"HOME": str(self.remote_home), **(session_env or {})}
@@ -175,8 +178,13 @@ class SshServer:
         kind, blob = self.host_key.with_name(self.host_key.name + ".pub").read_text().split()[:2]
         return f"{kind} {blob}"
 
+    @property
+    def known_hosts_name(self) -> str:
+        """The name ssh records this server's key under: `[host]:port`, `host` on port 22."""
+        return self.host if self.port == 22 else f"[{self.host}]:{self.port}"
+
     def known_hosts_line(self) -> str:
-        return f"[{self.host}]:{self.port} {self.host_public_key}\n"
+        return f"{self.known_hosts_name} {self.host_public_key}\n"
 
     def config_block(self, home: Path) -> str:
         """This server as a `Host` block of an ssh config whose files live in HOME/.ssh."""
@@ -191,6 +199,8 @@ class SshServer:
             f"    UserKnownHostsFile {ssh_dir / 'known_hosts'}\n"
             "    GlobalKnownHostsFile /dev/null\n"
             "    StrictHostKeyChecking yes\n"
+            # ssh -F reads no /etc/ssh/ssh_config, sgtrace reads it (Debian's hashes names).
+            "    HashKnownHosts no\n"
             "    BatchMode yes\n"
             "    ConnectTimeout 10\n"
         )
@@ -198,7 +208,7 @@ class SshServer:
     def trust_host_key(self) -> None:
         """Put the server's current host key in known_hosts in place of any older one (after
         rotate_host_key); other hosts' lines stay."""
-        prefix = f"[{self.host}]:{self.port} "
+        prefix = f"{self.known_hosts_name} "
         old = (
             self.known_hosts.read_text().splitlines(keepends=True)
             if self.known_hosts.exists()
@@ -251,6 +261,7 @@ class SshServer:
         lines = [
             f"ListenAddress {self.host}:{self.port}",
             f"HostKey {self.host_key}",
+            *([f"HostCertificate {self.host_certificate}"] if self.host_certificate else []),
             f"PidFile {self.workdir / 'sshd.pid'}",
             f"AuthorizedKeysFile {self.authorized_keys}",
             f"AllowUsers {self.user}",
@@ -312,7 +323,7 @@ class SshServer:
             except SshdUnavailable:
                 if not retry or attempt == 2 or "Address already in use" not in self.log_tail():
                     raise
-                self.port = free_port()
+                self.port = free_port(self.host)
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT
@@ -386,6 +397,20 @@ class SshServer:
         self.restart()
         return self.host_public_key
 
+    def certify(self, authority: Path, principals: Sequence[str]) -> str:
+        """Sign the host key with the CA key AUTHORITY for PRINCIPALS (host names) and serve
+        the certificate; returns the CA's public key, `TYPE BASE64`."""
+        subprocess.run(
+            [SSH_KEYGEN, "-q", "-s", str(authority), "-h", "-I", f"host-{self.alias}"]
+            + ["-n", ",".join(principals), str(self.host_key) + ".pub"],
+            check=True,
+            capture_output=True,
+        )
+        self.host_certificate = self.host_key.with_name(self.host_key.name + "-cert.pub")
+        self.restart()
+        kind, blob = Path(str(authority) + ".pub").read_text().split()[:2]
+        return f"{kind} {blob}"
+
     def prepend_remote_path(self, directory: Path) -> None:
         """Commands on the target find programs in DIRECTORY first (to replace `tar` etc.)."""
         self.restart({"PATH": f"{directory}:{SESSION_PATH}"})
@@ -438,10 +463,11 @@ def start_sshd(
     client_key: Path | None = None,
     client_home: Path | None = None,
     session_env: Mapping[str, str] | None = None,
+    host: str = "127.0.0.1",
 ) -> SshServer:
-    """Start a real sshd serving the current user on 127.0.0.1 (a free port unless PORT).
-    A new client key is made unless CLIENT_KEY (a private key path) is given; the client
-    files go to WORKDIR/home unless CLIENT_HOME is given."""
+    """Start a real sshd serving the current user on HOST, 127.0.0.1 unless given (a free
+    port unless PORT). A new client key is made unless CLIENT_KEY (a private key path) is
+    given; the client files go to WORKDIR/home unless CLIENT_HOME is given."""
     return SshServer(
         workdir,
         port,
@@ -449,6 +475,7 @@ def start_sshd(
         client_key=client_key,
         client_home=client_home,
         session_env=session_env,
+        host=host,
     )
 
 

@@ -159,3 +159,8 @@ class CacheUnsafe(SgtraceError):
     """The cache folder, a folder on the way to it or in it, or a link there, could be changed
     by someone else than us and root (another user's, writable by others, a link of theirs, or
     any link inside the cache): sgtrace reads and writes nothing there (tracer/sources/cache.py)."""
+
+
+class SshConfigUnusable(SgtraceError):
+    """An ssh config cannot be used: missing, unreadable, over its cap, Includes too deep or
+    too many, a line that is no option, or a ProxyJump that loops or goes too far."""

@@ -1,33 +1,35 @@
-"""known_hosts as OpenSSH reads them for one host: --known-hosts first, then the files the
-ssh config names (UserKnownHostsFile, GlobalKnownHostsFile; `~`, %-tokens and ${VAR}
-expanded as OpenSSH does) or OpenSSH's defaults; names looked up as `host` on port 22 and
-`[host]:port` elsewhere, hashed names, wildcards and negations, @revoked and
-@cert-authority lines read as OpenSSH reads them. A file that exists but cannot be read, or
-holds a line that is no entry, is refused naming the file: an entry lost could be the one
-that tells a key changed."""
+"""Host keys checked as OpenSSH's ssh(1) checks them (sshconnect.c, check_host_key): the
+known_hosts files it reads (--known-hosts first, then UserKnownHostsFile and
+GlobalKnownHostsFile as the ssh config names them, or OpenSSH's defaults), the names it
+looks a key up under (HostKeyAlias as it is, else the host name with `[host]:port` off port
+22, then the name without its port; the address too under CheckHostIP), hashed names,
+wildcards and negations, @revoked and @cert-authority lines, RevokedHostKeys; and the
+lines it records a key accepted under (HashKnownHosts). Where sgtrace is stricter than ssh
+it says so here. A file that exists but cannot be read, or holds a line that is no entry,
+is refused naming the file: an entry lost could be the one that tells a key changed."""
 
 from __future__ import annotations
 
 import base64
-import getpass
+import enum
 import hashlib
 import hmac
+import ipaddress
 import os
-import re
-import socket
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from tracer.errors import KnownHostsUnusable
+from tracer.errors import HostKeyChanged, HostKeyUnknown, KnownHostsUnusable
 from tracer.sources.safe_write import write_file
+from tracer.sources.ssh_config import expanded, read_capped, token_values
 from tracer.sources.sshlib import asyncssh
 
 USER_FILES = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")  # OpenSSH's defaults
 GLOBAL_FILES = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
 MAX_FILE_BYTES = 16 << 20  # far above any real known_hosts; /dev/zero stops here
-TOKEN = re.compile(r"%(.)|\$\{(\w+)\}")
 MARKERS = ("@cert-authority", "@revoked")
+KRL_MAGIC = b"SSHKRL\n\0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +51,35 @@ class Line:
     key: str
 
 
-class KnownHosts:
-    """The known_hosts files of one connection, read once. USER files come first: a key
-    accepted is recorded in the first of them."""
+class Status(enum.Enum):
+    """What the entries for one name say of a key (hostfile.c, check_key_in_hostkeys)."""
 
-    def __init__(self, user: tuple[Path, ...], system: tuple[Path, ...]) -> None:
+    OK = "ok"  # a line records it
+    NEW = "new"  # no line records a key for the name
+    CHANGED = "changed"  # lines record others (or one sgtrace cannot read), none this one
+    REVOKED = "revoked"  # a @revoked line names it
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    status: Status
+    entry: Entry | None  # the line that decided: the key recorded, another one, @revoked
+
+
+class KnownHosts:
+    """The known_hosts files of one connection, read once, and the keys RevokedHostKeys
+    lists. USER files come first: a key accepted is recorded in the first of them."""
+
+    def __init__(
+        self, user: tuple[Path, ...], system: tuple[Path, ...], revoked: Path | None = None
+    ) -> None:
         self.user = tuple(dict.fromkeys(user))
         self.system = tuple(p for p in dict.fromkeys(system) if p not in self.user)
         texts = {p: text for p in self.user + self.system if (text := read_bytes(p)) is not None}
         self.read = list(texts)  # the files that exist
         self.lines = [line for p, text in texts.items() for line in entries(p, text)]
-        self.accepted: dict[str, asyncssh.SSHKey] = {}  # name -> key trusted for this run
-        self.asked: str | None = None  # the name asyncssh last looked up
+        self.revoked_file = revoked
+        self.revoked = revoked_keys(revoked) if revoked is not None else []
 
     def lookup(self, name: str) -> list[Entry]:
         """The entries for NAME (`host`, or `[host]:port` off port 22), in file order."""
@@ -70,44 +89,200 @@ class KnownHosts:
             if names_host(line.hosts, name)
         ]
 
-    def trusted(
-        self, host: str, address: str, port: int | None
-    ) -> tuple[list[asyncssh.SSHKey], list[asyncssh.SSHKey], list[asyncssh.SSHKey]]:
-        """asyncssh's `known_hosts` callable: the host keys, CA keys and revoked keys for
-        HOST (the ssh config's HostKeyAlias or HostName) on PORT (None: 22). The address is
-        not looked up, as OpenSSH's CheckHostIP (off by default) would."""
-        name = self.asked = lookup_name(host, port or 22)
+    def status(self, name: str, key: asyncssh.SSHKey) -> Found:
+        """What the lines for NAME say of the plain KEY. A line whose key sgtrace cannot read
+        counts as another key (OpenSSH skips it: sgtrace is stricter)."""
         found = self.lookup(name)
-        keys = [e.key for e in found if not e.marker and e.key is not None]
-        if name in self.accepted:
-            keys.append(self.accepted[name])
-        authorities = [e.key for e in found if e.marker == "@cert-authority" and e.key is not None]
-        revoked = [e.key for e in found if e.marker == "@revoked" and e.key is not None]
-        return keys, authorities, revoked
+        revoked = next((e for e in found if e.marker == "@revoked" and e.key == key), None)
+        if revoked is not None:
+            return Found(Status.REVOKED, revoked)
+        recorded = [e for e in found if not e.marker]
+        same = next((e for e in recorded if e.key == key), None)
+        if same is not None:
+            return Found(Status.OK, same)
+        if recorded:
+            return Found(Status.CHANGED, next((e for e in recorded if e.key is None), recorded[0]))
+        return Found(Status.NEW, None)
 
-    def host_key_algorithms(self, name: str) -> list[str]:
-        """The host key algorithms to ask for NAME: certificates only when a
-        @cert-authority line names the host (else a host's certificate, which nothing
-        here could verify, would hide its key), then those of the keys recorded for it,
-        then the rest of asyncssh's defaults, as OpenSSH orders them. A host with several
-        keys then shows the one recorded (asyncssh alone would ask for nothing else, and a
-        host with a key of another type, or no certificate, would seem to drop the
-        connection)."""
-        found = self.lookup(name)
+    def authorities(self, names: list[str]) -> list[asyncssh.SSHKey]:
+        """The CA keys of the @cert-authority lines for NAMES."""
+        found = (e for name in names for e in self.lookup(name))
+        return [e.key for e in found if e.marker == "@cert-authority" and e.key is not None]
+
+    def revocations(self, names: list[str]) -> list[asyncssh.SSHKey]:
+        """The keys @revoked for NAMES, and those RevokedHostKeys lists."""
+        found = (e for name in names for e in self.lookup(name))
+        marked = [e.key for e in found if e.marker == "@revoked" and e.key is not None]
+        return marked + self.revoked
+
+    def host_key_algorithms(self, names: HostNames) -> list[str]:
+        """The host key algorithms to ask for: certificates only when a @cert-authority line
+        names the host (else a host's certificate, which nothing here could verify, would
+        hide its key), then those of the keys recorded for it, then the rest of asyncssh's
+        defaults, as OpenSSH orders them. A host with several keys then shows the one
+        recorded (asyncssh alone would ask for nothing else, and a host with a key of
+        another type, or no certificate, would seem to drop the connection)."""
+        found = self.lookup(names.host)
         certificates = asyncssh.public_key.get_default_certificate_algs()
-        first = [*certificates] if any(e.marker == "@cert-authority" for e in found) else []
+        first = [*certificates] if self.authorities(names.all()) else []
         for entry in found:
             if not entry.marker and entry.key is not None:
                 first += entry.key.sig_algorithms
-        if name in self.accepted:
-            first += self.accepted[name].sig_algorithms
         rest = asyncssh.public_key.get_default_public_key_algs()
         return list(dict.fromkeys(a.decode() for a in first + rest))
 
 
 def lookup_name(host: str, port: int) -> str:
-    """The name OpenSSH looks up and records: `host` on port 22, else `[host]:port`."""
+    """The name OpenSSH looks up and records (in lower case): `host` on port 22, else
+    `[host]:port`."""
+    host = host.lower()
     return host if port == 22 else f"[{host}]:{port}"
+
+
+@dataclass(frozen=True, slots=True)
+class HostNames:
+    """The names OpenSSH looks one host's key up under (sshconnect.c)."""
+
+    host: str  # HostKeyAlias as it is, whatever the port; else the host name and its port
+    bare: str | None  # the host name alone, tried when HOST is new: no alias, port not 22
+    port: int
+    check_ip: bool  # CheckHostIP, and no ProxyCommand or ProxyJump on the way
+
+    @classmethod
+    def of(cls, hostname: str, port: int, alias: str | None, check_ip: bool) -> HostNames:
+        if alias:
+            return cls(alias.lower(), None, port, check_ip)
+        bare = hostname.lower() if port != 22 else None
+        return cls(lookup_name(hostname, port), bare, port, check_ip)
+
+    def ip(self, address: str | None, bare: bool = False) -> str | None:
+        """The name of ADDRESS (the host's) also looked up under CheckHostIP; None when off,
+        through a proxy, for a loopback address, or when it is the host's own name."""
+        try:
+            if not self.check_ip or not address or ipaddress.ip_address(address).is_loopback:
+                return None
+        except ValueError:
+            return None  # not an address: a proxy's
+        name = lookup_name(address, 22 if bare else self.port)
+        return None if name in (self.host, self.bare) else name
+
+    def all(self) -> list[str]:
+        return [self.host, *([self.bare] if self.bare else [])]
+
+
+# -- the decision --------------------------------------------------------------------------
+
+
+def check_key(
+    known: KnownHosts,
+    names: HostNames,
+    address: str | None,
+    key: asyncssh.SSHKey,
+    accept_new: bool,
+    label: str,
+) -> list[str]:
+    """The names to record the plain KEY of LABEL under (none when it is known), or
+    HostKeyUnknown / HostKeyChanged raised where ssh with StrictHostKeyChecking=yes (or
+    accept-new when ACCEPT_NEW) refuses it, for the cause ssh gives. Stricter than ssh: a
+    key revoked under any name looked up is refused; under CheckHostIP, an address that
+    records another key refuses a new key before anything is recorded, and the address of
+    a known host is recorded only with ACCEPT_NEW."""
+    ip = names.ip(address)
+    host = known.status(names.host, key)
+    at_ip = known.status(ip, key) if ip else Found(Status.NEW, None)
+    bare_names = [n for n in (names.bare, names.ip(address, bare=True)) if n and names.bare]
+    bare = [known.status(n, key) for n in bare_names]
+    for found in (host, at_ip, *bare):
+        if found.status is Status.REVOKED:
+            raise revoked(label, key, found.entry)
+    if key in known.revoked:
+        raise HostKeyChanged(
+            f"the host key of {label} ({fingerprint(key)}) is listed in the RevokedHostKeys "
+            f"file {known.revoked_file}; sgtrace refuses it",
+            "ask the host's administrator for its new key",
+        )
+    if host.status is Status.CHANGED:
+        raise changed(label, key, names.host, host.entry, known)
+    ip_changed = ip is not None and at_ip.status is Status.CHANGED
+    new_ip = [ip] if ip and at_ip.status is Status.NEW else []
+    if host.status is Status.OK or bare_known(bare):
+        if ip_changed:
+            raise changed(label, key, ip, at_ip.entry, known, address_of=True)
+        return new_ip if accept_new and host.status is Status.OK else []
+    if not accept_new or not known.user:
+        raise unknown(label, key, known)
+    if ip_changed:  # ssh records the name first, then refuses
+        raise changed(label, key, ip, at_ip.entry, known, address_of=True)
+    return [names.host, *new_ip]
+
+
+def bare_known(found: list[Found]) -> bool:
+    """Whether the key is known under the host name without its port ("found matching key
+    w/out port"), its address there not recording another."""
+    return (
+        bool(found)
+        and found[0].status is Status.OK
+        and Status.CHANGED not in {f.status for f in found}
+    )
+
+
+def revoked(label: str, key: asyncssh.SSHKey, entry: Entry | None) -> HostKeyChanged:
+    where = f" in {entry.path} line {entry.line}" if entry else ""
+    return HostKeyChanged(
+        f"the host key of {label} ({fingerprint(key)}) is marked @revoked{where}; sgtrace "
+        "refuses it",
+        "ask the host's administrator for its new key",
+    )
+
+
+def changed(
+    label: str,
+    key: asyncssh.SSHKey,
+    name: str,
+    entry: Entry | None,
+    known: KnownHosts,
+    address_of: bool = False,
+) -> HostKeyChanged:
+    assert entry is not None
+    if entry.key is None:
+        what = f"records a key for it that sgtrace cannot read ({entry.path} line {entry.line})"
+    elif address_of:
+        what = f"records another for its address {name} in {entry.path} line {entry.line}"
+    else:
+        what = f"recorded another in {entry.path} line {entry.line}"
+    files = dict.fromkeys(e.path for e in known.lookup(name) if not e.marker)
+    removal = " and ".join(f"`ssh-keygen -R {name} -f {path}`" for path in files)
+    return HostKeyChanged(
+        f"the host key of {label} has CHANGED (now {fingerprint(key)}; known_hosts {what}); "
+        "this may be an attack, so sgtrace refuses",
+        f"if the change is expected, remove the old key with {removal}",
+    )
+
+
+def unknown(label: str, key: asyncssh.SSHKey, known: KnownHosts) -> HostKeyUnknown:
+    if known.user:
+        fix = "check it, then run again with --accept-new-host-key to record it"
+    else:
+        fix = (
+            "the ssh config reads no user known_hosts file (UserKnownHostsFile none): give "
+            "--known-hosts FILE to record it there"
+        )
+    return HostKeyUnknown(
+        f"the host key of {label} is not in {files_told(known)} ({fingerprint(key)})", fix
+    )
+
+
+def files_told(known: KnownHosts) -> str:
+    """The known_hosts files read, for a message: the first user file (where a key is
+    recorded) first, even when it is not made yet."""
+    shown = [*known.user[:1], *(p for p in known.read if p not in known.user[:1])]
+    if not shown:
+        return "any known_hosts file"
+    return str(shown[0]) + "".join(f", nor in {p}" for p in shown[1:])
+
+
+def fingerprint(key: asyncssh.SSHKey) -> str:
+    return key.get_fingerprint()
 
 
 # -- which files ---------------------------------------------------------------------------
@@ -117,97 +292,67 @@ def known_hosts_for(
     settings: asyncssh.SSHClientConnectionOptions, host: str, given: Path | None
 ) -> KnownHosts:
     """The files OpenSSH would read for HOST (as typed) with SETTINGS (from the ssh config),
-    GIVEN (--known-hosts) first."""
+    GIVEN (--known-hosts) first, and RevokedHostKeys."""
     config = settings.config
     tokens = token_values(settings, host)
     named = config.get("UserKnownHostsFile")  # None: not set; []: `none`
-    user = [expanded(v, tokens) for v in (USER_FILES if named is None else named)]
+    option = "UserKnownHostsFile"
+    user = [expanded(option, v, tokens) for v in (USER_FILES if named is None else named)]
     system = config.get("GlobalKnownHostsFile")
     every = [Path(os.path.expanduser(v)) for v in (GLOBAL_FILES if system is None else system)]
-    return KnownHosts((*([given] if given else []), *user), tuple(every))
-
-
-def token_values(settings: asyncssh.SSHClientConnectionOptions, host: str) -> dict[str, str]:
-    """The %-tokens of UserKnownHostsFile, as OpenSSH's ssh(1) gives them."""
-    local = socket.gethostname()
-    remote, port, user = settings.host, str(settings.port), settings.username
-    jump = str(settings.config.get("ProxyJump") or "")
-    connection = hashlib.sha1((local + remote + port + user + jump).encode()).hexdigest()
-    return {
-        "%": "%",
-        "C": connection,
-        "d": str(Path.home()),
-        "h": remote,
-        "i": str(os.getuid()),
-        "j": jump,
-        "k": settings.host_key_alias or host,
-        "L": local.split(".")[0],
-        "l": local,
-        "n": host,
-        "p": port,
-        "r": user,
-        "u": getpass.getuser(),
-    }
-
-
-def expanded(value: str, tokens: dict[str, str]) -> Path:
-    """VALUE of UserKnownHostsFile with `~`, then %-tokens and ${VAR}, expanded."""
-
-    def one(match: re.Match[str]) -> str:
-        token, variable = match[1], match[2]
-        if token is not None:
-            if token not in tokens:
-                raise KnownHostsUnusable(
-                    f"UserKnownHostsFile {value} in the ssh config uses %{token}, which "
-                    "OpenSSH does not know",
-                    "use the tokens of ssh_config(5)",
-                )
-            return tokens[token]
-        if variable not in os.environ:
-            raise KnownHostsUnusable(
-                f"UserKnownHostsFile {value} in the ssh config uses ${{{variable}}}, which "
-                "is not set",
-                f"set {variable}, or name the file in full",
-            )
-        return os.environ[variable]
-
-    return Path(TOKEN.sub(one, os.path.expanduser(value)))
+    listed = config.get("RevokedHostKeys")
+    revoked = expanded("RevokedHostKeys", listed, tokens) if listed else None
+    return KnownHosts((*([given] if given else []), *user), tuple(every), revoked)
 
 
 # -- reading -------------------------------------------------------------------------------
 
 
-def read_bytes(path: Path) -> bytes | None:
+def read_bytes(path: Path, what: str = "known_hosts file") -> bytes | None:
     """PATH's contents; None when there is no file there. A FIFO is read without waiting
     for a writer, and no more than MAX_FILE_BYTES are read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
+        data = read_capped(path, MAX_FILE_BYTES)
     except OSError as error:
-        raise unreadable(path, error) from None
-    try:
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise unreadable(path, error) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_FILE_BYTES:
+        reason = "it is a folder" if isinstance(error, IsADirectoryError) else error.strerror
         raise KnownHostsUnusable(
-            f"the known_hosts file {path} is larger than {MAX_FILE_BYTES >> 20} MB",
-            "name a real known_hosts file",
+            f"cannot read the {what} {path} ({reason})",
+            "fix it, or move it away (a host it names would be unknown again)",
+        ) from None
+    if data is not None and len(data) > MAX_FILE_BYTES:
+        raise KnownHostsUnusable(
+            f"the {what} {path} is larger than {MAX_FILE_BYTES >> 20} MB",
+            f"name a real {what}",
         )
     return data
 
 
-def unreadable(path: Path, error: OSError) -> KnownHostsUnusable:
-    reason = "it is a folder" if isinstance(error, IsADirectoryError) else error.strerror
-    return KnownHostsUnusable(
-        f"cannot read the known_hosts file {path} ({reason})",
-        "fix it, or move it away (a host it names would be unknown again)",
-    )
+def revoked_keys(path: Path) -> list[asyncssh.SSHKey]:
+    """The public keys the RevokedHostKeys file PATH lists. As for ssh, a file that cannot
+    be read refuses every key; a KRL (binary) is refused, sgtrace cannot read one."""
+    data = read_bytes(path, "RevokedHostKeys file")
+    if data is None:
+        raise KnownHostsUnusable(
+            f"the RevokedHostKeys file {path} the ssh config names does not exist",
+            "make it, or remove RevokedHostKeys (ssh refuses every host key meanwhile)",
+        )
+    if data.startswith(KRL_MAGIC):
+        raise KnownHostsUnusable(
+            f"the RevokedHostKeys file {path} is a KRL, which sgtrace cannot read",
+            "list the revoked public keys in it instead, one a line",
+        )
+    keys = []
+    for number, text in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        text = text.strip()
+        if text and not text.startswith("#"):
+            key = public_key(text)
+            if key is None:
+                raise KnownHostsUnusable(
+                    f"line {number} of the RevokedHostKeys file {path} is not a public key",
+                    "fix or delete that line",
+                )
+            keys.append(key)
+    return keys
 
 
 def entries(path: Path, data: bytes) -> list[Line]:
@@ -264,6 +409,13 @@ def hashed_match(field: str, name: str) -> bool:
     return hmac.compare_digest(found, digest_bytes)
 
 
+def hashed_name(name: str) -> str:
+    """NAME as HashKnownHosts records it: `|1|salt|HMAC-SHA1(salt, name)`."""
+    salt = os.urandom(20)
+    digest = hmac.new(salt, name.encode(), hashlib.sha1).digest()
+    return f"|1|{base64.b64encode(salt).decode()}|{base64.b64encode(digest).decode()}"
+
+
 def public_key(text: str) -> asyncssh.SSHKey | None:
     try:
         return asyncssh.import_public_key(text)
@@ -274,14 +426,16 @@ def public_key(text: str) -> asyncssh.SSHKey | None:
 # -- recording -----------------------------------------------------------------------------
 
 
-def record(path: Path, name: str, key: asyncssh.SSHKey) -> None:
-    """Add `NAME KEY` to the known_hosts file PATH (made, with its folder, if missing), as
-    OpenSSH records an accepted key; written by the rules of tracer/sources/safe_write.py."""
+def record(path: Path, names: list[str], key: asyncssh.SSHKey, hashed: bool) -> None:
+    """Add KEY for NAMES to the known_hosts file PATH (made, with its folder, if missing), as
+    OpenSSH records a key it accepts: one line `name1,name2 KEY`, or with HASHED one hashed
+    line a name; written by the rules of tracer/sources/safe_write.py."""
     kind, blob = key.export_public_key("openssh").decode().split()[:2]
+    fields = [hashed_name(n) for n in names] if hashed else [",".join(names)]
     old = read_bytes(path) or b""
     if old and not old.endswith(b"\n"):
         old += b"\n"
-    new = old + f"{name} {kind} {blob}\n".encode()
+    new = old + "".join(f"{field} {kind} {blob}\n" for field in fields).encode()
     try:
         try:
             write_file(path, new)

@@ -1,5 +1,6 @@
-"""Remote source specs (`host:/path`, `user@host`, `ssh://user@host:port/path`) and the one
-shell script that probes the remote side. Nothing here touches the network."""
+"""Remote source specs (`host:/path`, `user@host`, `ssh://user@host:port/path`), the hosts of
+a ProxyJump, and the one shell script that probes the remote side. Nothing here touches the
+network."""
 
 from __future__ import annotations
 
@@ -7,8 +8,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tracer.errors import SshConfigUnusable
+
 SSH_URL = re.compile(
     r"^ssh://(?:(?P<user>[^@/]+)@)?(?P<host>\[[^\]]+\]|[^:/]+)(?::(?P<port>\d+))?(?P<path>/.*)?$"
+)
+JUMP = re.compile(
+    r"^(?:ssh://)?(?:(?P<user>[^/\s]+)@)?(?P<host>\[[^\]/\s]+\]|[^:@/\[\]\s]+)"
+    r"(?::(?P<port>\d+))?/?$"
 )
 SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[A-Za-z0-9_.\-\[\]]+)(?::(?P<path>.*))?$")
 
@@ -71,6 +78,23 @@ def parse_remote(text: str, bare_host: bool = False) -> RemoteSpec | None:
         path=match["path"] or None,
         text=text,
     )
+
+
+def parse_jumps(text: str) -> list[RemoteSpec]:
+    """The hosts of the ProxyJump TEXT in the order they are gone through:
+    `[user@]host[:port]` or `ssh://[user@]host[:port]`, separated by commas."""
+    hops = []
+    for part in text.split(","):
+        match = JUMP.match(part.strip())
+        if not match:
+            raise SshConfigUnusable(
+                f"ProxyJump {text} in the ssh config names a host as {part.strip()!r}",
+                "write each jump host as [user@]host[:port]",
+            )
+        port = int(match["port"]) if match["port"] else None
+        spec = RemoteSpec(match["host"].strip("[]"), match["user"], port, None, part.strip())
+        hops.append(spec)
+    return hops
 
 
 def probe_script() -> str:

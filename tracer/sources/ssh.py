@@ -1,204 +1,287 @@
-"""SSH connections with asyncssh: ~/.ssh/config and the agent honoured, host keys checked
-against every known_hosts file OpenSSH would read (tracer/sources/known_hosts.py); an
-unknown host key refused unless the user accepts new keys, a changed or revoked one refused
-always."""
+"""SSH connections with asyncssh, as OpenSSH's ssh(1) makes them: the ssh config read once
+for each host (tracer/sources/ssh_config.py), the agent honoured, a ProxyJump's hosts gone
+through in turn, each host's key checked in the key exchange, before any key of the user's
+is offered, exactly as ssh checks it (tracer/sources/known_hosts.py): an unknown key
+refused unless the user accepts new keys (then recorded where ssh records it), a changed
+or revoked one refused always. One connection a host: a ProxyCommand runs once."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tracer.errors import (
     AuthFailed,
     ConnectionTimeout,
     HostKeyChanged,
-    HostKeyUnknown,
     HostUnreachable,
     SgtraceError,
+    SshConfigUnusable,
 )
-from tracer.sources.known_hosts import KnownHosts, known_hosts_for, lookup_name, record
-from tracer.sources.remote import RemoteSpec, SshOptions
+from tracer.sources.known_hosts import (
+    HostNames,
+    KnownHosts,
+    check_key,
+    known_hosts_for,
+    record,
+)
+from tracer.sources.remote import RemoteSpec, SshOptions, parse_jumps
+from tracer.sources.ssh_config import (
+    HostConfig,
+    config_files,
+    connection_options,
+    read_host_config,
+)
 from tracer.sources.sshlib import asyncssh
 
 # AES-GCM first, then asyncssh's defaults: AES runs in hardware, and asyncssh decrypts it
 # in one call a packet (chacha20-poly1305, its first choice, takes several): the bench's
 # uncompressed stream took 0.52 s instead of 0.71 s.
 PREFERRED_CIPHERS = "^aes128-gcm@openssh.com,aes256-gcm@openssh.com"
-CIPHERS_LINE = re.compile(r"^\s*Ciphers\b", re.I | re.M)
-SYSTEM_CONFIG = Path("/etc/ssh/ssh_config")
-
-# -- connecting ----------------------------------------------------------------------------
+MAX_HOPS = 16  # hosts on the way; OpenSSH has no bound (a ProxyJump loop forks ssh forever)
 
 
-def connect_kwargs(spec: RemoteSpec, options: SshOptions) -> dict[str, object]:
-    """asyncssh.connect's arguments, but for `known_hosts` (connect() adds it)."""
-    kwargs: dict[str, object] = {"host": spec.host, "connect_timeout": options.timeout}
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One host on the way: the target, or a jump host of a ProxyJump."""
+
+    spec: RemoteSpec  # as typed, or as the ProxyJump names it
+    label: str  # for messages
+    config: HostConfig
+    settings: asyncssh.SSHClientConnectionOptions
+
+
+# -- the way to a host -----------------------------------------------------------------------
+
+
+def route(spec: RemoteSpec, options: SshOptions) -> list[Hop]:
+    """The hosts to connect to in turn, the target last, as OpenSSH goes through a ProxyJump:
+    `ProxyJump a,b` reaches the target through b, b through a (b's own ProxyJump left
+    aside), and a as its own config says. Each host's config is read once, here."""
+    files = config_files(options.config)
+    target = hop(spec, spec.label, options, files)
+    hops = [target]
+    seen = {destination(target)}
+    waiting = jumps(target)
+    while waiting:
+        *before, last = waiting
+        jump = hop(last, f"{last.label} (jump host to {spec.label})", options, files)
+        if destination(jump) in seen or len(hops) >= MAX_HOPS:
+            what = "loops" if destination(jump) in seen else f"goes through over {MAX_HOPS} hosts"
+            raise SshConfigUnusable(
+                f"the ProxyJump of {spec.label} {what} (at {last.label})",
+                "fix the ProxyJump lines of the ssh config",
+            )
+        seen.add(destination(jump))
+        hops.insert(0, jump)
+        waiting = before or jumps(jump)
+    return hops
+
+
+def hop(spec: RemoteSpec, label: str, options: SshOptions, files: list[tuple[Path, bool]]) -> Hop:
+    """SPEC's config and asyncssh's options for it, the config read once."""
+    config = read_host_config(files, spec.host, spec.user, spec.port)
+    kwargs: dict[str, object] = {
+        "host": spec.host,
+        "connect_timeout": options.timeout,
+        "x509_trusted_certs": None,  # OpenSSH has no X.509 host certificates
+    }
     if spec.port:
         kwargs["port"] = spec.port
     if spec.user:
         kwargs["username"] = spec.user
-    if options.config is not None:
-        kwargs["config"] = [str(options.config)]
-    if options.identities:
-        kwargs["client_keys"] = [str(p) for p in options.identities]
-    if not sets_ciphers(options.config or Path.home() / ".ssh" / "config"):
+    if not config.get("Ciphers"):
         kwargs["encryption_algs"] = PREFERRED_CIPHERS
-    return kwargs
-
-
-def sets_ciphers(config: Path) -> bool:
-    """Whether the ssh config chooses its own ciphers (then they are left as it says)."""
     try:
-        return CIPHERS_LINE.search(config.read_text("utf-8", "replace")) is not None
-    except OSError:
-        return False
+        settings = connection_options(config, **kwargs)
+    except (OSError, ValueError, asyncssh.Error) as error:
+        raise connection_error_for(label, error) from error
+    return Hop(spec, label, config, settings)
+
+
+def jumps(hop: Hop) -> list[RemoteSpec]:
+    """The hosts HOP's own ProxyJump names (none: `none`, or a ProxyCommand given first)."""
+    value = hop.config.get("ProxyJump")
+    return parse_jumps(value) if isinstance(value, str) else []
+
+
+def destination(hop: Hop) -> tuple[str, int, str]:
+    settings = hop.settings
+    return (settings.host.lower(), settings.port, settings.username)
+
+
+# -- connecting ----------------------------------------------------------------------------
 
 
 async def connect(spec: RemoteSpec, options: SshOptions) -> asyncssh.SSHClientConnection:
-    """A verified connection. The host key must be one recorded for the host in a
-    known_hosts file; an unknown key is refused unless the user said to accept new keys
-    (then it is recorded in the first user file, as OpenSSH does); a key that differs from
-    one recorded, or is marked @revoked, is refused always."""
-    kwargs = connect_kwargs(spec, options)
-    if not options.check_host_key:
-        return await connected({**kwargs, "known_hosts": None}, spec)
+    """A verified connection to SPEC, through the hosts of its ProxyJump if it has one, each
+    verified the same way; closing it closes them."""
     try:
-        # Built here, not in a thread as `construct` does: the files are small and local.
-        settings = asyncssh.SSHClientConnectionOptions(
-            **{**kwargs, "config": config_files(options)}
-        )
-    except (OSError, asyncssh.Error) as exc:
-        raise connection_error(spec, exc) from exc
-    known = known_hosts_for(settings, spec.host, options.known_hosts)
-    # The name asyncssh looks up: the ssh config's HostKeyAlias, else its HostName and Port.
-    name = lookup_name(settings.host_key_alias or settings.host, settings.port)
-    if not settings.config.get("HostKeyAlgorithms"):
-        kwargs["server_host_key_algs"] = known.host_key_algorithms(name)
+        hops = route(spec, options)
+    except (OSError, ValueError, asyncssh.Error) as error:
+        raise connection_error(spec, error) from error
+    conn: asyncssh.SSHClientConnection | None = None
     try:
-        return await asyncssh.connect(**kwargs, known_hosts=known.trusted)
-    except asyncssh.HostKeyNotVerifiable:
-        pass
-    except BaseException as exc:
-        raise connection_error(spec, exc) from exc
-    name = known.asked or name
-    key = await offered_key(kwargs, spec, options)
-    refuse_known_name(spec, known, name, key)
-    first = known.user[0] if known.user else None
-    if not options.accept_new_host_key or first is None:
-        raise HostKeyUnknown(
-            f"the host key of {spec.label} is not in {files_told(known)} ({fingerprint(key)})",
-            "check it, then run again with --accept-new-host-key to record it"
-            if first is not None
-            else "the ssh config reads no user known_hosts file (UserKnownHostsFile none): "
-            "give --known-hosts FILE to record it there",
-        )
-    record(first, name, key)
-    known.accepted[name] = key  # trusted even where the file keeps nothing (/dev/null)
-    if "server_host_key_algs" in kwargs:
-        kwargs["server_host_key_algs"] = known.host_key_algorithms(name)
-    return await connected({**kwargs, "known_hosts": known.trusted}, spec)
+        for step in hops:
+            reached = await open_hop(step, conn, options, step is hops[-1])
+            if conn is not None:
+                reached.set_tunnel(conn)  # closed with it
+            conn = reached
+    except BaseException:
+        if conn is not None:
+            conn.close()
+            await conn.wait_closed()
+        raise
+    assert conn is not None
+    return conn
 
 
-def config_files(options: SshOptions) -> list[str]:
-    """The ssh config files OpenSSH reads: the one given (`ssh -F`), else ~/.ssh/config
-    then /etc/ssh/ssh_config, each if it can be read."""
-    if options.config is not None:
-        return [str(options.config)]
-    found = [Path.home() / ".ssh" / "config", SYSTEM_CONFIG]
-    return [str(p) for p in found if p.is_file() and os.access(p, os.R_OK)]
-
-
-async def connected(kwargs: dict[str, object], spec: RemoteSpec) -> asyncssh.SSHClientConnection:
+async def open_hop(
+    hop: Hop,
+    tunnel: asyncssh.SSHClientConnection | None,
+    options: SshOptions,
+    target: bool,
+) -> asyncssh.SSHClientConnection:
+    """A connection to HOP, through TUNNEL if given, its host key checked (unless the user
+    opted out). The user's -i keys are offered to the target alone, as ssh -J does."""
+    settings = hop.settings
+    kwargs: dict[str, object] = {"host": hop.spec.host, "options": settings, "config": []}
+    if hop.spec.port:
+        kwargs["port"] = hop.spec.port
+    if tunnel is not None:
+        kwargs["tunnel"] = tunnel
+    if target and options.identities:
+        kwargs["client_keys"] = [str(p) for p in options.identities]
+    check = None
+    if options.check_host_key:
+        check = host_check(hop, tunnel is not None, options)
+        kwargs["known_hosts"] = check.asyncssh_known_hosts
+        kwargs["client_factory"] = lambda: Verifier(check)
+        if not hop.config.get("HostKeyAlgorithms"):
+            kwargs["server_host_key_algs"] = check.known.host_key_algorithms(check.names)
+    else:
+        kwargs["known_hosts"] = None
     try:
         return await asyncssh.connect(**kwargs)
-    except BaseException as exc:
-        raise connection_error(spec, exc) from exc
+    except asyncssh.HostKeyNotVerifiable as error:
+        assert check is not None
+        raise check.refusal or unverifiable(hop.label, check, error) from None
+    except Exception as error:
+        raise connection_error_for(hop.label, error) from error
 
 
-async def offered_key(
-    kwargs: dict[str, object], spec: RemoteSpec, options: SshOptions
-) -> asyncssh.SSHKey:
-    """The key the host offers, read in a key exchange alone: nothing is sent to an
-    unverified host (no login, no key of ours). The same host key algorithms are asked as
-    in the connection refused, so the host shows the same key."""
-    wanted = ("host", "port", "config", "server_host_key_algs")
-    probe = {k: v for k, v in kwargs.items() if k in wanted}
-    try:
-        key = await asyncio.wait_for(asyncssh.get_server_host_key(**probe), options.timeout)
-    except BaseException as exc:
-        raise connection_error(spec, exc) from exc
-    if key is None:
-        raise HostKeyUnknown(f"{spec.label} offered no host key", "check the host")
-    # A certificate no @cert-authority line vouches for: its key is checked, as OpenSSH does.
-    return key.key if isinstance(key, asyncssh.SSHCertificate) else key
+# -- the host key --------------------------------------------------------------------------
 
 
-def refuse_known_name(spec: RemoteSpec, known: KnownHosts, name: str, key: asyncssh.SSHKey) -> None:
-    """Raise HostKeyChanged if a known_hosts file marks KEY @revoked for NAME, or records
-    another key for it (or one sgtrace cannot read): OpenSSH would refuse it too."""
-    found = known.lookup(name)
-    for entry in found:
-        if entry.marker == "@revoked" and entry.key == key:
-            raise HostKeyChanged(
-                f"the host key of {spec.label} ({fingerprint(key)}) is marked @revoked in "
-                f"{entry.path} line {entry.line}; sgtrace refuses it",
-                "ask the host's administrator for its new key",
-            )
-    recorded = [e for e in found if not e.marker]
-    if not recorded:
-        return  # @cert-authority lines alone record no key: as new, for OpenSSH too
-    same = next((e for e in recorded if e.key == key), None)
-    if same is not None:  # recorded, yet refused: a certificate that failed, or a race
-        raise HostKeyChanged(
-            f"the host key of {spec.label} ({fingerprint(key)}) is recorded in {same.path} "
-            f"line {same.line}, yet the host could not be verified with it",
-            "check the host's certificate, or run again",
+@dataclass
+class HostCheck:
+    """How one host's key is checked, and why it was refused if it was."""
+
+    known: KnownHosts
+    names: HostNames
+    accept_new: bool
+    hashed: bool  # HashKnownHosts: names recorded hashed
+    label: str
+    refusal: SgtraceError | None = field(default=None)
+    accepted: list[asyncssh.SSHKey] = field(default_factory=list)
+
+    def plain_key(self, address: str | None, key: asyncssh.SSHKey) -> bool:
+        """Whether KEY (not a certificate) is the host's, recorded first if newly accepted
+        (once: a key exchange again, in a long transfer, finds it accepted)."""
+        if key in self.accepted:
+            return True
+        try:
+            names = check_key(self.known, self.names, address, key, self.accept_new, self.label)
+            if names:
+                record(self.known.user[0], names, key, self.hashed)
+        except SgtraceError as error:
+            self.refusal = error
+            return False
+        self.accepted.append(key)
+        return True
+
+    def asyncssh_known_hosts(
+        self, host: str, address: str, port: int | None
+    ) -> tuple[list[asyncssh.SSHKey], list[asyncssh.SSHKey], list[asyncssh.SSHKey]]:
+        """asyncssh's `known_hosts`: no plain key is trusted outright (each goes to
+        plain_key); the CA keys of @cert-authority lines, and then the keys revoked, with
+        which asyncssh checks a certificate."""
+        authorities = self.known.authorities(self.names.all())
+        if not authorities:
+            return [], [], []
+        names = [*self.names.all(), *filter(None, [self.names.ip(address)])]
+        return [], authorities, self.known.revocations(names)
+
+
+class Verifier(asyncssh.SSHClient):
+    """asyncssh's client, whose answer for a host's plain key is the check's."""
+
+    def __init__(self, check: HostCheck) -> None:
+        self.check = check
+
+    def validate_host_public_key(
+        self, host: str, addr: str, port: int, key: asyncssh.SSHKey
+    ) -> bool:
+        return self.check.plain_key(addr, key)
+
+
+def host_check(hop: Hop, tunnelled: bool, options: SshOptions) -> HostCheck:
+    settings, config = hop.settings, hop.config
+    known = known_hosts_for(settings, hop.spec.host, options.known_hosts)
+    proxied = tunnelled or bool(settings.proxy_command)
+    check_ip = bool(config.get("CheckHostIP")) and not proxied
+    names = HostNames.of(settings.host, settings.port, settings.host_key_alias, check_ip)
+    hashed = bool(config.get("HashKnownHosts"))
+    return HostCheck(known, names, options.accept_new_host_key, hashed, hop.label)
+
+
+def unverifiable(
+    label: str, check: HostCheck, error: asyncssh.HostKeyNotVerifiable
+) -> SgtraceError:
+    """The refusal of a certificate (asyncssh checks those), or of a key revoked while
+    certificates are checked."""
+    reason = str(error.reason).split(" for host ")[0]
+    if "revoked" in reason:
+        found = (e for name in check.names.all() for e in check.known.lookup(name))
+        places = [f"{e.path} line {e.line}" for e in found if e.marker == "@revoked"]
+        if check.known.revoked:
+            places.append(f"the RevokedHostKeys file {check.known.revoked_file}")
+        return HostKeyChanged(
+            f"the host key of {label} (or the CA of its certificate) is revoked in "
+            f"{' or '.join(places)}; sgtrace refuses it",
+            "ask the host's administrator for its new key",
         )
-    entry = next((e for e in recorded if e.key is None), recorded[0])
-    if entry.key is None:
-        what = f"records a key for it that sgtrace cannot read ({entry.path} line {entry.line})"
-    else:
-        what = f"recorded another in {entry.path} line {entry.line}"
-    files = dict.fromkeys(e.path for e in recorded)
-    removal = " and ".join(f"`ssh-keygen -R {name} -f {path}`" for path in files)
-    raise HostKeyChanged(
-        f"the host key of {spec.label} has CHANGED (now {fingerprint(key)}; known_hosts "
-        f"{what}); this may be an attack, so sgtrace refuses",
-        f"if the change is expected, remove the old key with {removal}",
+    return HostKeyChanged(
+        f"the host certificate of {label} cannot be verified ({reason}); sgtrace refuses it "
+        "(ssh would check the plain key instead)",
+        "check the @cert-authority lines that name the host, and its certificate",
     )
 
 
-def files_told(known: KnownHosts) -> str:
-    """The known_hosts files read, for a message: the first user file (where a key is
-    recorded) first, even when it is not made yet."""
-    shown = [*known.user[:1], *(p for p in known.read if p not in known.user[:1])]
-    if not shown:
-        return "any known_hosts file"
-    return str(shown[0]) + "".join(f", nor in {p}" for p in shown[1:])
-
-
-def fingerprint(key: asyncssh.SSHKey) -> str:
-    return key.get_fingerprint()
+# -- errors --------------------------------------------------------------------------------
 
 
 def connection_error(spec: RemoteSpec, exc: BaseException) -> SgtraceError:
+    return connection_error_for(spec.label, exc)
+
+
+def connection_error_for(label: str, exc: BaseException) -> SgtraceError:
     if isinstance(exc, SgtraceError):
         return exc
     if isinstance(exc, asyncssh.PermissionDenied):
         return AuthFailed(
-            f"{spec.label} refused every key offered",
+            f"{label} refused every key offered",
             "load a key into ssh-agent, give -i KEY, or set IdentityFile in ~/.ssh/config",
         )
     if isinstance(exc, asyncio.TimeoutError | TimeoutError):
         return ConnectionTimeout(
-            f"{spec.label} did not answer in time", "check that the host is up and reachable"
+            f"{label} did not answer in time", "check that the host is up and reachable"
         )
     if isinstance(exc, OSError | asyncssh.Error):
         reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
         return HostUnreachable(
-            f"cannot connect to {spec.label} ({reason})",
+            f"cannot connect to {label} ({reason})",
             "check the host name and port, or its Host entry in ~/.ssh/config",
         )
-    return HostUnreachable(f"cannot connect to {spec.label} ({exc})", "check the host")
+    return HostUnreachable(f"cannot connect to {label} ({exc})", "check the host")
