@@ -39,7 +39,8 @@ SSH = "ssh"
 SSH_KEYGEN = "ssh-keygen"
 INSTALL_HINT = (
     "install Debian's openssh-server and openssh-client "
-    "(apt-get install -y openssh-server openssh-client); .ci/run does this"
+    "(apt-get install -y openssh-server openssh-client); the test run installs them as root "
+    "(tests/system.py)"
 )
 READY_TIMEOUT = 15.0
 # sshd's own default PATH for a session; kept so tests can prepend a directory of fakes.

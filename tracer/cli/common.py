@@ -47,8 +47,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     ssh.add_argument(
         "--accept-new-host-key",
         action="store_true",
-        help="trust and record the key of a host not yet in known_hosts (a changed key is "
-        "always refused)",
+        help="trust and record the key of a host (or a ProxyJump's jump host) not yet in "
+        "known_hosts, where ssh would record it (a changed or revoked key is always refused)",
     )
     ssh.add_argument(
         "--known-hosts",
@@ -56,7 +56,11 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         help="a known_hosts file read first, and where an accepted key is recorded (the "
         "files the ssh config names, or OpenSSH's defaults, are read too)",
     )
-    ssh.add_argument("--ssh-config", type=Path, help="ssh config file (default ~/.ssh/config)")
+    ssh.add_argument(
+        "--ssh-config",
+        type=Path,
+        help="ssh config file (default ~/.ssh/config, then /etc/ssh/ssh_config, as ssh reads)",
+    )
     ssh.add_argument(
         "-i", "--identity", type=Path, action="append", default=[], help="private key file"
     )
@@ -71,7 +75,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     ssh.add_argument(
         "--no-host-key-check",
         action="store_true",
-        help="do not verify host keys at all (insecure: only on networks you trust)",
+        help="do not verify host keys at all, jump hosts' included (insecure: only on networks "
+        "you trust)",
     )
 
 
