@@ -188,12 +188,14 @@ def test_every_command_answers_on_a_tree_of_deep_files(tmp_path, monkeypatch, ca
     )
     for _ in ("parsed", "from the cache"):
         for command, *args in commands:
-            code, out, _ = run(capsys, command, str(clean), *args, "--quiet")
+            code, out, said = run(capsys, command, str(clean), *args, "--quiet")
             answer = (code, out.replace(str(clean), "SOURCE"))
-            assert code in (0, 1)  # explain: 1, the log is 12% off its formula
+            # explain: 1, the log is 12% off its formula; trace and export: 1, the value
+            # never reaches the local `tokens` (stderr says so, the tree's warnings after)
+            assert code in (0, 1)
             code, out, err = run(capsys, command, str(root), *args)
             assert (code, out.replace(str(root), "SOURCE")) == answer, command
-            assert err.splitlines() == [told], command
+            assert err.splitlines() == [*said.splitlines(), told], command
         code, out, err = run(capsys, "callgraph", str(root), "--warnings")
         graph = json.loads(out)
         _, out, _ = run(capsys, "callgraph", str(clean))

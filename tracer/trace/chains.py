@@ -14,7 +14,7 @@ from tracer.graph.steps import TRUSTED, Edge, Step
 from tracer.store import step_ids
 from tracer.trace.carriers import with_carriers
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
-from tracer.trace.ends import sink_goals, sink_paths, source_bindings
+from tracer.trace.ends import sink_goals, sink_paths, source_bindings, writes_setting
 from tracer.trace.origins import is_setting, origin_path, reads_itself
 from tracer.trace.routes import (
     MIN_ROUTE_BUDGET,
@@ -105,41 +105,57 @@ def chain_of(
     link: list[str] = []
     goals: list[str] = []
     budget = MIN_ROUTE_BUDGET
+    origins: dict[str, list[str]] = {}
+
+    def before(path: list[str]) -> list[str]:
+        # Where the link's first step comes from: a carrier's route is looked for from
+        # the flag that fills the field the link starts at (what every route is checked
+        # with), not from the field alone.
+        if direction == "backward":
+            return []
+        if path[0] not in origins:
+            origins[path[0]] = origin_path(graph, path[:1], seed_names, max_depth, edges)
+        return origins[path[0]][:-1]
+
+    def search(ends: set[str]) -> tuple[list[str], list[str], int]:
+        """The link from a seed to a binding of ENDS, the bindings, the other routes'
+        budget. Of all the places NAME is bound, the link starts from the one nearest such
+        a binding; the parameter itself first: a flag of NAME (or a field a flag sets) whose
+        value reaches one surely, before another binding nearer one (a script's
+        `server_args.x = ...` override, a result record's field of the same name)."""
+        targets = sink_goals(graph, ends)
+        spent = Budget()
+        named = [s for s in seeds if is_setting(graph, s)]
+        found: list[str] = []
+        if named and len(named) < len(seeds):
+            found = find_link(
+                graph, named, targets, max_depth, edges, set(), (TRUSTED,), before, budget=spent
+            )
+        if not found:
+            found = find_link(
+                graph, seeds, targets, max_depth, edges, set(), (TRUSTED, 0.0), before, budget=spent
+            )
+        return found, targets, max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * spent.used)
+
+    asked = sinks
+    hinted: list[str] = []  # a link to a hinted name that is not the value's main end
+    if not sinks and hints:
+        if seed_names & set(hints):
+            sinks = tuple(hints)  # a hinted name's own chain: from where it is computed
+        else:
+            link, goals, budget = search(set(hints))
+            if link and not sets_another_setting(graph, before(link) + link, seed_names):
+                sinks = tuple(hints)  # the value's own way there: the hint is its main end
+            else:
+                hinted, link, goals = link, [], []
     if sinks and seed_names & set(sinks):
         # A sink's own name: from the binding the others are copied from (the model runner's
         # `self.max_total_num_tokens = ...`, not a metrics record that keeps a copy).
         anchors = source_bindings(graph, seeds, set(sinks), edges)[:1] or seeds
     elif sinks:
-        # Of all the places NAME is bound, start from the one nearest a sink (backward: the
-        # path there is cut at NAME's last binding).
-        goals = sink_goals(graph, set(sinks))
-        spent = Budget()
-        # The parameter itself first: a flag of NAME (or a field a flag sets) whose value
-        # reaches a sink surely, before another binding nearer one (a script's
-        # `server_args.x = ...` override, a result record's field of the same name).
-        named = [s for s in seeds if is_setting(graph, s)]
-        origins: dict[str, list[str]] = {}
-
-        def before(path: list[str]) -> list[str]:
-            # Where the link's first step comes from: a carrier's route is looked for from
-            # the flag that fills the field the link starts at (what every route is checked
-            # with), not from the field alone.
-            if direction == "backward":
-                return []
-            if path[0] not in origins:
-                origins[path[0]] = origin_path(graph, path[:1], seed_names, max_depth, edges)
-            return origins[path[0]][:-1]
-
-        if named and len(named) < len(seeds):
-            link = find_link(
-                graph, named, goals, max_depth, edges, set(), (TRUSTED,), before, budget=spent
-            )
         if not link:
-            link = find_link(
-                graph, seeds, goals, max_depth, edges, set(), (TRUSTED, 0.0), before, budget=spent
-            )
-        budget = max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * spent.used)
-        anchors = link[:1] or seeds
+            link, goals, budget = search(set(sinks))
+        anchors = link[:1] or reaching_seed(graph, seeds, set(sinks), seed_names, max_depth)
         if direction == "backward":  # where the value comes from: up to its last binding
             bound = [i for i, step_id in enumerate(link) if step_id in seed_set]
             link = link[: bound[-1] + 1] if bound else []
@@ -150,15 +166,15 @@ def chain_of(
     if link:
         forward_part = link
     elif direction != "backward":
-        ends = sink_paths(
-            graph, backward_part[-1], set(sinks), seed_names, max_depth, edges, set(hints)
-        )
+        ends = sink_paths(graph, backward_part[-1], set(sinks), seed_names, max_depth, edges)
         forward_part = ends[0]
     else:
         forward_part = [backward_part[-1]]
     unwidened = [backward_part + forward_part[1:]]
     for other in ends[1:]:  # the other places the value may be said to end up
         unwidened.append(backward_part + other[1:])
+    if hinted and direction != "backward":  # the way to a hinted name, after the others
+        unwidened.append(before(hinted) + hinted)
     if link and direction != "backward":
         # Other routes leave the spine where the traced name is first bound, or after.
         anchor = next(
@@ -239,8 +255,35 @@ def chain_of(
         spine=tuple(spine),
         seeds=tuple(seeds),
         routes=tuple(tuple(route) for route in routes),
-        sinks=sinks,
-        sink_reached=ends_at_sink(graph, spine, link, sinks) if sinks else None,
+        sinks=asked,
+        sink_reached=ends_at_sink(graph, spine, link, asked) if asked else None,
+    )
+
+
+MAX_SEEDS_TRIED = 8  # bindings of the name asked whether their value reaches a local sink
+
+
+def reaching_seed(
+    graph: FlowGraph, seeds: list[str], sinks: set[str], names: set[str], max_depth: int
+) -> list[str]:
+    """The first of SEEDS whose value reaches a binding of a name in SINKS that no search for
+    an object's attribute finds (a local or a record's field of that name), alone; SEEDS as
+    they are when none of the first MAX_SEEDS_TRIED does."""
+    for seed in seeds[:MAX_SEEDS_TRIED]:
+        path = sink_paths(graph, seed, sinks, names, max_depth, {})[0]
+        if graph.step(path[-1]).name in sinks:
+            return [seed]
+    return seeds
+
+
+def sets_another_setting(graph: FlowGraph, route: list[str], names: set[str]) -> bool:
+    """Does ROUTE go through a write of another setting than NAMES (`self.other = f(x)`, where
+    `other` is a field a flag sets)? Then it is that setting's route: the value is an input
+    of the other setting's default, and where that one ends up is not where this one does."""
+    return any(
+        graph.step(s).name not in names and writes_setting(graph, s)
+        for s in route
+        if graph.step(s).kind != "field"
     )
 
 

@@ -33,14 +33,12 @@ def sink_paths(
     names: set[str],
     max_depth: int,
     edges: dict[tuple[str, str, str], Edge],
-    hints: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> list[list[str]]:
     """START ... sink: the first step binding a name in SINKS. Without one, where the value
     ends up: the nearest attributes that keep a value computed from the traced one (kept
     on a long-lived object), reached along sure steps if any is, the nearest first, up to
     MAX_ENDS, none on the way to another; else a return out of the tree; [START] when
-    there is none. The way to a binding of a name in HINTS, when the walk meets one and the
-    main end is not one, is one more end after the others."""
+    there is none."""
 
     is_sink = sink_test(graph, sinks)
 
@@ -78,33 +76,9 @@ def sink_paths(
     found = kept_ends(graph, trusted, names, realizable, edges) or kept_ends(
         graph, parent, names, realizable, edges
     )
-    ends = main_end_first(graph, found) if found else []
-    ends = ends or returned_out(graph, parent, realizable, edges) or [[start]]
-    return ends + hinted(graph, ends, trusted, parent, hints, realizable)
-
-
-def hinted(
-    graph: FlowGraph,
-    ends: list[list[str]],
-    trusted: dict[str, str | None],
-    parent: dict[str, str | None],
-    hints: set[str],
-    realizable: Callable[[list[str]], bool],
-) -> list[list[str]]:
-    """The way to a binding of a name in HINTS the walks met (along sure steps first), as one
-    path; none when the main end is such a binding, or another end already passes one."""
-    if not hints:
-        return []
-    is_hint = sink_test(graph, hints)
-    if any(is_hint(s) for path in ends for s in path):
-        return []
-    for walked in (trusted, parent):
-        for step in walked:  # breadth-first: the nearest first
-            if is_hint(step):
-                path = list(reversed(path_to(walked, step)))
-                if realizable(path):
-                    return [path]
-    return []
+    if found:
+        return main_end_first(graph, found)
+    return returned_out(graph, parent, realizable, edges) or [[start]]
 
 
 def main_end_first(graph: FlowGraph, found: list[list[str]]) -> list[list[str]]:
