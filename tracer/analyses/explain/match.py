@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from tracer.analyses.explain.logread import ZEROS, LogLine
+from tracer.analyses.explain.logread import LogLine, zeros
 from tracer.analyses.explain.loose import (
     LooseMatch,
     Shape,
@@ -145,7 +145,7 @@ class TemplateFinder:
         if len(message) > MAX_MESSAGE and len(message.strip()) > MAX_MESSAGE:
             return None  # holes match lazily: a huge line costs too much for what it carries
         message = message.strip()
-        key = (shape if shape is not None else message.translate(ZEROS)).strip()
+        key = (shape if shape is not None else zeros(message)).strip()
         known = self.shapes.get(key)
         if known is None:
             if len(self.shapes) >= MAX_SHAPES:

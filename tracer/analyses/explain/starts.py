@@ -59,7 +59,9 @@ class StartMarks:
     def see(self, line: LogLine, template: Template | None) -> None:
         """LINE, the next non-empty line of the log, printed by TEMPLATE (None: by no call)."""
         self.first_line = self.first_line or line.number
-        if self.pattern is not None and (found := self.pattern.search(line.message)):
+        pattern = self.pattern  # a settings print names its class: looked for first
+        named = pattern is not None and any(c in line.message for c in self.classes)
+        if named and pattern is not None and (found := pattern.search(line.message)):
             begin = self.bare_from or line.number  # the command line before it is its own
             self.printed.append((begin, found[0].split("(", 1)[0], line.number))
         if template is not None:

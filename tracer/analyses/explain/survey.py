@@ -57,28 +57,32 @@ def survey(
     """One read of LOG with FINDER's source. CLASSES: the settings classes whose print begins
     a start; SERVER_ONLY: match only the server's lines (all a fit needs)."""
     found = Survey(StartMarks(classes))
+    see = found.marks.see
+    lines = server = exact = loose = matched = 0  # counted here: a log has millions of lines
     for line, shape in log.shaped():
-        found.lines += 1
-        server = bool(line.time or line.ranks)
-        if server_only and not server:
+        lines += 1
+        stamped = bool(line.time or line.ranks)
+        if server_only and not stamped:
             continue
         chosen = finder.choose(line.message, shape)
-        found.marks.see(line, chosen.template if chosen is not None else None)
-        if server:
-            found.server += 1
+        see(line, chosen.template if chosen is not None else None)
+        if stamped:
+            server += 1
             if chosen is None:
                 found.first_missed = found.first_missed or line
             elif chosen.loose:
-                found.loose += 1
+                loose += 1
             else:
-                found.exact += 1
+                exact += 1
         if chosen is None:
             continue
-        found.matched += 1
-        if line.ranks:
+        matched += 1
+        if line.rank:
             found.ranks.add(line.rank)
         if chosen.loose:
             loose_call(found, line, chosen)
+    found.lines, found.server, found.exact, found.loose = lines, server, exact, loose
+    found.matched = matched
     return found
 
 
