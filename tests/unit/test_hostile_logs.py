@@ -47,7 +47,7 @@ def explain(root: Path, log: str, **popen: object) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         command,
         stdin=popen.pop("stdin", subprocess.DEVNULL),
-        stdout=subprocess.PIPE,
+        stdout=popen.pop("stdout", subprocess.PIPE),
         stderr=subprocess.PIPE,
         env=env,
         preexec_fn=limit_memory,
@@ -156,3 +156,69 @@ def test_a_fifo_wait_ends_cleanly_on_ctrl_c(root, tmp_path):
     process.send_signal(signal.SIGINT)
     code, out, err = answer(process)
     assert (code, out, err) == (130, "", "sgtrace: interrupted\n")
+
+
+# A server at work after its start: its decode reports (a logging call of the tree) and the
+# HTTP server's access lines (printed by no call), numbers changing on every line.
+RUNTIME = {
+    "pkg/scheduler.py": """
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+
+        def report(running, tokens, throughput):
+            logger.info(
+                f"Decode batch. #running-req: {running}, #token: {tokens}, "
+                f"gen throughput (token/s): {throughput:.2f}"
+            )
+    """,
+}
+SAME_PEAK = 4 << 10  # KB: a reader keeping 5 bytes of each line would grow by more
+
+
+def long_log(path: Path, lines: int) -> Path:
+    """LOG, then the server at work until the log has LINES lines."""
+    with path.open("w") as out:
+        out.write(LOG)
+        for n in range(lines - LOG.count("\n")):
+            if n % 4:
+                out.write(
+                    f"[2026-11-29 1{n // 36000 % 10}:{n // 600 % 60:02d}:{n // 10 % 60:02d} "
+                    f"TP{n % 2}] Decode batch. #running-req: {n % 50}, #token: {n % 9000}, "
+                    f"gen throughput (token/s): {n % 997 / 7:.2f}\n"
+                )
+            else:
+                out.write(
+                    f'INFO:     127.0.0.1:{40000 + n % 20000} - "POST /generate HTTP/1.1" 200 OK\n'
+                )
+    return path
+
+
+def peak(root: Path, log: Path) -> tuple[int, str]:
+    """The peak memory (KB) of `sgtrace explain ROOT --log LOG` in a process of its own, and
+    what it printed."""
+    out = log.with_suffix(".out")
+    with out.open("wb") as printed:
+        process = explain(root, str(log), stdout=printed)
+        _, status, usage = os.wait4(process.pid, 0)
+    assert process.stderr is not None
+    said = process.stderr.read().decode()
+    assert (os.waitstatus_to_exitcode(status), said) == (EXPLAINED_CODE, "")
+    return usage.ru_maxrss, out.read_text()
+
+
+def test_a_log_ten_times_longer_is_read_in_the_same_memory(root, tmp_path):
+    for rel, text in RUNTIME.items():
+        (root / rel).write_text(textwrap.dedent(text).lstrip("\n"))
+    short, printed = peak(root, long_log(tmp_path / "short.log", 10**5))
+    long, printed_long = peak(root, long_log(tmp_path / "long.log", 10**6))
+    assert EXPLAINED in printed
+    # The same explanation; only the counts of lines differ.
+    counts = ("750000 of 1000000 log lines", "of the log's 750001 server lines")
+    assert all(count in printed_long for count in counts)
+    shorter = ("75000 of 100000 log lines", "of the log's 75001 server lines")
+    for count, short_count in zip(counts, shorter, strict=True):
+        printed_long = printed_long.replace(count, short_count)
+    assert printed_long == printed
+    assert long - short < SAME_PEAK, (short, long)
