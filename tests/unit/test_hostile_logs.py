@@ -1,8 +1,10 @@
 """Logs built to hurt: devices that never end (`--log /dev/zero`, `/dev/urandom`, `--log - <
-/dev/zero`), binary and endless pipes, a FIFO nothing writes to. Each runs the `sgtrace`
-script in its own process under a memory limit and a timeout, so a read bounded by a size
-the file gives (0 for a device) fails at once instead of filling the machine's memory; the
-answer is one line, or the explanation when the log is a log."""
+/dev/zero`), binary and endless pipes, a FIFO nothing writes to, a log ten times longer. Each
+runs the `sgtrace` script in its own process under a memory limit and a timeout, so a read
+bounded by a size the file gives (0 for a device) fails at once instead of filling the
+machine's memory; the answer is one line, or the explanation when the log is a log. Then what
+a long log is read with: lines cut wherever its chunks end, a line of megabytes, a start of
+many lines of one call, many starts, a file cut short while it is read."""
 
 from __future__ import annotations
 
@@ -18,6 +20,12 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_explain_snippets import LOG, TREE
+from tracer.analyses.explain.explain import explain as explain_log
+from tracer.analyses.explain.logread import MAX_LINE, Log, LogLine
+from tracer.analyses.explain.survey import KEPT_PER_KIND
+from tracer.cli.logs import read_path
+from tracer.errors import LogUnreadable
+from tracer.session import Session
 
 MEMORY = 1 << 30  # address space for the whole process: reading a 256 MB stream fits
 SECONDS = 60
@@ -222,3 +230,67 @@ def test_a_log_ten_times_longer_is_read_in_the_same_memory(root, tmp_path):
         printed_long = printed_long.replace(count, short_count)
     assert printed_long == printed
     assert long - short < SAME_PEAK, (short, long)
+
+
+# Line ends of every kind `str.splitlines` knows, colours, a digit that is not ASCII.
+ODD = (
+    "[2026-11-29 10:00:00 TP0] a=1\r\n\x1b[31m[2026-11-29 10:00:01 TP1] b=\u06632\x1b[0m\r"
+    "plain 7\x0c\n[gpu_id=3] c \u00b7 5  \u2028last"
+)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
+def test_a_log_is_cut_into_lines_wherever_its_chunks_end(size):
+    log = Log(lambda: (ODD[i : i + size] for i in range(0, len(ODD), size)))
+    assert list(log) == [
+        LogLine(1, "2026-11-29 10:00:00", (("TP", 0),), "a=1", "TP0"),
+        LogLine(2, "2026-11-29 10:00:01", (("TP", 1),), "b=\u06632", "TP1"),
+        LogLine(3, "", (), "plain 7", ""),
+        LogLine(5, "", (("gpu_id=", 3),), "[gpu_id=3] c \u00b7 5", "gpu_id=3"),
+        LogLine(6, "", (), "last", ""),
+    ]
+    # Each message's shape: its ASCII digits all 0.
+    shapes = [shape for _, shape in log.shaped()]
+    assert shapes == ["a=0", "b=\u06630", "plain 0", "[gpu_id=0] c \u00b7 0", "last"]
+
+
+def test_a_line_of_megabytes_is_read_up_to_its_first_mib():
+    text = "[2026-11-29 10:00:00] first\n" + "x" * (3 << 20) + "\n[2026-11-29 10:00:02] third\n"
+    lines = list(Log.of_text(text))
+    assert [(line.number, len(line.message)) for line in lines] == [(1, 5), (2, MAX_LINE), (3, 5)]
+
+
+def test_a_start_keeps_the_first_lines_of_each_call_on_each_rank(snippet_session):
+    tree: Session = snippet_session(TREE)
+    load_end = "[2026-11-29 10:00:11 TP0] Load end. avail mem={:.2f} GB\n"
+    log = LOG + "".join(load_end.format(20 + n / 100) for n in range(2 * KEPT_PER_KIND))
+    e, alone = (explain_log(tree, text, "fraction", ("size",)) for text in (log, LOG))
+    # Bound as in LOG alone; of the 512 lines after it, the first 255 are kept.
+    bound = [[(b.name, b.value, b.why) for b in x.bindings.values()] for x in (e, alone)]
+    assert bound[0] == bound[1] and e.result == alone.result
+    ends = [o.line.number for o in e.timeline if o.template.literal.startswith("Load end")]
+    assert ends == [5, *range(7, 7 + KEPT_PER_KIND - 1)]
+
+
+def test_many_starts_are_named_by_their_first_and_last(snippet_session):
+    e = explain_log(snippet_session(TREE), LOG * 12, "fraction", ("size",))
+    assert (e.start, e.starts) == (12, 12)
+    assert e.notes[0] == (
+        "the log holds 12 server starts (each begins with Args(...) at log lines 1, 7, 13, 19, "
+        "25, ..., 43, 49, 55, 61, 67); start 12 (log lines 67 to the end) is explained, with its "
+        "own lines only: --start N explains another"
+    )
+
+
+def test_a_log_cut_short_while_it_is_read_says_so(tmp_path):
+    path = tmp_path / "server.log"
+    path.write_text(LOG * 1000)
+    log = read_path(path, str(path))
+    assert len(list(log)) == 6000
+    path.write_text(LOG)  # rotated in place: cut short
+    with pytest.raises(LogUnreadable) as error:
+        list(log)
+    assert str(error.value) == (
+        f"the log {path} was cut short while it was read: give a copy of the log that nothing "
+        "writes to"
+    )

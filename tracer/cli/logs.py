@@ -1,11 +1,14 @@
 """The server log `explain` and `walk --log` read: a file, standard input, a pipe, or a systemd
-unit's journal on the source's host.
+unit's journal on the source's host, opened as a `Log` that explain reads as it arrives, once
+per pass, never whole.
 
 Every read is bounded by the bytes actually read, never by the size a file gives (a device
-says 0): a file is read from its end, at most MAX_LOG_BYTES; a stream (standard input, a
-FIFO, `<(command)`) up to MAX_LOG_BYTES, and refused past it, since its end cannot be had
-without reading all of it. A device or a socket is refused unopened. A stream that stays
-silent is said to be waited for, so that a FIFO nothing writes to does not look like a hang."""
+says 0): a file is read from its end, at most MAX_LOG_BYTES, the same bytes at each pass; a
+stream (standard input, a FIFO, `<(command)`) up to MAX_LOG_BYTES, and refused past it, since
+its end cannot be had without reading all of it; it is kept in a temporary file while it is
+read, since it cannot be read twice. A device or a socket is refused unopened. A stream that
+stays silent is said to be waited for, so that a FIFO nothing writes to does not look like a
+hang."""
 
 from __future__ import annotations
 

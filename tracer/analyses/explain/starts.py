@@ -16,6 +16,7 @@ from tracer.analyses.explain.logread import LogLine
 from tracer.analyses.explain.templates import Template
 
 END = 10**12
+MAX_RANKS = 4096  # ranks followed; a server has a few hundred at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,22 +66,27 @@ class StartMarks:
             begin = self.bare_from or line.number  # the command line before it is its own
             self.printed.append((begin, found[0].split("(", 1)[0], line.number))
         if template is not None:
-            rank = line.rank
-            firsts = self.firsts.get(rank)
-            if firsts is None:
-                at = array("q", [line.number])
-                self.firsts[rank] = FirstAgain(template, at, array("q", at))
-            elif template is not firsts.first:
-                firsts.others = True
-            elif firsts.others:
-                # The launcher's lines just before a rank's begin belong to its start.
-                begin = (self.unranked_from or line.number) if rank else line.number
-                firsts.begins.append(begin)
-                firsts.ats.append(line.number)
-                firsts.others = False
+            self.first_again(line, template)
         self.unranked_from = None if line.ranks else self.unranked_from or line.number
         bare = not (line.ranks or line.time)
         self.bare_from = (self.bare_from or line.number) if bare else None
+
+    def first_again(self, line: LogLine, template: Template) -> None:
+        """LINE's rank printed TEMPLATE: its first message again, after others?"""
+        rank = line.rank
+        firsts = self.firsts.get(rank)
+        if firsts is None:
+            if len(self.firsts) < MAX_RANKS:  # past it, a rank's lines count, not its starts
+                at = array("q", [line.number])
+                self.firsts[rank] = FirstAgain(template, at, array("q", at))
+        elif template is not firsts.first:
+            firsts.others = True
+        elif firsts.others:
+            # The launcher's lines just before a rank's begin belong to its start.
+            begin = (self.unranked_from or line.number) if rank else line.number
+            firsts.begins.append(begin)
+            firsts.ats.append(line.number)
+            firsts.others = False
 
     def starts(self, rank: str) -> list[Start]:
         """The starts of the log, in order; RANK: the rank whose repeated first message

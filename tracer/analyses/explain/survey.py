@@ -17,7 +17,7 @@ from tracer.analyses.explain.match import (
     found_values,
     matched_line,
 )
-from tracer.analyses.explain.starts import END, Start, StartMarks
+from tracer.analyses.explain.starts import END, MAX_RANKS, Start, StartMarks
 
 KEPT_PER_KIND = 256  # a start's lines of one call on one rank (real logs: at most 48)
 MAX_KEPT_LINES = 1 << 16
@@ -77,7 +77,7 @@ def survey(
         if chosen is None:
             continue
         matched += 1
-        if line.rank:
+        if line.rank and len(found.ranks) < MAX_RANKS:
             found.ranks.add(line.rank)
         if chosen.loose:
             loose_call(found, line, chosen)
