@@ -55,7 +55,8 @@ def survey(
     finder: TemplateFinder, log: Log, classes: frozenset[str], server_only: bool = False
 ) -> Survey:
     """One read of LOG with FINDER's source. CLASSES: the settings classes whose print begins
-    a start; SERVER_ONLY: match only the server's lines (all a fit needs)."""
+    a start; SERVER_ONLY: match only the server's lines, and look for no start (all a fit
+    needs)."""
     found = Survey(StartMarks(classes))
     see = found.marks.see
     lines = server = exact = loose = matched = 0  # counted here: a log has millions of lines
@@ -65,7 +66,8 @@ def survey(
         if server_only and not stamped:
             continue
         chosen = finder.choose(line.message, shape)
-        see(line, chosen.template if chosen is not None else None)
+        if not server_only:
+            see(line, chosen.template if chosen is not None else None)
         if stamped:
             server += 1
             if chosen is None:
