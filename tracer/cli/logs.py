@@ -66,7 +66,8 @@ def read_log_text(args: argparse.Namespace, ssh_options: SshOptions | None) -> s
 
 
 def log_digest(log: Log) -> str:
-    """LOG's content hash, as `content_hash` makes it of its text, read as it arrives."""
+    """LOG's content hash (of its text, as `content_hash` makes it), read as it arrives: what
+    the fits of releases are kept by."""
     digest = hashlib.blake2b(digest_size=16)
     for chunk in log.chunks():
         digest.update(chunk.encode())
@@ -109,12 +110,12 @@ def read_open(fd: int, name: str) -> Log:
     FIFO, a socket, a terminal) up to the cap, kept in a temporary file."""
     handle = os.fdopen(fd, "rb", buffering=0)
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISREG(mode):
-            start = max(0, os.fstat(fd).st_size - MAX_LOG_BYTES)
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            start = max(0, info.st_size - MAX_LOG_BYTES)
             return log_file(LogBytes(handle, start, name).measured(), name)
-        if not (stat.S_ISSOCK(mode) or os.isatty(fd)):
-            refuse_device(mode, name)
+        if not (stat.S_ISSOCK(info.st_mode) or os.isatty(fd)):
+            refuse_device(info.st_mode, name)
         return log_file(read_stream(handle, name), name)
     except OSError as exc:
         handle.close()
