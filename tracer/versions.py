@@ -112,6 +112,7 @@ FITS = CachedKind(
         "analyses/explain/match.py",
         "analyses/explain/loose.py",
         "analyses/explain/logread.py",
+        "analyses/explain/survey.py",
         "sources/pypi_releases.py",
     ),
     made_from=(RELEASES, TEMPLATES),

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from tracer.cli import presets
 from tracer.cli.common import SOURCE_FORMS, Trees, add_common, say
-from tracer.cli.logs import read_log_text
+from tracer.cli.logs import log_digest, open_log
 from tracer.errors import SgtraceError
 
 if TYPE_CHECKING:
     from tracer.analyses.explain.fit import Fit
-    from tracer.analyses.explain.logread import LogLine
+    from tracer.analyses.explain.logread import Log
 
 MAX_GIVEN = 1e15
 CANDIDATES = 3  # releases tried: the last uploaded before the log
@@ -103,12 +103,12 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
             f"--tokens {args.tokens}: a token count is positive", "e.g. --tokens 200000"
         )
     given = given_values(args.set)
-    log_text = read_log_text(args, trees.ssh)
-    source, said = choose_source(args, trees, log_text)
+    log = open_log(args, trees.ssh)
+    source, said = choose_source(args, trees, log)
     session = trees.session(source)
     explanation = explain(
         session,
-        log_text,
+        log,
         args.param,
         args.to or presets.SINKS,
         rank=args.rank,
@@ -132,19 +132,17 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     return 0 if verdict(explanation).reproduced else 1
 
 
-def choose_source(args: argparse.Namespace, trees: Trees, log_text: str) -> tuple[str, list[str]]:
+def choose_source(args: argparse.Namespace, trees: Trees, log: Log) -> tuple[str, list[str]]:
     """The source to explain the log with, and what to say of the choice first: the given
     SOURCE (and the best-fitting release when it fits poorly), or the best-fitting release."""
     from tracer.analyses.explain.fit import fit
-    from tracer.analyses.explain.logread import read_log
 
-    lines = read_log(log_text)
-    fits = ReleaseFits(trees, log_text, lines)
+    fits = ReleaseFits(trees, log)
     if args.source is not None and args.release is None:
-        given = fit(trees.session(args.source), lines)
+        given = fit(trees.session(args.source), log)
         if given.score >= POOR_FIT:
             return args.source, []
-        best, tried = best_release(fits, lines)
+        best, tried = best_release(fits, log)
         return args.source, [
             f"{args.source} fits the log poorly ({given.shown}); "
             f"{best.label} fits it best ({best.shown}); {fits.told(tried)}"
@@ -153,33 +151,35 @@ def choose_source(args: argparse.Namespace, trees: Trees, log_text: str) -> tupl
         raise SgtraceError(
             "give SOURCE or --release auto, not both", "leave out SOURCE to pick the release"
         )
-    best, tried = best_release(fits, lines)
+    best, tried = best_release(fits, log)
     return best.label, [f"Release: {best.label}, the best fit ({best.shown}); {fits.told(tried)}"]
 
 
 class ReleaseFits:
     """How well each release of the package fits one log: kept from an earlier run (by the
-    log's content hash), else scored by opening the release (a download and an index when
-    the cache lacks it) and kept."""
+    log's content hash, read when a release is first asked for), else scored by opening the
+    release (a download and an index when the cache lacks it) and kept."""
 
-    def __init__(self, trees: Trees, log_text: str, lines: list[LogLine]) -> None:
-        from tracer.sources.pypi_releases import kept_fits
-
-        self.trees, self.log_text, self.lines = trees, log_text, lines
-        self.kept = kept_fits(log_text)
+    def __init__(self, trees: Trees, log: Log) -> None:
+        self.trees, self.log = trees, log
+        self.digest = ""
+        self.kept: dict[str, tuple[int, int, int]] = {}
         self.opened = 0  # releases opened by this run
 
     def __call__(self, version: str) -> Fit:
         from tracer.analyses.explain.fit import Fit, fit
-        from tracer.sources.pypi_releases import keep_fits
+        from tracer.sources.pypi_releases import keep_fits, kept_fits
 
         label = f"pypi:{presets.PACKAGE}=={version}"
+        if not self.digest:
+            self.digest = log_digest(self.log)
+            self.kept = kept_fits(self.digest)
         if version in self.kept:
             return Fit(label, *self.kept[version])
-        found = fit(self.trees.session(label), self.lines)
+        found = fit(self.trees.session(label), self.log)
         self.opened += 1
         self.kept[version] = (found.exact, found.loose, found.lines)
-        keep_fits(self.log_text, {version: self.kept[version]})  # each at once: a stop keeps it
+        keep_fits(self.digest, {version: self.kept[version]})  # each at once: a stop keeps it
         return found
 
     def told(self, tried: list[Fit]) -> str:
@@ -191,7 +191,7 @@ class ReleaseFits:
         )
 
 
-def best_release(fits: ReleaseFits, lines: list[LogLine]) -> tuple[Fit, list[Fit]]:
+def best_release(fits: ReleaseFits, lines: Log) -> tuple[Fit, list[Fit]]:
     """The final release of the package whose logging calls fit LINES best (ties: the newer,
     and the newest post-release of the version that could have printed the log),
     and the fits of those tried: the release the log names first, kept when it fits; then

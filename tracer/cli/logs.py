@@ -1,24 +1,31 @@
 """The server log `explain` and `walk --log` read: a file, standard input, a pipe, or a systemd
-unit's journal on the source's host.
+unit's journal on the source's host, opened as a `Log` that explain reads as it arrives, once
+per pass, never whole.
 
 Every read is bounded by the bytes actually read, never by the size a file gives (a device
-says 0): a file is read from its end, at most MAX_LOG_BYTES; a stream (standard input, a
-FIFO, `<(command)`) up to MAX_LOG_BYTES, and refused past it, since its end cannot be had
-without reading all of it. A device or a socket is refused unopened. A stream that stays
-silent is said to be waited for, so that a FIFO nothing writes to does not look like a hang."""
+says 0): a file is read from its end, at most MAX_LOG_BYTES, the same bytes at each pass; a
+stream (standard input, a FIFO, `<(command)`) up to MAX_LOG_BYTES, and refused past it, since
+its end cannot be had without reading all of it; it is kept in a temporary file while it is
+read, since it cannot be read twice. A device or a socket is refused unopened. A stream that
+stays silent is said to be waited for, so that a FIFO nothing writes to does not look like a
+hang."""
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import hashlib
 import os
 import select
 import stat
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
+from tracer.analyses.explain.logread import Log
 from tracer.errors import LogUnreadable
-from tracer.sources.snapshot import read_at_most
 
 if TYPE_CHECKING:
     from tracer.sources.remote import SshOptions
@@ -38,17 +45,33 @@ NOT_A_LOG = (
 )
 
 
-def read_log_text(args: argparse.Namespace, ssh_options: SshOptions | None) -> str:
+def open_log(args: argparse.Namespace, ssh_options: SshOptions | None) -> Log:
+    """The log ARGS name, read as it arrives each time it is read: a file's end, standard input
+    or a stream kept in a temporary file first (it cannot be read twice), a journal's text."""
     if args.log == "-":
-        return log_text(read_open(stdin_fd(), STDIN), STDIN)
+        return read_open(duplicate(stdin_fd(), STDIN), STDIN)
     if args.log is not None:
-        return log_text(read_path(Path(args.log).expanduser(), args.log), args.log)
+        return read_path(Path(args.log).expanduser(), args.log)
     from tracer.cli.common import PACKAGE
     from tracer.sources.journal import read_journal
     from tracer.sources.remote import SshOptions, parse_remote
 
     remote = None if Path(args.source).expanduser().exists() else parse_remote(args.source)
-    return read_journal(args.journal, remote, ssh_options or SshOptions(), PACKAGE)
+    return Log.of_text(read_journal(args.journal, remote, ssh_options or SshOptions(), PACKAGE))
+
+
+def read_log_text(args: argparse.Namespace, ssh_options: SshOptions | None) -> str:
+    """The whole text of the log ARGS name (`walk --log`)."""
+    return "".join(open_log(args, ssh_options).chunks())
+
+
+def log_digest(log: Log) -> str:
+    """LOG's content hash (of its text, as `content_hash` makes it), read as it arrives: what
+    the fits of releases are kept by."""
+    digest = hashlib.blake2b(digest_size=16)
+    for chunk in log.chunks():
+        digest.update(chunk.encode())
+    return digest.hexdigest()
 
 
 def stdin_fd() -> int:
@@ -59,11 +82,19 @@ def stdin_fd() -> int:
         return -1
 
 
+def duplicate(fd: int, name: str) -> int:
+    """A descriptor of FD's file the log may close (standard input stays open)."""
+    try:
+        return os.dup(fd)
+    except OSError as exc:
+        raise unreadable(name, exc) from None
+
+
 def described(name: str) -> str:
     return name if name == STDIN else f"the log {name}"
 
 
-def read_path(path: Path, name: str) -> bytes:
+def read_path(path: Path, name: str) -> Log:
     """The log at PATH: looked at before it is opened (a device is never opened), opened
     without blocking (a FIFO nothing writes to yet), and looked at again once open."""
     try:
@@ -71,24 +102,27 @@ def read_path(path: Path, name: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise unreadable(name, exc) from None
-    try:
-        return read_open(fd, name)
-    finally:
-        os.close(fd)
+    return read_open(fd, name)
 
 
-def read_open(fd: int, name: str) -> bytes:
-    """The log open as FD: a regular file's end, or a stream (a pipe, a FIFO, a socket, a
-    terminal) up to the cap."""
+def read_open(fd: int, name: str) -> Log:
+    """The log open as FD (the log's to close): a regular file's end, or a stream (a pipe, a
+    FIFO, a socket, a terminal) up to the cap, kept in a temporary file."""
+    handle = os.fdopen(fd, "rb", buffering=0)
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISREG(mode):
-            return read_end(fd)
-        if not (stat.S_ISSOCK(mode) or os.isatty(fd)):
-            refuse_device(mode, name)
-        return read_stream(fd, name)
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            start = max(0, info.st_size - MAX_LOG_BYTES)
+            return log_file(LogBytes(handle, start, name).measured(), name)
+        if not (stat.S_ISSOCK(info.st_mode) or os.isatty(fd)):
+            refuse_device(info.st_mode, name)
+        return log_file(read_stream(handle, name), name)
     except OSError as exc:
+        handle.close()
         raise unreadable(name, exc) from None
+    except LogUnreadable:
+        handle.close()
+        raise
 
 
 def unreadable(name: str, error: OSError) -> LogUnreadable:
@@ -103,39 +137,112 @@ def refuse_device(mode: int, name: str) -> None:
     raise LogUnreadable(f"{described(name)} is {kind}, not a log", GIVE_LOG)
 
 
-def read_end(fd: int) -> bytes:
-    """The last MAX_LOG_BYTES of the regular file FD, or all of it if shorter; never more,
-    whatever size it gave (a log still written to grows while it is read)."""
-    size = os.fstat(fd).st_size
-    start = max(0, size - MAX_LOG_BYTES)
-    os.lseek(fd, start, os.SEEK_SET)
-    with open(fd, "rb", closefd=False) as handle:
-        data = read_at_most(handle, size - start, MAX_LOG_BYTES)
-    return data[:MAX_LOG_BYTES] if len(data) > MAX_LOG_BYTES else data
+class LogBytes:
+    """The bytes of an open regular file from START on, read again at each pass: as many as
+    the first read found (a log still written to grows meanwhile), MAX_LOG_BYTES at most."""
+
+    def __init__(self, handle: BinaryIO, start: int, name: str) -> None:
+        self.handle, self.start, self.name = handle, start, name
+        self.length = 0
+        self.head = b""  # the first HEAD_BYTES: what the log is (compressed? text?)
+        self.nuls = 0  # NUL bytes: a text holds none
+
+    def measured(self) -> LogBytes:
+        """Read through once: how long it is, its head, its NULs."""
+        offset = self.start
+        while self.length < MAX_LOG_BYTES:
+            data = os.pread(
+                self.handle.fileno(), min(CHUNK_BYTES, MAX_LOG_BYTES - self.length), offset
+            )
+            if not data:
+                break
+            if len(self.head) < HEAD_BYTES:
+                self.head += data[: HEAD_BYTES - len(self.head)]
+            self.nuls += data.count(b"\0")
+            self.length += len(data)
+            offset += len(data)
+        return self
+
+    def chunks(self) -> Iterator[bytes]:
+        offset, end = self.start, self.start + self.length
+        while offset < end:
+            data = os.pread(self.handle.fileno(), min(CHUNK_BYTES, end - offset), offset)
+            if not data:
+                raise LogUnreadable(
+                    f"{described(self.name)} was cut short while it was read",
+                    "give a copy of the log that nothing writes to",
+                )
+            offset += len(data)
+            yield data
 
 
-def read_stream(fd: int, name: str) -> bytes:
-    """All a stream sends, up to MAX_LOG_BYTES (LogUnreadable past it). Its first bytes are
-    looked at as soon as they come, so a binary stream (/dev/zero piped) stops at once."""
+def log_file(data: LogBytes, name: str) -> Log:
+    """DATA read as text; a compressed or binary file is one clear error, UTF-16 is read as
+    such."""
+    refuse_binary(data.head, name)
+    if data.head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        encoding = "utf-16"
+    elif data.nuls > data.length // 100:
+        raise LogUnreadable(f"{described(name)} is not text", "give the server's log as text")
+    else:
+        encoding = "utf-8"
+
+    def chunks() -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder(encoding)("replace")
+        for chunk in data.chunks():
+            yield decoder.decode(chunk)
+        yield decoder.decode(b"", final=True)
+
+    return Log(chunks)
+
+
+def read_stream(handle: BinaryIO, name: str) -> LogBytes:
+    """All a stream sends, up to MAX_LOG_BYTES (LogUnreadable past it), kept in a temporary
+    file. Its first bytes are looked at as soon as they come, so a binary stream (/dev/zero
+    piped) stops at once."""
+    fd = handle.fileno()
     wait_for(fd, name)
     os.set_blocking(fd, True)
-    chunks: list[bytes] = []
-    received = 0
-    looked = False
+    kept = keeper(name)
+    data = LogBytes(kept, 0, name)
     while chunk := os.read(fd, CHUNK_BYTES):
-        chunks.append(chunk)
-        received += len(chunk)
-        if not looked and received >= HEAD_BYTES:
-            refuse_binary(b"".join(chunks)[:HEAD_BYTES], name)
-            looked = True
-        if received > MAX_LOG_BYTES:
+        if data.length + len(chunk) > MAX_LOG_BYTES:
+            kept.close()
             raise LogUnreadable(
                 f"{described(name)} sent over {MAX_LOG_BYTES >> 20} MB, and a stream is read "
                 "from its start",
                 "give the log as a file (it is read from its end), or pipe in only its end: "
                 f"tail -c {MAX_LOG_BYTES >> 20}M server.log | sgtrace explain SOURCE --log -",
             )
-    return b"".join(chunks)
+        if len(data.head) < HEAD_BYTES:
+            data.head += chunk[: HEAD_BYTES - len(data.head)]
+            if len(data.head) == HEAD_BYTES:
+                refuse_binary(data.head, name)
+        try:
+            kept.write(chunk)
+            kept.flush()  # read back by its descriptor
+        except OSError as exc:
+            kept.close()
+            raise not_kept(name, exc) from None
+        data.nuls += chunk.count(b"\0")
+        data.length += len(chunk)
+    handle.close()
+    return data
+
+
+def keeper(name: str) -> BinaryIO:
+    """A temporary file, gone once closed, that a stream is kept in while it is read."""
+    try:
+        return tempfile.TemporaryFile(prefix="sgtrace-log-")
+    except OSError as exc:
+        raise not_kept(name, exc) from None
+
+
+def not_kept(name: str, error: OSError) -> LogUnreadable:
+    return LogUnreadable(
+        f"cannot keep {described(name)} while it is read: {error.strerror or error}",
+        f"set TMPDIR to a folder with room for {MAX_LOG_BYTES >> 20} MB, or give the log as a file",
+    )
 
 
 def wait_for(fd: int, name: str) -> None:
@@ -152,16 +259,6 @@ def wait_for(fd: int, name: str) -> None:
         where = "standard input"
     print(f"sgtrace: waiting for the log on {where}; Ctrl-C stops", file=sys.stderr, flush=True)
     select.select([fd], [], [])
-
-
-def log_text(data: bytes, name: str) -> str:
-    """DATA as text; a compressed or binary file is one clear error, UTF-16 is read as such."""
-    refuse_binary(data[:HEAD_BYTES], name)
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return data.decode("utf-16", "replace")
-    if data.count(b"\0") > len(data) // 100:
-        raise LogUnreadable(f"{described(name)} is not text", "give the server's log as text")
-    return data.decode("utf-8", "replace")
 
 
 def refuse_binary(head: bytes, name: str) -> None:

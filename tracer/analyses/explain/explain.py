@@ -16,14 +16,15 @@ from tracer.analyses.explain.defaults import settings_state
 from tracer.analyses.explain.evaluate import Evaluation, Formula
 from tracer.analyses.explain.explanation import Explanation
 from tracer.analyses.explain.interpvalues import Val
-from tracer.analyses.explain.logread import LogLine, read_log
-from tracer.analyses.explain.match import Matched, TemplateFinder, match_lines
+from tracer.analyses.explain.logread import Log, LogLine
+from tracer.analyses.explain.match import TemplateFinder
 from tracer.analyses.explain.measured import Measurements, first_free
 from tracer.analyses.explain.notes import formula_alone, loose_notes, starts_note, unmatched_note
 from tracer.analyses.explain.observed import after_formula, carriers, find_observed, timeline
 from tracer.analyses.explain.settings import StartSettings
 from tracer.analyses.explain.split import PassedBy
-from tracer.analyses.explain.starts import Start, find_starts
+from tracer.analyses.explain.starts import Start
+from tracer.analyses.explain.survey import Survey, start_lines, survey
 from tracer.analyses.explain.whatif import decide_by_count, solve_missing, what_ifs
 from tracer.errors import SgtraceError
 from tracer.graph.steps import Edge, Step
@@ -45,7 +46,7 @@ class LogNotFromSource(SgtraceError):
 
 def explain(
     session: Session,
-    log_text: str,
+    log: str | Log,
     param: str,
     sinks: Iterable[str],
     rank: str | None = None,
@@ -53,10 +54,11 @@ def explain(
     given: dict[str, float] | None = None,
     start: int | None = None,
 ) -> Explanation:
-    """Bind LOG_TEXT to the formula on PARAM's spine in SESSION's source and evaluate it, for
-    the START-th start of the log (1-based; the last by default)."""
-    lines = read_log(log_text)
-    if not lines:
+    """Bind LOG (a text, or a Log read as it arrives) to the formula on PARAM's spine in
+    SESSION's source and evaluate it, for the START-th start of the log (1-based; the last by
+    default)."""
+    log = log if isinstance(log, Log) else Log.of_text(log)
+    if next(iter(log), None) is None:
         raise EmptyLog("the log is empty", "give the server's log: --log FILE, - or --journal")
     sinks = tuple(sinks)
     chain = trace(session.graph, param, sinks=sinks)
@@ -68,20 +70,22 @@ def explain(
             "`sgtrace trace` shows where it goes; explain needs a computed value on its way",
         )
     finder = TemplateFinder(session.facts)
-    matched = match_lines(finder, lines)
+    settings = frozenset(s.symbol.split(".")[0] for s in spine if s.kind == "field")
+    surveyed = survey(finder, log, settings)
     session.facts.flush()
-    if not matched:
+    if not surveyed.matched:
         raise LogNotFromSource(
-            f"none of the {len(lines)} lines of the log was printed by a logging call of "
+            f"none of the {surveyed.lines} lines of the log was printed by a logging call of "
             f"{session.snapshot.label}",
             "give the log of a server running this source (the same release or checkout)",
         )
     holding = objects_holding(chain.spine, chain.edges)
-    binder = Binder(session, spine, first, lines, matched, sinks, rank, given or {}, start)
+    binder = Binder(session, spine, first, surveyed, sinks, rank, given or {}, start)
+    binder.read_start(finder, log)
     binder.holding = holding[first:]
     result = binder.run(param, tokens)
-    result.log_lines = len(lines)
-    result.matched_lines = len(matched)
+    result.log_lines = surveyed.lines
+    result.matched_lines = surveyed.matched
     result.start, result.starts = binder.start.number, len(binder.starts)
     unused = unused_given(given or {}, result)
     if unused:
@@ -89,8 +93,8 @@ def explain(
             f"--set {', '.join(sorted(unused))}: not a value the formula reads",
             "its values: " + ", ".join(b.name for b in result.bindings.values()),
         )
-    result.notes.extend(unmatched_note(lines, matched))
-    result.notes.extend(loose_notes(matched))
+    result.notes.extend(unmatched_note(surveyed))
+    result.notes.extend(loose_notes(surveyed))
     return result
 
 
@@ -122,8 +126,7 @@ class Binder(LogBindings):
         session: Session,
         spine: list[Step],
         first: int,
-        lines: list[LogLine],
-        matched: list[Matched],
+        surveyed: Survey,
         sinks: tuple[str, ...],
         rank: str | None,
         given: dict[str, float],
@@ -138,27 +141,30 @@ class Binder(LogBindings):
         self.sinks = sinks
         self.notes: list[str] = []
         # Lines without a rank tag (the launcher's) belong to every rank.
-        seen = sorted({m.line.rank for m in matched if m.line.rank}, key=rank_order) or [""]
+        seen = sorted(surveyed.ranks, key=rank_order) or [""]
         if rank is not None and rank not in seen:
             raise SgtraceError(
                 f"no line of rank {rank} in the log",
                 f"ranks seen: {', '.join(r or '(none)' for r in seen) or 'none'}",
             )
-        settings = frozenset(s.symbol.split(".")[0] for s in spine if s.kind == "field")
-        self.starts = find_starts(lines, matched, rank or seen[0], settings)
+        self.asked = rank
+        self.starts = surveyed.marks.starts(rank or seen[0])
         self.start = chosen_start(self.starts, start)
-        self.lines = [line for line in lines if self.start.holds(line.number)]
-        self.matched = [m for m in matched if self.start.holds(m.line.number)]
-        ranks = sorted({m.line.rank for m in self.matched if m.line.rank}, key=rank_order)
-        self.ranks = tuple(ranks or [""])
-        if rank is not None and rank not in self.ranks:
-            raise SgtraceError(
-                f"no line of rank {rank} in start {self.start.number} of the log",
-                f"its ranks: {', '.join(r or '(none)' for r in self.ranks)}",
-            )
-        self.rank = rank if rank is not None else self.ranks[0]
         if len(self.starts) > 1:
             self.notes.append(starts_note(self.starts, self.start))
+
+    def read_start(self, finder: TemplateFinder, log: Log) -> None:
+        """Read the lines of the start explained (the survey kept none) and bind to them."""
+        self.lines, self.matched = start_lines(finder, log, self.start)
+        self.session.facts.flush()
+        ranks = sorted({m.line.rank for m in self.matched if m.line.rank}, key=rank_order)
+        self.ranks = tuple(ranks or [""])
+        if self.asked is not None and self.asked not in self.ranks:
+            raise SgtraceError(
+                f"no line of rank {self.asked} in start {self.start.number} of the log",
+                f"its ranks: {', '.join(r or '(none)' for r in self.ranks)}",
+            )
+        self.rank = self.asked if self.asked is not None else self.ranks[0]
         self.mine = [m for m in self.matched if m.line.rank in (self.rank, "")]
         self.bindings: dict[str, Binding] = {}
         self.observed = find_observed(self.mine, self.sinks, carriers(self.graph, self.steps))
@@ -167,10 +173,10 @@ class Binder(LogBindings):
             default=10**12,
         )
         self.settings = StartSettings(
-            session.snapshot, self.graph, self.lines, first_free(self.mine), given
+            self.session.snapshot, self.graph, self.lines, first_free(self.mine), self.given
         )
         self.measurements = Measurements(
-            session, self.mine, self.matched, self.ranks, self.result_line
+            self.session, self.mine, self.matched, self.ranks, self.result_line
         )
 
     # -- the run ---------------------------------------------------------------------------

@@ -7,11 +7,12 @@ samples of every minor series, refined by bisection within the best one."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from tracer.analyses.explain.logread import LogLine
-from tracer.analyses.explain.match import TemplateFinder, match_lines
+from tracer.analyses.explain.logread import Log, LogLine
+from tracer.analyses.explain.match import TemplateFinder
+from tracer.analyses.explain.survey import survey
 from tracer.session import Session
 
 LOOSE_WEIGHT = 0.5  # a line matched by its labels only counts half
@@ -35,19 +36,21 @@ class Fit:
         return f"{self.exact} of {self.lines} server lines printed by its logging calls{loose}"
 
 
-def fit(session: Session, lines: list[LogLine]) -> Fit:
-    """How well SESSION's logging calls fit LINES."""
-    server = [line for line in lines if line.time or line.ranks]
-    matched = match_lines(TemplateFinder(session.facts), server)
+def fit(session: Session, log: Log) -> Fit:
+    """How well SESSION's logging calls fit LOG (read once, as it arrives)."""
+    found = survey(TemplateFinder(session.facts), log, frozenset(), server_only=True)
     session.facts.flush()
-    loose = sum(1 for m in matched if m.loose is not None)
-    return Fit(session.snapshot.label, len(matched) - loose, loose, len(server))
+    return Fit(session.snapshot.label, found.exact, found.loose, found.server)
 
 
-def log_dates(lines: list[LogLine]) -> tuple[str, str] | None:
+def log_dates(lines: Iterable[LogLine]) -> tuple[str, str] | None:
     """The first and last dates (YYYY-MM-DD) the log's lines print, or None."""
-    dates = sorted(found[1] for line in lines if (found := DATE.match(line.time)))
-    return (dates[0], dates[-1]) if dates else None
+    first = last = ""
+    for line in lines:
+        found = DATE.match(line.time)
+        if found is not None:
+            first, last = min(first or found[1], found[1]), max(last, found[1])
+    return (first, last) if first else None
 
 
 # -- which releases to try -------------------------------------------------------------------
@@ -56,17 +59,20 @@ RELEASE = r"v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev|a|b)\d+)*)\b"
 REFINE_STEPS = 8  # releases tried within the best series, beyond the samples of every series
 
 
-def named_version(lines: list[LogLine], package: str) -> str | None:
+def named_version(lines: Iterable[LogLine], package: str) -> str | None:
     """The version of PACKAGE the log says it runs (`sglang==0.4.6`, `SGLang v0.4.6`,
     `sglang version: 0.4.6`, `sglang-0.4.6` in a path, `version=0.4.6` on a line naming the
     package), the last one said; None when it names none."""
     name = re.escape(package)
     forms = re.compile(rf"\b{name}(?:==|-| v| version[:=]? ?|_version ?[=:] ?){RELEASE}", re.I)
     beside = re.compile(rf"\bversion ?[=:] ?['\"]?{RELEASE}", re.I)
+    mentioned, alone = re.compile(rf"\b{name}", re.I), re.compile(rf"\b{name}\b", re.I)
     named = None
     for line in lines:
+        if not mentioned.search(line.message):
+            continue  # each form names the package
         found = forms.search(line.message) or (
-            re.search(rf"\b{name}\b", line.message, re.I) and beside.search(line.message)
+            alone.search(line.message) and beside.search(line.message)
         )
         if found:
             named = found[1]

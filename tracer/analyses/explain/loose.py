@@ -92,7 +92,11 @@ def value_after(label: str, numeric: bool) -> re.Pattern[str]:
 def loose_match(template: Template, message: str) -> LooseMatch | None:
     """MESSAGE read as a line TEMPLATE's call prints in another build: its words found, and
     a number after one of its labels at least; None otherwise."""
-    shape = shape_of(template.parts)
+    return read_loosely(shape_of(template.parts), message)
+
+
+def read_loosely(shape: Shape | None, message: str) -> LooseMatch | None:
+    """MESSAGE read by the words and labels of SHAPE (a template's, `shape_of`)."""
     if shape is None:
         return None
     at = message.find(shape.key)
@@ -125,3 +129,8 @@ def weight(template: Template, found: LooseMatch) -> tuple[int, int]:
     """How well a loose match holds: labels read, then the length of the words found."""
     shape = shape_of(template.parts)
     return (len(found.values), len(shape.key) if shape else 0)
+
+
+def weighed(shape: Shape, found: LooseMatch) -> tuple[int, int]:
+    """`weight` of a template of SHAPE."""
+    return (len(found.values), len(shape.key))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from tracer.analyses.explain.arith import number
 from tracer.analyses.explain.evaluate import Evaluation
-from tracer.analyses.explain.logread import LogLine
-from tracer.analyses.explain.match import Matched
 from tracer.analyses.explain.starts import END, Start
+from tracer.analyses.explain.survey import Survey
+
+SHOWN_ENDS = 5  # the starts a note names at each end of a long list
 
 
 def formula_alone(evaluations: list[Evaluation]) -> str:
@@ -18,16 +19,12 @@ def formula_alone(evaluations: list[Evaluation]) -> str:
     return f"no number ({stop.missing} is not in the log)" if stop else "no number"
 
 
-def loose_notes(matched: list[Matched]) -> list[str]:
+def loose_notes(found: Survey) -> list[str]:
     """One note per logging call that lines matched loosely: what they show that the call
     does not print, what it prints that they do not show."""
-    by_call: dict[tuple[str, int], list[Matched]] = {}
-    for m in matched:
-        if m.loose is not None:
-            by_call.setdefault((m.template.file, m.template.line), []).append(m)
     notes: list[str] = []
-    for (path, line), found in by_call.items():
-        first = found[0]
+    for (path, line), call in found.loose_calls.items():
+        first = call.first
         assert first.loose is not None
         differs = []
         if first.loose.extra:
@@ -36,7 +33,7 @@ def loose_notes(matched: list[Matched]) -> list[str]:
             differs.append("it does not show " + ", ".join(first.loose.missing))
         if first.loose.reordered:
             differs.append("its fields in another order")
-        count = f"{len(found)} lines" if len(found) > 1 else "1 line"
+        count = f"{call.count} lines" if call.count > 1 else "1 line"
         where = f"log line {first.line.number}" + (
             f" ({first.line.rank})" if first.line.rank else ""
         )
@@ -49,17 +46,14 @@ def loose_notes(matched: list[Matched]) -> list[str]:
     return notes
 
 
-def unmatched_note(lines: list[LogLine], matched: list[Matched]) -> list[str]:
+def unmatched_note(found: Survey) -> list[str]:
     """Lines in the server's own format that no logging call of the source prints: a log
     from another build loses values that way."""
-    printed = {m.line.number for m in matched}
-    stamped = [line for line in lines if line.time or line.ranks]
-    missed = [line for line in stamped if line.number not in printed]
-    if not missed or len(missed) == len(stamped):
+    first = found.first_missed
+    if first is None or found.missed == found.server:
         return []
-    first = missed[0]
     return [
-        f"{len(missed)} of the log's {len(stamped)} server lines match no logging call of this "
+        f"{found.missed} of the log's {found.server} server lines match no logging call of this "
         f"source (first: log line {first.number}, {first.message.strip()[:60]!r}); a log from "
         "another build of the server loses those values"
     ]
@@ -71,7 +65,7 @@ def starts_note(starts: list[Start], start: Start) -> str:
     for each in starts:
         at.setdefault(each.marker, []).append(str(each.at))
     begun = "; ".join(
-        f"{marker} at log line{'s' if len(lines) > 1 else ''} {', '.join(lines)}"
+        f"{marker} at log line{'s' if len(lines) > 1 else ''} {', '.join(shortened(lines))}"
         for marker, lines in at.items()
     )
     return (
@@ -79,3 +73,10 @@ def starts_note(starts: list[Start], start: Start) -> str:
         f"{start.number} (log lines {start.begin} {end}) is explained, with its own lines "
         "only: --start N explains another"
     )
+
+
+def shortened(numbers: list[str]) -> list[str]:
+    """NUMBERS, or their first and last few when there are many (a log of many restarts)."""
+    if len(numbers) <= 2 * SHOWN_ENDS:
+        return numbers
+    return [*numbers[:SHOWN_ENDS], "...", *numbers[-SHOWN_ENDS:]]

@@ -2,17 +2,21 @@
 ranks. A start begins where the settings are printed (`server_args=ServerArgs(...)`: the class
 that holds a setting the formula reads, given by the chain), with the command line and the
 launcher's lines just before; a log that prints no settings starts again where a rank prints
-its first message again after having printed others."""
+its first message again after having printed others. What says so is gathered as the log is
+read (`StartMarks`), a few numbers per start: no line is kept."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
 from tracer.analyses.explain.logread import LogLine
-from tracer.analyses.explain.match import Matched
+from tracer.analyses.explain.templates import Template
 
 END = 10**12
+MAX_RANKS = 4096  # ranks followed; a server has a few hundred at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,94 +31,106 @@ class Start:
         return self.begin <= number < self.end
 
 
+@dataclass(slots=True)
+class FirstAgain:
+    """Where one rank prints its first message again, after having printed others since."""
+
+    first: Template
+    begins: array[int]  # each time: where the start begins (the launcher's lines before it)
+    ats: array[int]  # ... and the line that prints the first message
+    others: bool = False  # a message other than the first was printed since the last time
+
+
+@dataclass(slots=True)
+class StartMarks:
+    """What begins a start, gathered line by line (`see`): the settings prints of CLASSES
+    and each rank's first message printed again; then the starts of one rank (`starts`)."""
+
+    classes: frozenset[str]
+    pattern: re.Pattern[str] | None = None
+    printed: list[tuple[int, str, int]] = field(default_factory=list)  # (begin, class, at)
+    firsts: dict[str, FirstAgain] = field(default_factory=dict)  # by rank, "" for none
+    first_line: int = 0  # the log's first non-empty line
+    unranked_from: int | None = None  # the first of the lines just seen that no rank tags
+    bare_from: int | None = None  # ... that neither a rank nor a time tags
+
+    def __post_init__(self) -> None:
+        self.pattern = settings_print(self.classes)
+
+    def see(self, line: LogLine, template: Template | None) -> None:
+        """LINE, the next non-empty line of the log, printed by TEMPLATE (None: by no call)."""
+        self.first_line = self.first_line or line.number
+        pattern = self.pattern  # a settings print names its class: looked for first
+        named = pattern is not None and any(c in line.message for c in self.classes)
+        if named and pattern is not None and (found := pattern.search(line.message)):
+            begin = self.bare_from or line.number  # the command line before it is its own
+            self.printed.append((begin, found[0].split("(", 1)[0], line.number))
+        if template is not None:
+            self.first_again(line, template)
+        self.unranked_from = None if line.ranks else self.unranked_from or line.number
+        bare = not (line.ranks or line.time)
+        self.bare_from = (self.bare_from or line.number) if bare else None
+
+    def first_again(self, line: LogLine, template: Template) -> None:
+        """LINE's rank printed TEMPLATE: its first message again, after others?"""
+        rank = line.rank
+        firsts = self.firsts.get(rank)
+        if firsts is None:
+            if len(self.firsts) < MAX_RANKS:  # past it, a rank's lines count, not its starts
+                at = array("q", [line.number])
+                self.firsts[rank] = FirstAgain(template, at, array("q", at))
+        elif template is not firsts.first:
+            firsts.others = True
+        elif firsts.others:
+            # The launcher's lines just before a rank's begin belong to its start.
+            begin = (self.unranked_from or line.number) if rank else line.number
+            firsts.begins.append(begin)
+            firsts.ats.append(line.number)
+            firsts.others = False
+
+    def starts(self, rank: str) -> list[Start]:
+        """The starts of the log, in order; RANK: the rank whose repeated first message
+        begins one when no settings are printed."""
+        found = [(begin, f"{name}(...)", at) for begin, name, at in self.printed]
+        settings = sorted(begin for begin, _, _ in self.printed)
+        firsts = self.firsts.get(rank)
+        if firsts is None:
+            begins, why = [self.first_line or 1], [("the first line", 1)]
+        else:
+            marker = repr(firsts.first.literal.strip()) + (f" ({rank})" if rank else "")
+            begins = self.earliest_rank(rank, list(firsts.begins))
+            why = [(marker, at) for at in firsts.ats]
+        # A rank's first message again begins a start, unless a settings print began it already.
+        previous = begins[0]
+        for begin, (marker, at) in zip(begins, why, strict=True):
+            between = bisect_right(settings, begin) - bisect_right(settings, previous)
+            if not between and (begin > previous or not found):
+                found.append((begin, marker, at))
+            previous = begin
+        found.sort()
+        if self.first_line:
+            found[0] = (min(found[0][0], self.first_line), *found[0][1:])
+        ends = [b for b, _, _ in found[1:]] + [END]
+        return [
+            Start(i + 1, begin, end, marker, at)
+            for i, ((begin, marker, at), end) in enumerate(zip(found, ends, strict=True))
+        ]
+
+    def earliest_rank(self, rank: str, begins: list[int]) -> list[int]:
+        """Ranks interleave: a start begins with the first of its ranks to begin it again."""
+        out = list(begins)
+        for other in sorted(set(self.firsts) - {rank, ""}):
+            theirs = self.firsts[other].begins
+            if len(theirs) != len(begins):
+                continue  # that rank did not start as often: it says nothing of where starts are
+            for k in range(1, len(out)):
+                if out[k - 1] < theirs[k] < out[k]:
+                    out[k] = theirs[k]
+        return out
+
+
 def settings_print(classes: frozenset[str]) -> re.Pattern[str] | None:
     if not classes:
         return None
     names = "|".join(re.escape(c) for c in sorted(classes))
     return re.compile(rf"(?<![\w.])(?:{names})\(\s*\w+=")
-
-
-def find_starts(
-    lines: list[LogLine], matched: list[Matched], rank: str, classes: frozenset[str]
-) -> list[Start]:
-    """The starts of the log, in order. CLASSES: the settings classes whose print begins a
-    start; RANK: the rank whose repeated first message begins one when no settings are
-    printed."""
-    pattern = settings_print(classes)
-    printed = [line for line in lines if pattern is not None and pattern.search(line.message)]
-    found = [
-        (with_launch(lines, x.number), f"{settings_name(x.message, pattern)}(...)", x.number)
-        for x in printed
-        if pattern is not None
-    ]
-    begins, why = repeated_first(lines, matched, rank)
-    begins = earliest_rank(lines, matched, rank, begins)
-    # A rank's first message again begins a start, unless a settings print began it already.
-    previous = begins[0]
-    for begin, (marker, at) in zip(begins, why, strict=True):
-        if not any(previous < b <= begin for b, _, _ in found) and (begin > previous or not found):
-            found.append((begin, marker, at))
-        previous = begin
-    found.sort()
-    if lines:
-        found[0] = (min(found[0][0], lines[0].number), *found[0][1:])
-    ends = [b for b, _, _ in found[1:]] + [END]
-    return [
-        Start(i + 1, begin, end, marker, at)
-        for i, ((begin, marker, at), end) in enumerate(zip(found, ends, strict=True))
-    ]
-
-
-def earliest_rank(
-    lines: list[LogLine], matched: list[Matched], rank: str, begins: list[int]
-) -> list[int]:
-    """Ranks interleave: a start begins with the first of its ranks to begin it again."""
-    out = list(begins)
-    for other in {m.line.rank for m in matched} - {rank, ""}:
-        theirs, _ = repeated_first(lines, matched, other)
-        if len(theirs) != len(begins):
-            continue  # that rank did not start as often: it says nothing of where starts are
-        for k in range(1, len(out)):
-            if out[k - 1] < theirs[k] < out[k]:
-                out[k] = theirs[k]
-    return out
-
-
-def settings_name(message: str, pattern: re.Pattern[str]) -> str:
-    found = pattern.search(message)
-    return found[0].split("(", 1)[0] if found else ""
-
-
-def with_launch(lines: list[LogLine], number: int, by_rank: bool = False) -> int:
-    """NUMBER moved back over the lines just before it that no server process printed (the
-    command line; BY_RANK: the launcher's own, which no rank tags): they belong to the start
-    they precede."""
-    index = next(i for i, line in enumerate(lines) if line.number == number)
-    while index > 0 and not (lines[index - 1].ranks or (lines[index - 1].time and not by_rank)):
-        index -= 1
-    return lines[index].number
-
-
-def repeated_first(
-    lines: list[LogLine], matched: list[Matched], rank: str
-) -> tuple[list[int], list[tuple[str, int]]]:
-    """Where RANK prints its first message again, after having printed others since."""
-    mine = [m for m in matched if m.line.rank == rank] or matched
-    if not mine:
-        return [lines[0].number if lines else 1], [("the first line", 1)]
-    first = mine[0].template
-    begins = [mine[0].line.number]
-    marker = repr(first.literal.strip()) + (f" ({rank})" if rank else "")
-    why = [(marker, mine[0].line.number)]
-    others = False
-    for m in mine[1:]:
-        if m.template != first:
-            others = True
-        elif others:
-            begin = m.line.number
-            if rank:  # the launcher's lines just before belong to this start
-                begin = with_launch(lines, begin, by_rank=True)
-            begins.append(begin)
-            why.append((marker, m.line.number))
-            others = False
-    return begins, why
