@@ -266,10 +266,12 @@ MAX_SEEDS_TRIED = 8  # bindings of the name asked whether their value reaches a 
 def reaching_seed(
     graph: FlowGraph, seeds: list[str], sinks: set[str], names: set[str], max_depth: int
 ) -> list[str]:
-    """The first of SEEDS whose value reaches a binding of a name in SINKS that no search for
-    an object's attribute finds (a local or a record's field of that name), alone; SEEDS as
-    they are when none of the first MAX_SEEDS_TRIED does."""
-    for seed in seeds[:MAX_SEEDS_TRIED]:
+    """The first of SEEDS (flags and the fields they set first) whose value reaches a binding
+    of a name in SINKS that no search for an object's attribute finds (a local or a record's
+    field of that name), alone; SEEDS as they are when none of the first MAX_SEEDS_TRIED
+    does."""
+    settings_first = sorted(seeds, key=lambda s: not is_setting(graph, s))  # stable
+    for seed in settings_first[:MAX_SEEDS_TRIED]:
         path = sink_paths(graph, seed, sinks, names, max_depth, {})[0]
         if graph.step(path[-1]).name in sinks:
             return [seed]
