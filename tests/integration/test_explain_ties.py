@@ -3,11 +3,13 @@ goes to the newest of them that could have printed the log (uploaded by the log'
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.integration.logbuild import REAL_LOGS
 from tracer.analyses.explain.fit import Fit
-from tracer.cli.explain import later_posts
+from tracer.analyses.explain.release import later_posts
 from tracer.cli.main import main
 
 VERSIONS = ["0.4.6", "0.4.6.post1", "0.4.6.post2", "0.4.6.post3", "0.4.6.post4", "0.4.7"]
@@ -29,15 +31,18 @@ def test_no_tie_tries_nothing_more() -> None:
 
 
 def test_a_post_release_uploaded_after_the_log_is_not_chosen(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # Dated 2025-05-14: 0.4.6.post2..post4 print 6 of its 7 server lines alike; 0.4.6.post5,
-    # uploaded on 2025-05-24, cannot have printed it.
-    log = REAL_LOGS / "sglang-0.4.6-qwen3-8b-tp1.log"
+    # uploaded on 2025-05-24, cannot have printed it. (Without the lines that name 0.4.6,
+    # which would decide it.)
+    text = (REAL_LOGS / "sglang-0.4.6-qwen3-8b-tp1.log").read_text()
+    log = tmp_path / "server.log"
+    log.write_text("".join(line for line in text.splitlines(True) if not line.startswith("#")))
     assert main(["explain", "--log", str(log), "--quiet"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith(
-        "Release: pypi:sglang==0.4.6.post4, the best fit (6 of 7 server lines printed by its "
-        "logging calls); tried 3 ("
+        "Release: pypi:sglang==0.4.6.post4, decided by the best fit of the releases uploaded "
+        "last before 2025-05-14 (fit 86%); tried 3 ("
     ), first
     assert first.endswith("0.4.6.post2 86%, 0.4.6.post3 86%, 0.4.6.post4 86%"), first

@@ -17,9 +17,9 @@ from tracer.errors import SgtraceError
 if TYPE_CHECKING:
     from tracer.analyses.explain.fit import Fit
     from tracer.analyses.explain.logread import Log
+    from tracer.analyses.explain.release import Choice
 
 MAX_GIVEN = 1e15
-CANDIDATES = 3  # releases tried: the last uploaded before the log
 POOR_FIT = 0.6  # a SOURCE printing fewer of the log's server lines fits it poorly
 
 
@@ -96,6 +96,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     from tracer.analyses.explain.check import verdict
     from tracer.analyses.explain.explain import explain
     from tracer.views.explain_report import explanation_json, explanation_text
+    from tracer.views.schemas import EXPLAIN
     from tracer.views.terminal import json_text
 
     if args.tokens is not None and args.tokens <= 0:
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         )
     given = given_values(args.set)
     log = open_log(args, trees.ssh)
-    source, said = choose_source(args, trees, log)
+    source, release = choose_source(args, trees, log)
     session = trees.session(source)
     explanation = explain(
         session,
@@ -116,15 +117,17 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
         given=given,
         start=args.start,
     )
-    text = (
-        json_text(explanation_json(explanation), indent=2)
-        if args.json
-        else explanation_text(explanation)
-    )
+    said = release_lines(release)
     try:
-        if said:
-            say("\n".join(said), flush=True)
-        say(text, flush=True)
+        if args.json:
+            document = {"schema": EXPLAIN, **explanation_json(explanation), "release": release}
+            if said and not args.quiet:  # a script reads it in the document
+                say("\n".join(said), err=True)
+            print(json_text(document, indent=2), flush=True)
+        else:
+            if said:
+                say("\n".join(said), flush=True)
+            say(explanation_text(explanation), flush=True)
     except BrokenPipeError:  # `| head`: the reader has what it wanted
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stdout is closed at exit)
     # 0 when the explanation reproduces the logged number, 1 when not (its first line says
@@ -132,27 +135,82 @@ def run(args: argparse.Namespace, trees: Trees) -> int:
     return 0 if verdict(explanation).reproduced else 1
 
 
-def choose_source(args: argparse.Namespace, trees: Trees, log: Log) -> tuple[str, list[str]]:
-    """The source to explain the log with, and what to say of the choice first: the given
-    SOURCE (and the best-fitting release when it fits poorly), or the best-fitting release."""
+def choose_source(
+    args: argparse.Namespace, trees: Trees, log: Log
+) -> tuple[str, dict[str, object]]:
+    """The source to explain the log with, and what decided it (as `release` in the JSON):
+    the given SOURCE (with the release that fits best, when it fits poorly), or the release
+    that printed the log."""
     from tracer.analyses.explain.fit import fit
 
-    fits = ReleaseFits(trees, log)
-    if args.source is not None and args.release is None:
-        given = fit(trees.session(args.source), log)
-        if given.score >= POOR_FIT:
-            return args.source, []
-        best, tried = best_release(fits, log)
-        return args.source, [
-            f"{args.source} fits the log poorly ({given.shown}); "
-            f"{best.label} fits it best ({best.shown}); {fits.told(tried)}"
-        ]
-    if args.source is not None:
+    if args.source is not None and args.release is not None:
         raise SgtraceError(
             "give SOURCE or --release auto, not both", "leave out SOURCE to pick the release"
         )
-    best, tried = best_release(fits, log)
-    return best.label, [f"Release: {best.label}, the best fit ({best.shown}); {fits.told(tried)}"]
+    fits = ReleaseFits(trees, log)
+    if args.source is not None:
+        given = fit(trees.session(args.source), log)
+        if given.score >= POOR_FIT:
+            return args.source, release_json(args.source, given, ["given as SOURCE"])
+        choice = chosen_release(fits, log)
+        best = choice.fit
+        if best.label == args.source:
+            note = f"{args.source} fits the log poorly ({given.shown}); no release fits it better"
+        else:
+            note = (
+                f"{args.source} fits the log poorly ({given.shown}); {best.label} fits it "
+                f"best ({best.shown}); {fits.told(choice.tried)}"
+            )
+        found = release_json(args.source, given, ["given as SOURCE"], note=note)
+        found["best"] = release_json(best.label, best, choice.decided, choice)
+        return args.source, found
+    choice = chosen_release(fits, log)
+    return choice.fit.label, release_json(
+        choice.fit.label, choice.fit, choice.decided, choice, told=fits.told(choice.tried)
+    )
+
+
+def release_json(
+    source: str,
+    found: Fit,
+    decided: list[str],
+    choice: Choice | None = None,
+    note: str | None = None,
+    told: str | None = None,
+) -> dict[str, object]:
+    """What decided the source a log is explained with, as `release` in the JSON."""
+    return {
+        "source": source,
+        "decided_by": decided,
+        "fit": {
+            "exact": found.exact,
+            "loose": found.loose,
+            "server_lines": found.lines,
+            "score": round(found.score, 4),
+        },
+        "tried": [
+            {"source": f.label, "score": round(f.score, 4)}
+            for f in (choice.tried if choice else [])
+        ],
+        "between": list(choice.between) if choice and choice.between else None,
+        "newer_than_every_release": bool(choice and choice.newer),
+        "note": note,
+        "told": told,
+    }
+
+
+def release_lines(release: dict[str, object]) -> list[str]:
+    """The release choice as people read it, first: said only when no SOURCE was given, or
+    when the one given fits poorly."""
+    if release["note"] is not None:
+        return [str(release["note"])]
+    if release["decided_by"] == ["given as SOURCE"]:
+        return []
+    fit = release["fit"]
+    assert isinstance(fit, dict)
+    decided = "; ".join(str(d) for d in release["decided_by"])  # type: ignore[union-attr]
+    told = f"; {release['told']}" if release["told"] else ""
+    return [f"Release: {release['source']}, decided by {decided} (fit {fit['score']:.0%}){told}"]
 
 
 class ReleaseFits:
@@ -182,8 +240,22 @@ class ReleaseFits:
         keep_fits(self.digest, {version: self.kept[version]})  # each at once: a stop keeps it
         return found
 
+    def fields(self, version: str, name: str) -> list[tuple[str, ...]]:
+        """The fields the classes NAME of a release print: the release downloaded when the
+        cache lacks it, only the files that define the class read (no index is made)."""
+        from tracer.analyses.explain.fingerprint import declared_fields
+        from tracer.sources import open_source
+        from tracer.store.facts import Facts
+
+        facts = Facts(open_source(f"pypi:{presets.PACKAGE}=={version}"))
+        found = declared_fields(facts, name)
+        facts.flush()
+        return found
+
     def told(self, tried: list[Fit]) -> str:
-        """The releases tried, each with its score, and how many this run opened."""
+        """The releases tried by their fit, each with its score, and how many this run opened."""
+        if not tried:
+            return ""
         scores = ", ".join(f"{f.label.rsplit('==', 1)[-1]} {f.score:.0%}" for f in tried)
         return (
             f"tried {len(tried)} ({self.opened} opened now, {len(tried) - self.opened} "
@@ -191,84 +263,12 @@ class ReleaseFits:
         )
 
 
-def best_release(fits: ReleaseFits, lines: Log) -> tuple[Fit, list[Fit]]:
-    """The final release of the package whose logging calls fit LINES best (ties: the newer,
-    and the newest post-release of the version that could have printed the log),
-    and the fits of those tried: the release the log names first, kept when it fits; then
-    those uploaded last before the log's dates, or, for a log without dates, samples of every
-    minor series refined within the best one."""
-    from tracer.analyses.explain.fit import log_dates, named_version, newest_best, search_undated
+def chosen_release(fits: ReleaseFits, log: Log) -> Choice:
+    """The final release of the package that printed LOG (tracer/analyses/explain/release.py)."""
+    from tracer.analyses.explain.release import Candidate, choose_release, is_final
     from tracer.sources.pypi_releases import releases
 
-    known = [r for r in releases(presets.PACKAGE) if is_final(r.version)]
-    versions = [r.version for r in known]
-    if not versions:
-        raise SgtraceError(
-            f"no final release of {presets.PACKAGE} on the index",
-            "give SOURCE: pypi:NAME==VERSION, a folder or host:/path",
-        )
-    tried: dict[str, Fit] = {}
-    named = named_version(lines, presets.PACKAGE)
-    if named is not None:
-        version = nearest(named, versions)
-        tried[version] = fits(version)
-        if tried[version].score >= POOR_FIT:
-            return tried[version], list(tried.values())
-    dates = log_dates(lines)
-    if dates is None:
-        tried |= search_undated(versions, fits)
-    else:
-        before = sorted(
-            (r for r in known if r.uploaded and r.uploaded <= dates[1]), key=lambda r: r.uploaded
-        )
-        if not before and not tried:
-            raise SgtraceError(
-                f"no release of {presets.PACKAGE} on the index is older than the log",
-                "give SOURCE: pypi:NAME==VERSION, a folder or host:/path",
-            )
-        tried |= {r.version: fits(r.version) for r in before[-CANDIDATES:]}
-    best = newest_best(versions, tried)
-    # A post-release uploaded after the log's dates did not print it.
-    possible = [r.version for r in known if dates is None or (r.uploaded or "") <= dates[1]]
-    tried |= later_posts(best, possible, tried, fits)
-    return tried[newest_best(versions, tried)], list(tried.values())
-
-
-def later_posts(
-    best: str, versions: list[str], tried: dict[str, Fit], fits: ReleaseFits
-) -> dict[str, Fit]:
-    """The post-releases of BEST's version among VERSIONS newer than it (0.4.2.post4 beside
-    0.4.2.post3), when another post-release of that version fits as well as BEST: a tie
-    between post-releases, which differ in fixes rather than in what they log, goes to the
-    newest."""
-    base = best.split(".post")[0]
-    same = [v for v in versions if v == base or v.startswith(base + ".post")]
-    if best not in same:
-        return {}
-    top = tried[best].score
-    if not any(v != best and v in same and tried[v].score == top for v in tried):
-        return {}
-    out: dict[str, Fit] = {}
-    for version in same[same.index(best) + 1 :]:
-        if version not in tried:
-            out[version] = fits(version)
-    return out
-
-
-def nearest(named: str, versions: list[str]) -> str:
-    """The release of VERSIONS (in order) that NAMED is, or the newest before it (a build not
-    on the index: a nightly, a dev or rc build), or the oldest when all are newer."""
-    from tracer.sources.pypi_index import version_key, version_order
-
-    exact = [v for v in versions if version_key(v) == version_key(named)]
-    if exact:
-        return exact[0]
-    older = [v for v in versions if version_order(v) <= version_order(named)]
-    same = [v for v in versions if version_key(v)[0] == version_key(named)[0]]
-    if same and (not older or older[-1] not in same):  # 0.5.10.dev0: a build of 0.5.10
-        return same[0]
-    return older[-1] if older else versions[0]
-
-
-def is_final(version: str) -> bool:
-    return not any(mark in version for mark in ("rc", "a", "b", "dev"))
+    known = [
+        Candidate(r.version, r.uploaded) for r in releases(presets.PACKAGE) if is_final(r.version)
+    ]
+    return choose_release(log, presets.PACKAGE, known, fits, fits.fields, POOR_FIT)

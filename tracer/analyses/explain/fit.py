@@ -61,10 +61,10 @@ REFINE_STEPS = 8  # releases tried within the best series, beyond the samples of
 
 def named_version(lines: Iterable[LogLine], package: str) -> str | None:
     """The version of PACKAGE the log says it runs (`sglang==0.4.6`, `SGLang v0.4.6`,
-    `sglang version: 0.4.6`, `sglang-0.4.6` in a path, `version=0.4.6` on a line naming the
-    package), the last one said; None when it names none."""
+    `sglang 0.4.6`, `sglang version: 0.4.6`, `sglang-0.4.6` in a path, `version=0.4.6` on a
+    line naming the package), the last one said; None when it names none."""
     name = re.escape(package)
-    forms = re.compile(rf"\b{name}(?:==|-| v| version[:=]? ?|_version ?[=:] ?){RELEASE}", re.I)
+    forms = re.compile(rf"\b{name}(?:==|-| v?| version[:=]? ?|_version ?[=:] ?){RELEASE}", re.I)
     beside = re.compile(rf"\bversion ?[=:] ?['\"]?{RELEASE}", re.I)
     mentioned, alone = re.compile(rf"\b{name}", re.I), re.compile(rf"\b{name}\b", re.I)
     named = None
