@@ -15,7 +15,7 @@ from tracer.analyses.explain.fit import (
     search_undated,
 )
 from tracer.analyses.explain.logread import read_log
-from tracer.cli.explain import nearest
+from tracer.analyses.explain.release import nearest
 from tracer.sources.pypi_http import Page
 from tracer.sources.pypi_releases import Release, keep_fits, kept_fits, page_releases, releases
 from tracer.versions import FITS, RELEASE_LISTS
