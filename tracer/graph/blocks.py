@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tracer.store import step_ids
+
 if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
 
@@ -49,3 +51,27 @@ def block_end(tables: FileTables, first: int, last: int) -> int | None:
                     break
     ends[first] = found
     return found
+
+
+def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list[str]:
+    """Of DEFS (bindings of a name in SCOPE before a read of it there at LINE, in order),
+    those that may reach the read: one followed by a binding that always runs before the
+    read (see tracer.graph.blocks) is overwritten."""
+    last = -1
+    for d in defs:
+        step = tables.steps[d]
+        if (
+            not step_ids.is_param(d)
+            and tables.scope_of[d] == scope
+            and step.line > last
+            and rebinds(tables, d)
+            and dominates(tables, d, line)
+        ):
+            last = step.line
+    return [d for d in defs if tables.steps[d].line >= last]
+
+
+def rebinds(tables: FileTables, step_id: str) -> bool:
+    """Does the binding STEP_ID replace what its name held? `d["k"] = v` keeps the rest of d."""
+    where = step_ids.address(step_id)
+    return where.kind != "a" or tables.flows.patterns.get(where.number, ("",))[0] != "item"

@@ -14,12 +14,13 @@ import networkx as nx
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.binding import bindings
-from tracer.graph.blocks import dominates
+from tracer.graph.blocks import dominates, reaching, rebinds
 from tracer.graph.call_values import CallValues
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.contents import STORES, Contents, store_target
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
+from tracer.graph.instances import Instances
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.namespace_reads import flag_read_edges, flag_read_sources
 from tracer.graph.objects import splat_keys
@@ -58,6 +59,7 @@ class FlowGraph:
         self.slots = Slots(self)
         self.contents = Contents(self)
         self.values = CallValues(self)
+        self.instances = Instances(self)
 
     @property
     def graph(self) -> nx.MultiDiGraph:
@@ -257,6 +259,10 @@ class FlowGraph:
             base = tables.bound[step_id].rpartition(".")[0]
             klass = self.resolver.ref_type(tables.path, scope, base)
             yield from self.slot_readers(klass, step.name, step_id)
+            # The objects given to the parameter it writes on, read after the call.
+            for reader_tables, reader, _, ref in self.instances.readers(step_id):
+                opaque = ref in reader_tables.opaque.get(reader, ())
+                yield read_edge(step_id, reader, opaque, 1.0)
         elif step.kind in ASSIGN_KINDS or step.kind == "param":
             yield from self.local_readers(tables, scope, step)
         elif step.kind == "use" and (container := store_target(tables, step_id)) is not None:
@@ -321,7 +327,16 @@ class FlowGraph:
             }
             if not scopes:
                 continue  # no read there can be of this family: its tables are not needed
-            for read, opaque in self.file(path).attr_readers(attr, scopes):
+            reader_tables = self.file(path)
+            for read, opaque in reader_tables.attr_readers(attr, scopes):
+                # An object made in the reading function: followed, not joined by name.
+                made = self.instances.writes_reaching(
+                    reader_tables, read.scope, read.step, read.base, attr
+                )
+                if made is not None:
+                    if writer in made:
+                        yield read_edge(writer, read.step, f"{read.base}.{attr}" in opaque, 1.0)
+                    continue
                 confidence = self.slots.slot_match(path, read, klass, attr, declared)
                 if confidence == DYNAMIC and declared:
                     # As sure as the read's own way back to the fields it may come from.
@@ -464,6 +479,11 @@ class FlowGraph:
                     if found is not None and since <= found.line < step.line:
                         yield local_edge(tables, store, step.id, ref)
             return
+        made = self.instances.writes_reaching(tables, scope, step.id, base, attr)
+        if made is not None:  # an object made here: followed, not joined by name
+            for write in sorted(made):
+                yield attr_edge(tables, write, step.id, ref, 1.0)
+            return
         klass = self.resolver.ref_type(tables.path, scope, base)
         if klass is not None and not self.slots.binds(klass, attr):
             # Read through a bag filled by setattr: the declared fields of that name.
@@ -558,30 +578,6 @@ class FlowGraph:
                             confidence * target.confidence,
                             condition=target.why,
                         )
-
-
-def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list[str]:
-    """Of DEFS (bindings of a name in SCOPE before a read of it there at LINE, in order),
-    those that may reach the read: one followed by a binding that always runs before the
-    read (see tracer.graph.blocks) is overwritten."""
-    last = -1
-    for d in defs:
-        step = tables.steps[d]
-        if (
-            not step_ids.is_param(d)
-            and tables.scope_of[d] == scope
-            and step.line > last
-            and rebinds(tables, d)
-            and dominates(tables, d, line)
-        ):
-            last = step.line
-    return [d for d in defs if tables.steps[d].line >= last]
-
-
-def rebinds(tables: FileTables, step_id: str) -> bool:
-    """Does the binding STEP_ID replace what its name held? `d["k"] = v` keeps the rest of d."""
-    where = step_ids.address(step_id)
-    return where.kind != "a" or tables.flows.patterns.get(where.number, ("",))[0] != "item"
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

@@ -1,0 +1,124 @@
+"""An object made in the function that reads it is followed in order: a store reaches the
+reads after it, a later store replaces it where it always runs first, a method or function
+given the object stores into it from the call on, another object of the same class is
+another object. Each program is traced forward from SECRET; `sink(...)` lines marked
+`# reached` must receive the value, those marked `# not reached` must not."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.conftest import trace
+
+PROGRAMS = {
+    "in order": """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        class Holder:
+            def __init__(self):
+                self.value = "plain"
+
+            def fill(self, value):
+                self.value = value
+
+
+        def fill(holder, value):
+            holder.value = value
+
+
+        def direct():
+            box = Holder()
+            sink(box.value)  # not reached
+            box.value = SECRET
+            sink(box.value)  # reached
+            box.value = "plain"
+            sink(box.value)  # not reached
+
+
+        def branches(cond):
+            box = Holder()
+            box.value = SECRET
+            if cond:
+                box.value = "plain"
+                sink(box.value)  # not reached
+            sink(box.value)  # reached
+
+
+        def by_method():
+            first = Holder()
+            second = Holder()
+            sink(first.value)  # not reached
+            first.fill(SECRET)
+            sink(first.value)  # reached
+            sink(second.value)  # not reached
+
+
+        def by_function():
+            box = Holder()
+            sink(box.value)  # not reached
+            fill(box, SECRET)
+            sink(box.value)  # reached
+
+
+        def by_bound_method():
+            box = Holder()
+            put = box.fill
+            sink(box.value)  # not reached
+            put(SECRET)
+            sink(box.value)  # reached
+
+
+        def in_a_loop(rows):
+            box = Holder()
+            for row in rows:
+                sink(box.value)  # reached
+                box.value = SECRET
+    """,
+    "handed elsewhere": """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        class Holder:
+            def __init__(self):
+                self.value = "plain"
+
+
+        def aliased():
+            box = Holder()
+            other = box
+            other.value = SECRET
+            sink(box.value)  # reached
+    """,
+}
+
+
+def marked(text: str, mark: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if line.endswith(f"# {mark}")]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_made_object_is_followed_in_order(snippet_session, name: str) -> None:
+    text = textwrap.dedent(PROGRAMS[name]).lstrip("\n")
+    session = snippet_session({"prog.py": text})
+    chain = trace(session.graph, "SECRET", direction="forward", max_depth=60, branch_depth=60)
+    steps = {s.id: s for s in chain.steps}
+    sink_param = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
+    reached = sorted(
+        line
+        for e in chain.edges
+        if e.dst == sink_param and e.src in steps
+        for line in range(steps[e.src].line, steps[e.src].end_line + 1)
+    )
+    assert [n for n in marked(text, "reached") if n in reached] == marked(text, "reached")
+    assert [n for n in marked(text, "not reached") if n in reached] == []

@@ -1,0 +1,531 @@
+"""Objects made in the function that reads them: which writes may give `b.attr` its value where
+`b` holds an object the same function constructed (`b = C(...)`), followed in the order the
+statements run instead of joined by the attribute's name.
+
+Python semantics, for a read of `b.attr` at line L of scope S, where every binding of `b`
+that reaches L constructs an object of a class of the tree:
+
+- the construction stores first: the constructor (`__init__`, and what it calls on `self`)
+  writes `self.attr`; a dataclass-like class's field `attr` is filled by the constructor's
+  argument or default; a class-level `attr` is what an instance shows until one is stored;
+- then, in order, each statement of S between the construction and L (and, in a loop around
+  L, the rest of the loop's body: the iteration before runs it too) that stores into the
+  object: `b.attr = v` itself, and every call that is given the object (`b.set(v)`,
+  `set_attr(b, v)`, `f = b.set; f(v)`) and, transitively, writes `attr` on the parameter it
+  binds the object to;
+- a direct store that always runs before L (tracer/graph/blocks.py) replaces what came
+  before it. A call may store on some paths only: it adds, and replaces nothing.
+
+Another object of the same class (another construction, another name) never gives `b.attr`
+its value, nor does a store after L. A binding of `b` that is no construction (a parameter,
+`self`, a call's result) is not followed here: such reads keep the join by the attribute's
+name and the receiver's class family (tracer/graph/flow.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from tracer.graph.blocks import dominates, reaching
+from tracer.store import step_ids
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tracer.extract.facts import Arg, Call
+    from tracer.graph.file_steps import FileTables
+    from tracer.graph.step_tables import Read
+    from tracer.graph.steps import Step
+    from tracer.index.index import Index
+    from tracer.index.resolve import Resolver
+    from tracer.index.targets import CallTarget
+
+
+class FlowGraph(Protocol):
+    """What this module asks of the flow graph (`tracer.graph.flow.FlowGraph`)."""
+
+    index: Index
+    resolver: Resolver
+
+    def file(self, path: str) -> FileTables: ...
+
+    def step(self, step_id: str) -> Step: ...
+
+    def writes(self, path: str, attr: str) -> list[Read]: ...
+
+    def writing(self, attr: str) -> list[str]: ...
+
+    def field_step(self, klass: str, attr: str) -> str: ...
+
+    def callers(self, function: str) -> Iterator[tuple[FileTables, int, CallTarget]]: ...
+
+    def bindings(
+        self, target: CallTarget, arg: Arg, siblings: tuple[Arg, ...] = ()
+    ) -> list[tuple[str, str, float]]: ...
+
+
+MAX_CALL_DEPTH = 4  # calls followed into, to the writes on the parameter an object is bound to
+LOOPS = ("for ", "while ", "async for ")
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Where a statement may run between an object's construction (at START) and a read of it
+    (at LINE): after the one and before the other, or anywhere in the loop around the read
+    (LOOP: its first line and where it ends), which runs again after the read."""
+
+    start: int
+    line: int
+    loop: tuple[int, int] | None
+
+    def holds(self, at: int) -> bool:
+        return self.start < at < self.line or (
+            self.loop is not None and self.start < at and self.loop[0] <= at < self.loop[1]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """What a statement of the reading function does to the object: stores WRITES into its
+    attribute, at LINE; REPLACES is the step of a direct store, which replaces what was stored
+    before wherever it always runs first ("" for a call: it may store on some paths only)."""
+
+    line: int
+    writes: frozenset[str]
+    replaces: str = ""
+
+
+class Instances:
+    """The writes that may give a read of an attribute of an object made in the reading
+    function its value (see the module's docstring), remembered per read."""
+
+    def __init__(self, graph: FlowGraph) -> None:
+        self.graph = graph
+        self.known: dict[tuple[str, str, str], frozenset[str] | None] = {}
+        self.stored: dict[tuple[str, str, str], frozenset[str]] = {}  # (function, param, attr)
+        self.by_scope: dict[tuple[str, str], list[int]] = {}  # (path, scope) -> its calls
+
+    def writes_reaching(
+        self, tables: FileTables, scope: str, read: str, base: str, attr: str
+    ) -> frozenset[str] | None:
+        """The steps whose value the read step READ (in SCOPE) may take as `BASE.ATTR`, when
+        BASE holds an object constructed in SCOPE; None when it does not (or may not)."""
+        key = (read, base, attr)
+        if key not in self.known:
+            self.known[key] = self.find(tables, scope, read, base, attr)
+        return self.known[key]
+
+    def find(
+        self, tables: FileTables, scope: str, read: str, base: str, attr: str
+    ) -> frozenset[str] | None:
+        if not base.isidentifier() or base in ("self", "cls"):
+            return None
+        line = tables.steps[read].line
+        constructions = self.constructions(tables, scope, base, line)
+        if not constructions:
+            return None
+        loop = loop_around(tables, scope, line)
+        found: set[str] = set()
+        for _, made_line, targets in constructions:
+            window = Window(made_line, line, loop)
+            classes = [t.klass for t in targets if t.klass is not None]
+            if self.escapes(tables, scope, base, window, classes):
+                return None  # handed where it cannot be followed: joined by name instead
+            events = [Event(made_line, self.constructed(targets, attr))]
+            events += self.events(tables, scope, base, attr, window, classes)
+            events.sort(key=lambda e: e.line)
+            kept: list[Event] = []
+            for event in events:
+                if event.replaces and event.line < line and dominates(tables, event.replaces, line):
+                    kept = []
+                kept.append(event)
+            for event in kept:
+                found.update(event.writes)
+        return frozenset(found)
+
+    # -- the object's bindings, and what the construction stores -------------------------------
+
+    def constructions(
+        self, tables: FileTables, scope: str, base: str, line: int
+    ) -> list[tuple[str, int, list[CallTarget]]] | None:
+        """The bindings of BASE in SCOPE that may reach LINE, each a construction of a class of
+        the tree (its step, line and the call's targets); None when one is anything else."""
+        defs = tables.local_defs.get((scope, base)) or []
+        if not defs:
+            return None
+        before = [d for d in defs if tables.steps[d].line < line and not step_ids.is_param(d)]
+        if len(before) != len([d for d in defs if tables.steps[d].line < line]):
+            return None  # a parameter: the object comes from the callers
+        reached = reaching(tables, scope, before, line)
+        if not reached:
+            return None
+        found = []
+        for binding in reached:
+            targets = self.constructor_of(tables, binding)
+            if targets is None:
+                return None
+            found.append((binding, tables.steps[binding].line, targets))
+        return found
+
+    def constructor_of(self, tables: FileTables, binding: str) -> list[CallTarget] | None:
+        """The targets of the constructor call BINDING takes whole (`b = C(...)`), when every
+        one constructs a class; None otherwise."""
+        from tracer.graph.contents import value_row
+        from tracer.store.rows import VALUE_CALLS, VALUE_REFS, VALUE_SHAPE
+
+        if tables.bound.get(binding, "") != tables.steps[binding].name:
+            return None  # `b.x = ...`, or a target inside a pattern
+        found = value_row(tables, binding)
+        if found is None or found[1] is not None:
+            return None
+        value = found[0]
+        calls = value[VALUE_CALLS]
+        if value[VALUE_REFS] or value[VALUE_SHAPE] is not None or len(calls) != 1:
+            return None
+        targets = tables.targets[calls[0]]
+        if not targets or any(t.klass is None for t in targets):
+            return None
+        return list(targets)
+
+    def constructed(self, targets: list[CallTarget], attr: str) -> frozenset[str]:
+        """What a construction stores into ATTR: its class family's declared field ATTR (the
+        constructor's argument or default fills it), the writes of `self.ATTR` that its
+        `__init__` makes or calls, and what is stored into the class's own ATTR anywhere
+        (`C.attr = v`, `cls.attr = v`: an instance shows it until it stores its own)."""
+        graph, found = self.graph, set()
+        for target in targets:
+            klass = target.klass
+            assert klass is not None
+            for owner in graph.index.mro(klass):
+                entry = graph.index.classes.get(owner)
+                if entry is not None and any(f.name == attr for f in entry[1].fields):
+                    found.add(graph.field_step(owner, attr))
+                    break
+            if target.function is not None:
+                first = first_param(graph, target.function)
+                if first is not None:
+                    found |= self.stores_on(target.function, first, attr, 0)
+            found |= self.class_stores(klass, attr)
+        return frozenset(found)
+
+    def class_stores(self, klass: str, attr: str) -> frozenset[str]:
+        """The writes of ATTR on the class KLASS or a base of it, as an object: `C.attr = v`
+        anywhere, `cls.attr = v` in a method of one of them."""
+        key = (klass, "<class>", attr)
+        if key in self.stored:
+            return self.stored[key]
+        graph, index = self.graph, self.graph.index
+        owners = set(index.mro(klass))
+        found = set()
+        for path in graph.writing(attr):
+            module = index.module_of[path]
+            for write in graph.writes(path, attr):
+                if write.base == "<class>" or not write.base:
+                    continue
+                if write.base == "cls":
+                    function = graph.resolver.function(path, write.scope)
+                    if function is not None and function[0].rpartition(".")[0] in owners:
+                        found.add(write.step)
+                    continue
+                symbol = index.resolve(module, write.base)
+                if symbol is not None and symbol.kind == "class" and symbol.name in owners:
+                    found.add(write.step)
+        self.stored[key] = frozenset(found)
+        return self.stored[key]
+
+    # -- what the statements between store into the object ----------------------------------
+
+    def events(
+        self,
+        tables: FileTables,
+        scope: str,
+        base: str,
+        attr: str,
+        window: Window,
+        classes: list[str],
+    ) -> list[Event]:
+        """The stores into BASE's object (of CLASSES) in SCOPE that run in WINDOW."""
+        found = []
+        for write in self.graph.writes(tables.path, attr):
+            if write.scope == scope and write.base == base and window.holds(write.line):
+                found.append(Event(write.line, frozenset({write.step}), write.step))
+        for call_id in self.calls_in(tables, scope):
+            call = tables.calls[call_id]
+            if not window.holds(call.line):
+                continue
+            writes = self.stored_by_call(tables, scope, call_id, base, attr, classes)
+            if writes:
+                found.append(Event(call.line, writes))
+        return found
+
+    def escapes(
+        self, tables: FileTables, scope: str, base: str, window: Window, classes: list[str]
+    ) -> bool:
+        """Is BASE's object handed, in WINDOW, where this module cannot follow what is stored
+        into it: kept in another name, container or object (`alias = b`, `{"a": b}`,
+        `x.y = b`), given in a `*`/`**` argument or inside an expression, given to a call
+        whose target is not known or collects it (`*args`, `**kwargs`), or a method of it
+        called that the tree does not define? A call outside the tree (a builtin, a library
+        function) is taken to store nothing into it."""
+        from tracer.graph.contents import value_row
+        from tracer.store.rows import VALUE_REFS, VALUE_SHAPE
+
+        for step_id in tables.local_reads.get((scope, base)) or []:
+            step = tables.steps[step_id]
+            if not window.holds(step.line) or step.kind == "call_arg":
+                continue
+            found = value_row(tables, step_id)
+            if found is None:
+                continue
+            refs, shape = found[0][VALUE_REFS], found[0][VALUE_SHAPE]
+            if base in refs or (shape is not None and names_in(shape, base)):
+                return True
+        for call_id in self.calls_in(tables, scope):
+            call = tables.calls[call_id]
+            if window.holds(call.line) and self.call_escapes(tables, scope, call, base, classes):
+                return True
+        return False
+
+    def call_escapes(
+        self, tables: FileTables, scope: str, call: Call, base: str, classes: list[str]
+    ) -> bool:
+        """Does CALL take BASE's object where it cannot be followed (see `escapes`)?"""
+        receiver, _, method = call.callee.rpartition(".")
+        given = [a for a in call.args if base in a.value.refs]
+        if receiver != base and not given and not self.bound_method(tables, scope, call, base):
+            return False
+        if any(a.star or a.value.refs != (base,) or a.value.calls for a in given):
+            return True  # inside an expression, a container, a `*`/`**` argument
+        targets = tables.targets[call.id]
+        if receiver == base:
+            return not targets and not all(self.graph.index.method(k, method) for k in classes)
+        if not targets:
+            symbol = self.graph.index.resolve(self.graph.index.module_of[tables.path], call.callee)
+            return symbol is None or symbol.kind != "external" or call.callee == "setattr"
+        for target in targets:
+            for arg in given:
+                for bound, _, _ in self.graph.bindings(target, arg, call.args):
+                    if not step_ids.is_param(bound) or collecting(self.graph, bound):
+                        return True
+        return False
+
+    def calls_in(self, tables: FileTables, scope: str) -> list[int]:
+        key = (tables.path, scope)
+        found = self.by_scope.get(key)
+        if found is None:
+            found = [c.id for c in tables.calls if c.scope == scope]
+            self.by_scope[key] = found
+        return found
+
+    def stored_by_call(
+        self,
+        tables: FileTables,
+        scope: str,
+        call_id: int,
+        base: str,
+        attr: str,
+        classes: list[str],
+    ) -> frozenset[str]:
+        """The writes of ATTR on the object BASE holds (of CLASSES) that the call CALL_ID may
+        make: on the parameter each of its targets binds the object to (its receiver, an
+        argument), or through a local bound to one of the object's methods (`f = b.set;
+        f(v)`, the method found on the object's classes)."""
+        call = tables.calls[call_id]
+        receiver = call.callee.rpartition(".")[0]
+        methods = self.bound_method(tables, scope, call, base)
+        given = [i for i, a in enumerate(call.args) if a.value.refs == (base,) and not a.star]
+        if receiver != base and not methods and not given:
+            return frozenset()
+        found: set[str] = set()
+        for name in methods:
+            for klass in classes:
+                function = self.graph.index.method(klass, name)
+                first = first_param(self.graph, function) if function is not None else None
+                if function is not None and first is not None:
+                    found |= self.stores_on(function, first, attr, 0)
+        for target in tables.targets[call_id]:
+            if target.function is None:
+                continue
+            if receiver == base and target.bound:
+                first = first_param(self.graph, target.function)
+                if first is not None:
+                    found |= self.stores_on(target.function, first, attr, 0)
+            for i in given:
+                arg = call.args[i]
+                for param, _, _ in self.graph.bindings(target, arg, call.args):
+                    name = self.graph.step(param).name if step_ids.is_param(param) else None
+                    if name is not None:
+                        found |= self.stores_on(target.function, name, attr, 0)
+        return frozenset(found)
+
+    def bound_method(self, tables: FileTables, scope: str, call: Call, base: str) -> list[str]:
+        """The methods of BASE's object a local callee may be bound to (`f = b.set` before
+        `f(v)`: ["set"]); [] when the callee is no such local."""
+        from tracer.graph.contents import value_row
+        from tracer.store.rows import VALUE_CALLS, VALUE_REFS
+
+        if not call.callee.isidentifier():
+            return []
+        found = []
+        for binding in tables.local_defs.get((scope, call.callee)) or []:
+            row = value_row(tables, binding) if not step_ids.is_param(binding) else None
+            if row is None:
+                continue
+            refs, calls = row[0][VALUE_REFS], row[0][VALUE_CALLS]
+            if not calls and len(refs) == 1 and refs[0].startswith(base + "."):
+                found.append(refs[0][len(base) + 1 :])
+        return found
+
+    def stores_on(self, function: str, param: str, attr: str, depth: int) -> frozenset[str]:
+        """The writes `PARAM.ATTR = ...` FUNCTION makes, and those the calls it gives PARAM to
+        make on the parameter they bind it to, MAX_CALL_DEPTH calls deep."""
+        key = (function, param, attr)
+        if key in self.stored:
+            return self.stored[key]
+        self.stored[key] = frozenset()  # a call back into FUNCTION adds nothing new
+        graph = self.graph
+        entry = graph.index.functions.get(function)
+        if entry is None:
+            return frozenset()
+        path, definition = entry
+        scope = definition.qualname
+        found = {w.step for w in graph.writes(path, attr) if w.scope == scope and w.base == param}
+        if depth < MAX_CALL_DEPTH:
+            tables = graph.file(path)
+            for call_id in self.calls_in(tables, scope):
+                call = tables.calls[call_id]
+                receiver = call.callee.rpartition(".")[0]
+                given = [a for a in call.args if a.value.refs == (param,) and not a.star]
+                if receiver != param and not given:
+                    continue
+                for target in tables.targets[call_id]:
+                    if target.function is None:
+                        continue
+                    if receiver == param and target.bound:
+                        first = first_param(graph, target.function)
+                        if first is not None:
+                            found |= self.stores_on(target.function, first, attr, depth + 1)
+                    for arg in given:
+                        for bound, _, _ in graph.bindings(target, arg, call.args):
+                            if step_ids.is_param(bound):
+                                name = graph.step(bound).name
+                                found |= self.stores_on(target.function, name, attr, depth + 1)
+        self.stored[key] = frozenset(found)
+        return self.stored[key]
+
+    # -- forward: from a write on a parameter to the reads of the objects given to it -----------
+
+    def readers(self, writer: str) -> list[tuple[FileTables, str, str, str]]:
+        """The reads of `b.attr` whose value the write `p.attr = v` WRITER may give: where
+        `p` is a parameter of the writer's function (its `self` too), the objects made in
+        the functions that give them to it (the receiver, an argument, the object a
+        constructor makes), then in theirs, MAX_CALL_DEPTH calls up; each read as (its
+        tables, step, its base's text, the ref it reads), among those the backward rule
+        (`writes_reaching`) says the write reaches."""
+        graph = self.graph
+        tables = graph.file(step_ids.file_of(writer))
+        target = tables.bound.get(writer, "")
+        base, _, attr = target.rpartition(".")
+        if not base.isidentifier():
+            return []
+        function = graph.resolver.function(tables.path, tables.scope_of[writer])
+        if function is None or base not in {p.name for p in function[1].params}:
+            return []
+        found = []
+        for caller, scope, local in self.objects_given(function[0], base, 0, set()):
+            for read, _ in caller.attr_readers(attr, {scope}):
+                if read.scope != scope or read.base != local:
+                    continue
+                writes = self.writes_reaching(caller, scope, read.step, local, attr)
+                if writes is not None and writer in writes:
+                    found.append((caller, read.step, local, f"{local}.{attr}"))
+        return found
+
+    def objects_given(
+        self, function: str, param: str, depth: int, seen: set[tuple[str, str]]
+    ) -> list[tuple[FileTables, str, str]]:
+        """The locals (with their tables and scope) whose objects the calls of FUNCTION bind to
+        PARAM: a receiver, an argument, the local a constructor's object is bound to; where a
+        caller passes one of its own parameters, that caller's callers, MAX_CALL_DEPTH up."""
+        if (function, param) in seen or depth > MAX_CALL_DEPTH:
+            return []
+        seen.add((function, param))
+        graph = self.graph
+        first = first_param(graph, function)
+        found: list[tuple[FileTables, str, str]] = []
+        for caller, call_id, target in graph.callers(function):
+            call = caller.calls[call_id]
+            given: list[str] = []
+            if param == first and target.klass is not None:  # the object a constructor makes
+                given += [caller.bound.get(c, "") for c in caller.consumers.get(call_id, [])]
+            elif param == first and target.bound:
+                given.append(call.callee.rpartition(".")[0])
+            for arg in call.args:
+                if len(arg.value.refs) != 1 or arg.star:
+                    continue
+                for bound, _, _ in graph.bindings(target, arg, call.args):
+                    if step_ids.is_param(bound) and graph.step(bound).name == param:
+                        given.append(arg.value.refs[0])
+            outer = graph.resolver.function(caller.path, call.scope)
+            params = {p.name for p in outer[1].params} if outer is not None else set()
+            for local in given:
+                if not local.isidentifier():
+                    continue
+                if local in params and outer is not None:
+                    found += self.objects_given(outer[0], local, depth + 1, seen)
+                else:
+                    found.append((caller, call.scope, local))
+        return found
+
+
+def names_in(shape: object, name: str) -> bool:
+    """Does SHAPE (a Value's structure) hold the plain name NAME somewhere?"""
+    if isinstance(shape, tuple):
+        if shape[:1] == ("name",) and shape[1:2] == (name,):
+            return True
+        return any(names_in(part, name) for part in shape[1:])
+    return False
+
+
+def collecting(graph: FlowGraph, param: str) -> bool:
+    """Is PARAM a `*args` or `**kwargs` parameter (what it is given is kept in a container)?"""
+    from tracer.graph.contents import collecting as kind
+
+    return kind(graph, param) != 0
+
+
+def first_param(graph: FlowGraph, function: str) -> str | None:
+    """The name of FUNCTION's first parameter (its `self`), if it has one."""
+    entry = graph.index.functions.get(function)
+    if entry is None or not entry[1].params:
+        return None
+    return entry[1].params[0].name
+
+
+def loop_around(tables: FileTables, scope: str, line: int) -> tuple[int, int] | None:
+    """The first line and the end of the innermost `for` or `while` loop around LINE in the
+    same function (read from the source's indentation); None when there is none."""
+    text = tables.lines.line(line)
+    if text is None:
+        return None
+    indent = len(text) - len(text.lstrip())
+    number = line
+    while indent > 0 and (above := tables.lines.line(number := number - 1)) is not None:
+        body = above.lstrip()
+        if not body or body.startswith("#"):
+            continue
+        level = len(above) - len(body)
+        if level >= indent:
+            continue
+        if body.startswith(("def ", "async def ", "class ")):
+            return None
+        indent = level
+        if body.startswith(LOOPS):
+            end = number + 1
+            while (after := tables.lines.line(end)) is not None:
+                rest = after.lstrip()
+                if rest and not rest.startswith("#") and len(after) - len(rest) <= level:
+                    break
+                end += 1
+            return number, end
+    return None
