@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tracer.analyses.callgraph import call_graph
 from tracer.extract.flows import extract_flows
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
@@ -189,6 +190,32 @@ def test_a_class_pattern_binds_the_attributes_it_names(snippet_session):
     assert passed(chain) == {"sink(p)"}
 
 
+def test_a_positional_pattern_of_a_class_of_the_tree_binds_a_value_not_known(snippet_session):
+    """`Job(p)` binds p to the attribute `Job.__match_args__` names, not followed: p is bound
+    (what it held before is not read in the case), to nothing the value reaches."""
+    chain = forward(
+        snippet_session,
+        """
+    class Job:
+        __match_args__ = ("path",)
+
+        def __init__(self, path):
+            self.path = path
+
+
+    def run(p):
+        p = SECRET
+        job = Job(SECRET)
+        match job:
+            case Job(p):
+                sink(p)  # in the case
+        sink(p)  # after
+    """,
+    )
+    assert bound(chain) == set()
+    assert passed(chain) == {"sink(p)  # after"}
+
+
 def test_a_builtin_class_pattern_binds_the_subject_itself(snippet_session):
     chain = forward(
         snippet_session,
@@ -298,10 +325,38 @@ match event:
         pass
     case {"k": kept, **rest}:
         pass
+    case Point(px, y=py):
+        pass
 """
     parsed = parse(source)
     flows = extract_flows(parsed, summarize(parsed))
-    assert [(a.targets[0].path, a.op, a.line) for a in flows.assigns] == [
-        ("kept", "case", 11),
-        ("rest", "case", 11),
+    assert [(a.targets[0].path, a.op, a.line, a.value.refs) for a in flows.assigns] == [
+        ("kept", "case", 11, ("event",)),
+        ("rest", "case", 11, ("event",)),
+        ("px", "case", 13, ()),
+        ("py", "case", 13, ("event.y",)),
     ]
+
+
+def test_the_call_graph_runs_what_a_case_binds(snippet_session):
+    """A function kept at a key of the subject is what the name bound at that key runs; the
+    functions at other keys are not."""
+    graph = call_graph(
+        snippet_session(
+            {
+                "app.py": """
+        def start():
+            pass
+
+        def stop():
+            pass
+
+        def dispatch(name):
+            match {"run": start, "halt": stop}:
+                case {"run": action, **rest}:
+                    action()
+        """
+            }
+        )
+    )
+    assert graph["app.dispatch"] == ["app.start"]

@@ -11,10 +11,18 @@ from typing import Any
 from tree_sitter import Node
 
 from tracer.extract.facts import Assign, Shape, Target, Value
-from tracer.extract.values import CallIds, call_ref, part_shape, string_literal, value_of
+from tracer.extract.values import (
+    NOTHING,
+    CallIds,
+    call_ref,
+    part_shape,
+    string_literal,
+    value_of,
+)
 
 # An access into the subject, outermost first: ("key", K) an item (K a key's shape, None
-# when not known), ("attr", NAME), ("tail", N, KEYS) what a `*rest` after N elements holds,
+# when not known), ("attr", NAME) (None: an attribute not known), ("tail", N, KEYS) what a
+# `*rest` after N elements holds,
 # ("rest", KEYS) what a `**rest` holds (the subject but for KEYS, the constant keys named).
 Access = tuple[Any, ...]
 Path = tuple[Access, ...]
@@ -152,13 +160,15 @@ def mapping(node: Node, path: Path) -> Iterator[tuple[str, Path]]:
 
 def class_captures(node: Node, path: Path) -> Iterator[tuple[str, Path]]:
     """`Point(x=a)` binds a to the subject's attribute x; `str(s)` binds s to the subject;
-    other positional patterns name attributes by the class's `__match_args__`, which another
-    file may declare: not followed."""
+    another positional pattern binds to the attribute the class's `__match_args__` names,
+    which another file may declare: one not known here."""
     klass, *arguments = node.named_children
     positional = [a for a in arguments if not keyword(a)]
     for argument in arguments:
         if keyword(argument) or (text(klass) in SELF_MATCHING and len(positional) == 1):
             yield from captures(argument, path)
+        else:
+            yield from captures(argument, (*path, ("attr", None)))
 
 
 def keyword(argument: Node) -> bool:
@@ -192,6 +202,8 @@ def bound_value(subject: Value, shape: Shape | None, path: Path) -> Value:
     """What a name bound at PATH of the subject reads, as `value_of` reads the expression
     that takes it out (`s["k"][0]`, `s.x`, `s.x["k"]`): the subject whole where its shape is
     not known."""
+    if ("attr", None) in path:
+        return NOTHING  # bound, to a value nothing here names
     if not path or shape is None:
         return subject
     refs = subject.refs
