@@ -360,3 +360,25 @@ def test_the_call_graph_runs_what_a_case_binds(snippet_session):
         )
     )
     assert graph["app.dispatch"] == ["app.start"]
+
+
+def test_broken_and_deep_patterns_bind_only_names_they_hold():
+    """A name the parser's recovery left out binds nothing; a pattern 180 levels deep (a list
+    in a dict, 45 times) binds its name at the whole path of keys and positions."""
+    broken = parse(
+        b'match event:\n    case {"k": }:\n        pass\n    case (a as):\n        pass\n'
+    )
+    assert [a.targets[0].path for a in extract_flows(broken, summarize(broken)).assigns] == ["a"]
+    deep = parse(
+        b"match event:\n    case " + b'[{"k": ' * 45 + b"y" + b"}]" * 45 + b":\n        pass\n"
+    )
+    (binding,) = extract_flows(deep, summarize(deep)).assigns
+    shape, depth = binding.value.shape, 0
+    while shape[0] == "item":
+        shape, depth = shape[1], depth + 1
+    assert (binding.targets[0].path, shape, depth, deep.warnings) == (
+        "y",
+        ("name", "event"),
+        90,
+        (),
+    )

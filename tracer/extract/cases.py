@@ -71,6 +71,7 @@ def case_bindings(clause: Node, scope: str, call_ids: CallIds) -> list[Assign]:
             end_line=end_line,
         )
         for name, path in bound
+        if name.isidentifier()  # a name the parser's recovery left out is none
     ]
 
 
