@@ -21,14 +21,14 @@ from tracer.extract.values import (
 )
 
 # An access into the subject, outermost first: ("key", K) an item (K a key's shape, None
-# when not known), ("attr", NAME) (None: an attribute not known), ("tail", N, KEYS) what a
-# `*rest` after N elements holds,
-# ("rest", KEYS) what a `**rest` holds (the subject but for KEYS, the constant keys named).
+# when not known); ("attr", NAME) an attribute (NAME None: one not known); ("tail", N, KEYS)
+# what a `*rest` after N elements holds; ("rest", KEYS) what a `**rest` holds (the subject
+# but for KEYS, the constant keys its siblings name).
 Access = tuple[Any, ...]
 Path = tuple[Access, ...]
 # Builtin classes whose one positional pattern matches the subject itself (`case str(s):`).
 SELF_MATCHING = frozenset(
-    (
+    {
         "bool",
         "bytearray",
         "bytes",
@@ -40,7 +40,7 @@ SELF_MATCHING = frozenset(
         "set",
         "str",
         "tuple",
-    )
+    }
 )
 
 
@@ -114,9 +114,9 @@ def captures(node: Node, path: Path) -> Iterator[tuple[str, Path]]:
             yield from sequence(elements, path)
     elif kind == "dict_pattern":
         yield from mapping(node, path)
-    elif kind == "class_pattern":
+    elif kind == "class_pattern" and node.named_children:
         yield from class_captures(node, path)
-    elif kind == "keyword_pattern":
+    elif kind == "keyword_pattern" and node.named_children:
         name, *rest = node.named_children
         for child in rest:
             yield from captures(child, (*path, ("attr", text(name))))
