@@ -25,3 +25,6 @@
 (named_expression
   name: (identifier) @assign.target
   value: (_) @assign.value) @assign.walrus
+
+; match v: case PATTERN: binds the names of PATTERN to parts of v (tracer/extract/cases.py)
+(case_clause) @assign.case

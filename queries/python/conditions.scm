@@ -6,4 +6,7 @@
 
 (while_statement condition: (_) @use.condition)
 
+; case PATTERN if GUARD: the guard reads the names the pattern binds
+(case_clause guard: (if_clause (_) @use.condition))
+
 (assert_statement) @use.assert

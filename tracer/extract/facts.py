@@ -146,6 +146,8 @@ class FileSummary:
 #   ("item", CONTAINER, KEY)    `c[k]`; KEY may be ("slice", LO, HI), bounds int or None
 #   ("attr", OBJECT, "name")    an attribute of what is not a dotted name (`f().x`)
 #   ("lambda", START_BYTE)      the lambda defined there
+#   ("except", CONTAINER, (KEY, ...))   the container but for what it keeps at the constant
+#                               keys or indices named (what `case {"k": v, **rest}` binds rest to)
 #   ("parts", (ITEM, ...))      an expression of another form (`conf["k"] * 2`), as a whole
 #                               only: the items it reads out of names it reads only so
 # A part that is none of these is None. A pattern (what an assignment stores into) has the
@@ -207,7 +209,9 @@ class Assign:
     targets: tuple[Target, ...]
     value: Value
     items: tuple[Value, ...]  # per-element values of a tuple right-hand side, else ()
-    op: str  # "=", "+=", ..., "for", "with"
+    # "=", "+=", ..., "for", "with", ":="; "case": a name a `case` pattern binds, its value
+    # the expression that takes its part out of the subject (`s["k"][0]`, `s.x`)
+    op: str
     annotation: str | None
     line: int
     end_line: int

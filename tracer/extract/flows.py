@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from tree_sitter import Node
 
+from tracer.extract.cases import case_bindings
 from tracer.extract.facts import (
     MODULE_SCOPE,
     Arg,
@@ -53,12 +54,13 @@ def extract_flows(parsed: Parsed, summary: FileSummary) -> FileFlows:
     call_ids: CallIds = {(n.start_byte, n.end_byte): i for i, n in enumerate(call_nodes)}
     calls = tuple(call_fact(i, node, scopes, call_ids) for i, node in enumerate(call_nodes))
     returned = by_concern["returns"]
+    assigns, patterns = assignments(by_concern["assignments"], scopes, call_ids)
     return FileFlows(
         calls=calls,
-        assigns=tuple(assignments(by_concern["assignments"], scopes, call_ids)),
+        assigns=tuple(assigns),
         returns=tuple(returns(returned, scopes, call_ids)),
         uses=tuple(uses(by_concern["conditions"], scopes, call_ids)),
-        patterns=patterns(by_concern["assignments"], call_ids),
+        patterns=patterns,
         yields=frozenset(i for i, m in enumerate(returned) if m["return"][0].type == "yield"),
         raises=tuple(raises(by_concern["raises"], scopes, call_ids)),
         straight=frozenset(
@@ -75,6 +77,7 @@ CONCERNS = {
     "assign.for": "assignments",
     "assign.with": "assignments",
     "assign.walrus": "assignments",
+    "assign.case": "assignments",
     "return": "returns",
     "use.condition": "conditions",
     "use.assert": "conditions",
@@ -155,49 +158,57 @@ def items(node: Node, call_ids: CallIds) -> tuple[Value, ...]:
     return tuple(value_of(c, call_ids) for c in node.named_children if c.type != "comment")
 
 
-def assignments(matched: list[Match], scopes: Scopes, call_ids: CallIds) -> list[Assign]:
-    found = []
+def assignments(
+    matched: list[Match], scopes: Scopes, call_ids: CallIds
+) -> tuple[list[Assign], dict[int, Shape]]:
+    """The assignments, in source order (a `case` gives one per name it binds), and by index
+    the whole target of those that store into more than names and one flat tuple of them
+    (`a, (b, c) = ...`, `a, *b = ...`, `d["k"] = ...`)."""
+    found: list[Assign] = []
+    shapes: dict[int, Shape] = {}
     for match in matched:
-        statement = next(match[k][0] for k in ASSIGN_OPS if k in match)
-        op = ASSIGN_OPS[next(k for k in ASSIGN_OPS if k in match)]
-        value = match["assign.value"][0]
-        while value.type == "assignment" and value.child_by_field_name("right") is not None:
-            value = value.child_by_field_name("right")  # a = b = v: both take v
-        if op == "+=":
-            operator = statement.child_by_field_name("operator")
-            op = operator.text.decode() if operator is not None else op
-        found.append(
-            Assign(
-                scope=scopes.at(statement.start_byte),
-                targets=tuple(targets(match["assign.target"][0])),
-                value=value_of(value, call_ids),
-                items=items(value, call_ids),
-                op=op,
-                annotation=annotation_text(statement),
-                line=statement.start_point[0] + 1,
-                # A loop or `with` binds in its header: the span ends with the value.
-                end_line=(statement if op not in ("for", "with") else value).end_point[0] + 1,
-            )
-        )
-    return found
-
-
-def patterns(matched: list[Match], call_ids: CallIds) -> dict[int, Shape]:
-    """Assignment index -> its whole target as a pattern, where that holds more than names
-    and one flat tuple of them (`a, (b, c) = ...`, `a, *b = ...`, `d["k"] = ...`)."""
-    found = {}
-    for index, match in enumerate(matched):
-        target = match["assign.target"][0]
-        if target.type in TUPLES:
-            flat = all(c.type in ("identifier", "attribute") for c in target.named_children)
-            if flat:
-                continue
-        elif target.type != "subscript":
+        if "assign.case" in match:
+            clause = match["assign.case"][0]
+            found.extend(case_bindings(clause, scopes.at(clause.start_byte), call_ids))
             continue
-        shape = pattern_of(target, call_ids)
+        shape = pattern(match["assign.target"][0], call_ids)
         if shape is not None:
-            found[index] = shape
-    return found
+            shapes[len(found)] = shape
+        found.append(assignment(match, scopes, call_ids))
+    return found, shapes
+
+
+def assignment(match: Match, scopes: Scopes, call_ids: CallIds) -> Assign:
+    statement = next(match[k][0] for k in ASSIGN_OPS if k in match)
+    op = ASSIGN_OPS[next(k for k in ASSIGN_OPS if k in match)]
+    value = match["assign.value"][0]
+    while value.type == "assignment" and value.child_by_field_name("right") is not None:
+        value = value.child_by_field_name("right")  # a = b = v: both take v
+    if op == "+=":
+        operator = statement.child_by_field_name("operator")
+        op = operator.text.decode() if operator is not None else op
+    return Assign(
+        scope=scopes.at(statement.start_byte),
+        targets=tuple(targets(match["assign.target"][0])),
+        value=value_of(value, call_ids),
+        items=items(value, call_ids),
+        op=op,
+        annotation=annotation_text(statement),
+        line=statement.start_point[0] + 1,
+        # A loop or `with` binds in its header: the span ends with the value.
+        end_line=(statement if op not in ("for", "with") else value).end_point[0] + 1,
+    )
+
+
+def pattern(target: Node, call_ids: CallIds) -> Shape | None:
+    """TARGET as a pattern (see `pattern_of`) where it is more than a name or a flat tuple of
+    names and attributes; else None."""
+    if target.type in TUPLES:
+        if all(c.type in ("identifier", "attribute") for c in target.named_children):
+            return None
+    elif target.type != "subscript":
+        return None
+    return pattern_of(target, call_ids)
 
 
 def pattern_of(node: Node, call_ids: CallIds) -> Shape | None:

@@ -3,13 +3,16 @@
 is written in: the lines up to where its block ends (the first line indented less), so a
 read there takes it and never an earlier binding of the same name. At the top level of a
 function body that is the rest of the function; in a branch of an `if` it is the rest of
-that branch (a binding in one branch never reaches a read in its sibling `else`)."""
+that branch (a binding in one branch never reaches a read in its sibling `else`). A name a
+`case` pattern binds runs before every line of that case's body (the lines up to the first
+one indented as much as the `case`), never before another case's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from tracer.store import step_ids
+from tracer.store.rows import ASSIGN_OP, row_at
 
 if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
@@ -25,23 +28,31 @@ def dominates(tables: FileTables, def_id: str, line: int) -> bool:
         return False  # a read in the binding's own statement runs before it binds
     if step.line in tables.flows.straight:
         return True
-    end = block_end(tables, step.line, step.end_line)
+    end = block_end(tables, step.line, step.end_line, binds_case(tables, def_id))
     return end is not None and line < end
 
 
-def block_end(tables: FileTables, first: int, last: int) -> int | None:
+def binds_case(tables: FileTables, def_id: str) -> bool:
+    """Is DEF_ID a name a `case` pattern binds?"""
+    where = step_ids.address(def_id)
+    return where.kind == "a" and row_at(tables.flows.assigns, where.number)[ASSIGN_OP] == "case"
+
+
+def block_end(tables: FileTables, first: int, last: int, case: bool = False) -> int | None:
     """The first line after the statement at lines FIRST..LAST indented less than its first
     line (where its block ends; a very large number at the end of the file); None when the
-    statement binds only in part (see NOT_PLAIN) or its text cannot be read."""
+    statement binds only in part (see NOT_PLAIN) or its text cannot be read. For the header
+    of a CASE (FIRST..LAST), the first line after it indented as much as the `case` or less:
+    the end of its body."""
     ends = tables.block_ends
-    if first in ends:
-        return ends[first]
+    if (first, case) in ends:
+        return ends[first, case]
     found: int | None = None
     text = tables.lines.line(first)
     if text is not None:
         stripped = text.lstrip()
-        indent = len(text) - len(stripped)
-        if not stripped.startswith(NOT_PLAIN) and ":=" not in stripped:
+        indent = len(text) - len(stripped) + case  # a case's body is indented more than it
+        if case or (not stripped.startswith(NOT_PLAIN) and ":=" not in stripped):
             found = 1 << 30
             number = last
             while (line := tables.lines.line(number := number + 1)) is not None:
@@ -49,7 +60,7 @@ def block_end(tables: FileTables, first: int, last: int) -> int | None:
                 if body and not body.startswith("#") and len(line) - len(body) < indent:
                     found = number
                     break
-    ends[first] = found
+    ends[first, case] = found
     return found
 
 

@@ -42,8 +42,10 @@ class FlowGraph(Protocol):
 
 Key = str | int | None  # a dict's constant key, a sequence's index; None: a key not known
 Keys = tuple[Key, ...]  # an access path: the keys a value is kept at, outermost last
-Op = tuple[int, Key]  # (PUT, k): put in at k; (TAKE, k): take out from k; (NEW, None)
-PUT, TAKE, NEW = 1, 0, 2
+# (PUT, k): put in at k; (TAKE, k): take out from k; (NEW, None); (EXCEPT, (k, ...)): the
+# container passes but for what it keeps at those keys (`case {"a": x, **rest}`)
+Op = tuple[int, Key | tuple[Key, ...]]
+PUT, TAKE, NEW, EXCEPT = 1, 0, 2, 3
 MAKES_NEW: tuple[Op, ...] = ((NEW, None),)  # a value computed from the one that arrives
 DEPTH = 3
 KEEP: tuple[Op, ...] = ()  # the container moves whole
@@ -74,10 +76,14 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
     one; going backward (KEYS: where the value sought is inside the later step's value) a
     take pushes and a put pops. A take (forward) or put (backward) with no keys left is the
     container itself being read or made: allowed, and the keys stay none. A value made
-    anew from the one that arrives is kept at no key."""
+    anew from the one that arrives is kept at no key. An except lets the value by, either
+    way, unless it is kept at one of the keys named."""
     for code, key in ops if forward else reversed(ops):
         if code == NEW:
             keys = ()
+        elif code == EXCEPT:
+            if keys and keys[-1] in key:
+                return False, ()
         elif (code == PUT) == forward:
             keys = (*keys, key)[-DEPTH:]
         elif keys:
@@ -312,6 +318,8 @@ def paths_in(shape: Any, name: str) -> list[tuple[Op, ...]]:
         return [()] if refers(shape[1], name) else []
     if kind == "item":
         return [(*ops, (TAKE, constant(shape[2]))) for ops in paths_in(shape[1], name)]
+    if kind == "except":  # the container but for its constant keys shape[2]
+        return [(*ops, (EXCEPT, shape[2])) for ops in paths_in(shape[1], name)]
     found: list[tuple[Op, ...]] = []
     if kind == "dict":
         for key, element in shape[1]:

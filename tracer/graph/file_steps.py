@@ -104,7 +104,7 @@ class FileTables(StepTables):
         self.alone_in: dict[str, list[str]] = {}
         self.filled: dict[str, list[tuple[dict[Any, Any], object]]] = {}
         self.filled_keys: set[tuple[int, object]] = set()  # (id of the table, key)
-        self.block_ends: dict[int, int | None] = {}  # see tracer.graph.blocks
+        self.block_ends: dict[tuple[int, bool], int | None] = {}  # see tracer.graph.blocks
         self.shared = self.classes | {MODULE_SCOPE}  # scopes that several units read in
         self.rows = file_rows(flows, summary)
         self.units = (WHOLE,) if self.whole else self.rows.units

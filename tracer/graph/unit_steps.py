@@ -180,7 +180,7 @@ class UnitSteps:
             scope, targets, whole_value, items, op, _, line, _ = row(ASSIGN_ROWS, i)
             if scope not in scopes or self.in_body(line):
                 continue
-            changes = op not in ("=", "for", "with", ":=")
+            changes = op not in ("=", "for", "with", ":=", "case")
             for j, (target, position) in enumerate(targets):
                 if not target:
                     continue
@@ -317,7 +317,7 @@ class UnitSteps:
         """The steps of an assignment's targets (ROW, an Assign's)."""
         path = self.path
         scope, targets, whole_value, items, op, _, line, end_line = row
-        changes = op not in ("=", "for", "with", ":=")  # x += v reads x too
+        changes = op not in ("=", "for", "with", ":=", "case")  # x += v reads x too
         for j, (target, position) in enumerate(targets):
             if not target:
                 continue

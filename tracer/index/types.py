@@ -139,7 +139,7 @@ class Types:
             klass = self.index.annotation_class(self.index.module_of[path], annotation)
             if klass is not None:
                 return klass
-        if len(targets) != 1 or op != "=":
+        if len(targets) != 1 or op not in ("=", "case"):
             return None
         refs, calls = value[VALUE_REFS], value[VALUE_CALLS]
         if len(calls) == 1 and not refs:

@@ -652,6 +652,7 @@ DISCARDED = 5  # of a Call: its result is thrown away
 CALL_LINE = 6  # of a Call
 ASSIGN_LINE = 6  # of an Assign
 ASSIGN_VALUE = 2  # of an Assign
+ASSIGN_OP = 4  # of an Assign
 CALL_ARGS = 4  # of a Call
 VALUE_REFS, VALUE_CALLS, VALUE_ARITHMETIC = 0, 1, 2  # of a Value
 VALUE_LITERAL = 3  # of a Value

@@ -186,7 +186,7 @@ class Bindings:
             return self.contents.items(
                 elements, frozenset({UNKNOWN}), (path, assign.scope, assign.line)
             )
-        if assign.op not in ("=", ":="):
+        if assign.op not in ("=", ":=", "case"):
             return NONE
         pattern = self.facts.flows(path).patterns.get(index)
         if pattern is None:

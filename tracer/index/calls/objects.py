@@ -205,6 +205,8 @@ class Objects:
             return self.contents.items(containers, keys, (path, scope, line))
         if form == "attr":
             return self.attribute(self.shape(path, scope, shape[1], line), shape[2])
+        if form == "except":  # `case {"k": v, **rest}`: rest holds what the subject holds
+            return self.shape(path, scope, shape[1], line)
         return frozenset({UNKNOWN})
 
     def lambda_at(self, path: str, start: int) -> Objs:

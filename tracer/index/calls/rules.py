@@ -397,10 +397,10 @@ def callees_of(
 
 
 def binding_of(assign: Assign, name: str) -> Assign | None:
-    """ASSIGN as a plain `NAME = value`: itself, or the element of a tuple unpacking that
-    goes to NAME (`a, b = f, g` binds a to f); None for `+=`, `for`, `with`, or unpacking
-    of a value that is no tuple written out."""
-    if assign.op != "=":
+    """ASSIGN as a plain `NAME = value`: itself (a `case` binding too), or the element of a
+    tuple unpacking that goes to NAME (`a, b = f, g` binds a to f); None for `+=`, `for`,
+    `with`, or unpacking of a value that is no tuple written out."""
+    if assign.op not in ("=", "case"):
         return None
     if len(assign.targets) == 1 and assign.targets[0].index is None:
         return assign
