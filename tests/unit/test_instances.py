@@ -122,3 +122,35 @@ def test_a_made_object_is_followed_in_order(snippet_session, name: str) -> None:
     )
     assert [n for n in marked(text, "reached") if n in reached] == marked(text, "reached")
     assert [n for n in marked(text, "not reached") if n in reached] == []
+
+
+def test_a_container_handed_on_whole_is_no_use_of_the_value(snippet_session) -> None:
+    # Around the spine, a container holding the value is shown where the value is put in and
+    # where it comes back out, not where it is only handed on: sink(box) reads no value.
+    text = textwrap.dedent(
+        """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        def boxes():
+            box = [SECRET]
+            sink(box)  # not reached
+            sink(box[0])  # reached
+            bag = set()
+            bag.add(SECRET)
+            sink(bag.pop())  # reached
+            sink(bag)  # not reached
+        """
+    ).lstrip("\n")
+    session = snippet_session({"prog.py": text})
+    chain = trace(session.graph, "SECRET", direction="forward", max_depth=60, branch_depth=60)
+    steps = {s.id: s for s in chain.steps}
+    sink_param = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
+    reached = {steps[e.src].line for e in chain.edges if e.dst == sink_param and e.src in steps}
+    assert sorted(reached & set(marked(text, "reached") + marked(text, "not reached"))) == (
+        marked(text, "reached")
+    )

@@ -51,6 +51,8 @@ DEPTH = 3
 KEEP: tuple[Op, ...] = ()  # the container moves whole
 # Methods of a dict that give the value at the constant key they are given.
 GETTERS = frozenset({"get", "pop", "setdefault"})
+# Methods that take one element out of the container they are called on, given no argument.
+ELEMENT_TAKERS = frozenset({"pop", "popleft"})
 # Methods that put their arguments into the container they are called on, kept as it is.
 STORES = frozenset({"update", "append", "appendleft", "insert", "add", "extend", "setdefault"})
 # Edges along which a value that is kept in a container stays in it (moved or bound whole);
@@ -118,6 +120,7 @@ class Contents:
     def __init__(self, graph: FlowGraph) -> None:
         self.graph = graph
         self.known: dict[tuple[str, str, str], tuple[Op, ...]] = {}
+        self.several: dict[tuple[str, str, str], tuple[tuple[Op, ...], ...]] = {}
 
     def ops(self, edge: Edge) -> tuple[Op, ...]:
         """The puts, takes and new values along EDGE, in order."""
@@ -126,6 +129,36 @@ class Contents:
         if found is None:
             found = self.known[key] = self.find(edge)
         return found
+
+    def alternatives(self, edge: Edge) -> tuple[tuple[Op, ...], ...]:
+        """The ways along EDGE: one (`ops`), but where the step reads the name at several
+        places of a display (`[v, w, v]`, `{"a": v, "b": v}`), one way to each place."""
+        key = (edge.src, edge.dst, edge.kind)
+        found = self.several.get(key)
+        if found is None:
+            found = self.several[key] = self.find_several(edge) or (self.ops(edge),)
+        return found
+
+    def find_several(self, edge: Edge) -> tuple[tuple[Op, ...], ...] | None:
+        if edge.kind not in ("local", "local_via_call"):
+            return None
+        graph = self.graph
+        src_tables = graph.file(step_ids.file_of(edge.src))
+        dst_tables = graph.file(step_ids.file_of(edge.dst))
+        name = src_tables.bound.get(edge.src) or store_target(src_tables, edge.src)
+        name = name or src_tables.steps[edge.src].name
+        found = value_row(dst_tables, edge.dst)
+        if found is None or found[0][VALUE_SHAPE] is None:
+            return None
+        value, _, pattern, _ = found
+        paths = paths_in(value[VALUE_SHAPE], name)
+        if len(paths) < 2:
+            return None
+        if pattern is not None and pattern[0] == "item" and not refers_shape(pattern[1], name):
+            paths = [(*ops, (PUT, constant(pattern[2]))) for ops in paths]
+        if dst_tables.steps[edge.dst].kind in COMPUTING:
+            paths = [(*ops, *MAKES_NEW) for ops in paths]
+        return tuple(dict.fromkeys(paths))
 
     def find(self, edge: Edge) -> tuple[Op, ...]:
         if edge.kind not in WHOLE:
@@ -242,9 +275,46 @@ def read_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...] | No
     ops = value_ops(tables, value, position, pattern, op, name)
     if ops is None:
         return None
+    if pattern is not None and pattern[0] in UNPACKING and unpacks(value, name):
+        # `a, (b, c) = t`: the target's place in the pattern, from the outermost in.
+        ops = (*ops, *unpacking_takes(pattern, tables.steps[step_id].name, position))
     if pattern is not None and pattern[0] == "item" and not refers_shape(pattern[1], name):
         ops = (*ops, (PUT, constant(pattern[2])))  # `d["k"] = v`
     return ops or KEEP
+
+
+UNPACKING = frozenset({"tuple", "list"})
+
+
+def unpacks(value: Any, name: str) -> bool:
+    """Is VALUE (a Value's row) the name NAME alone, unpacked by a target pattern?"""
+    refs = value[VALUE_REFS]
+    return len(refs) == 1 and refers(refs[0], name) and not value[VALUE_CALLS]
+
+
+def unpacking_takes(pattern: Any, target: str, position: int | None) -> tuple[Op, ...]:
+    """The takes by which the target name TARGET of an unpacking PATTERN gets its part of the
+    value (`a, (b, c) = t`: b is t[1][0]; after a `*rest`, at an index not known; `*rest`
+    itself holds the elements it gathers at indexes not known); the take of its top-level
+    POSITION when the pattern does not name it once."""
+    paths = paths_in(pattern, target)
+    if len(paths) != 1:
+        return ((TAKE, position),) if position is not None else ()
+    takes = tuple((TAKE, key) for code, key in reversed(paths[0]) if code == PUT)
+    if starred(pattern, target):  # a list of the elements gathered, each at an index not known
+        return (*takes, (PUT, None))
+    return takes
+
+
+def starred(pattern: Any, target: str) -> bool:
+    """Is TARGET the name of a `*name` element somewhere in PATTERN?"""
+    if not isinstance(pattern, tuple) or not pattern:
+        return False
+    if pattern[0] == "star":
+        return pattern[1] == ("name", target) or starred(pattern[1], target)
+    if pattern[0] in UNPACKING:
+        return any(starred(element, target) for element in pattern[1])
+    return False
 
 
 def value_ops(
@@ -277,6 +347,8 @@ def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | No
         keys = [a[0] for a in args if not a[2] and holds_only(a[ARG_VALUE], name)]
         return ((PUT, keys[0]),) if len(keys) == 1 and keys[0] else None
     base, _, method = callee.rpartition(".")
+    if refers(base, name) and method in ELEMENT_TAKERS and not args:
+        return ((TAKE, None),)  # `items.pop()`: an element, at a key not known
     if refers(base, name) and method in GETTERS and args and args[0][0] is None:
         given = args[0][ARG_VALUE]
         literal = given[VALUE_LITERAL]

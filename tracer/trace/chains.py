@@ -25,7 +25,7 @@ from tracer.trace.routes import (
     keys_along,
     sure_by_keys,
 )
-from tracer.trace.walks import few_guesses, walk
+from tracer.trace.walks import Contents, few_guesses, walk
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
     from tracer.graph.flow import FlowGraph
@@ -213,17 +213,21 @@ def chain_of(
     # Where the value is kept in each of them: a container's other keys hold other values.
     kept_at = dict(zip(unwidened[0], keys_along(graph, unwidened[0], edges), strict=True))
     if direction != "backward":
-        reached.update(
-            walk(
-                graph,
-                around,
-                True,
-                branch_depth,
-                edges,
-                through=few_guesses(graph),
-                start_keys=kept_at,
-            )
+        # Forward, the value held only inside a container that no step takes it out of
+        # again is no use of the value: those steps are not shown around the spine.
+        around_forward = Contents()
+        ahead = walk(
+            graph,
+            around,
+            True,
+            branch_depth,
+            edges,
+            through=few_guesses(graph),
+            start_keys=kept_at,
+            learnt=around_forward,
         )
+        dead = around_forward.dead_ends() - set(spine)
+        reached.update(s for s in ahead if s not in dead)
     if direction != "forward":
         reached.update(
             walk(

@@ -7,12 +7,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.contents import Keys, sure_by_key
+from tracer.graph.contents import NEW, Keys, Op, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
     from tracer.graph.flow import FlowGraph
+
+
+State = tuple[str, Keys]  # a step, and the keys the value is kept at in its value
 
 
 def walk(
@@ -26,23 +29,30 @@ def walk(
     min_confidence: float = 0.0,
     through: Callable[[str, Edge], bool] = lambda _step, _edge: True,
     start_keys: dict[str, Keys] | None = None,
+    learnt: Contents | None = None,
 ) -> dict[str, str | None]:
-    """Breadth-first in one direction, at most MAX_DEPTH steps from STARTS; only steps for
-    which FOLLOW holds are expanded, along the edges THROUGH lets by; ends early at the
-    first step for which STOP holds. A value kept in a container is taken out only at its
-    own key (START_KEYS: where it is kept at a start, else nowhere; see
-    tracer.graph.contents), and an edge that takes out exactly that key is as sure as the
-    key (`f(**d)` into the parameter k); a step is reached once, with the keys of the first
-    way there.
-    Returns each reached step with the step it was reached from."""
-    parent: dict[str, str | None] = dict.fromkeys(starts)
-    depth = dict.fromkeys(starts, 0)
-    keys: dict[str, Keys] = {s: (start_keys or {}).get(s, ()) for s in starts}
+    """Breadth-first in one direction over (step, access path) states, at most MAX_DEPTH
+    steps from STARTS; only steps for which FOLLOW holds are expanded, along the edges
+    THROUGH lets by; ends early at the first step for which STOP holds. A value kept in a
+    container is taken out only at its own key (START_KEYS: where it is kept at a start,
+    else nowhere; see tracer.graph.contents), and an edge that takes out exactly that key is
+    as sure as the key (`f(**d)` into the parameter k). A step reached with other keys than
+    before is a new state, expanded again: a value put into a list at two places is taken
+    out at both.
+    Returns each reached step with the step it was first reached from. LEARNT, when given,
+    is filled with the states and what they learnt of containers (see `Contents`)."""
+    first: dict[str, str | None] = dict.fromkeys(starts)
+    states: list[State] = [(s, (start_keys or {}).get(s, ())) for s in starts]
+    depth: dict[State, int] = dict.fromkeys(states, 0)
+    parent: dict[State, State | None] = dict.fromkeys(states)
+    if learnt is not None:
+        learnt.parent = parent
     contents = graph.contents
-    queue = deque(starts)
+    queue = deque(states)
     while queue:
-        current = queue.popleft()
-        if depth[current] >= max_depth or not follow(current):
+        state = queue.popleft()
+        current, keys = state
+        if depth[state] >= max_depth or not follow(current):
             continue
         found = graph.edges(current, forward)
         # Among equals, the step in the more central module is reached first.
@@ -52,23 +62,74 @@ def walk(
             if not through(current, edge):
                 continue
             nxt = edge.dst if forward else edge.src
-            if nxt in depth:
-                continue
-            ops = contents.ops(edge)
-            if edge.confidence < min_confidence and not (
-                forward and sure_by_key(keys[current], ops)
-            ):
-                continue
-            allowed, kept = step_keys(keys[current], ops, forward)
-            if not allowed:
-                continue
-            keys[nxt] = kept
-            depth[nxt] = depth[current] + 1
-            parent[nxt] = current
-            if stop(nxt):
-                return parent
-            queue.append(nxt)
-    return parent
+            if nxt in first and (nxt, keys) in depth:
+                continue  # reached, and with the keys it would come with again, likely
+            for ops in contents.alternatives(edge):
+                if edge.confidence < min_confidence and not (forward and sure_by_key(keys, ops)):
+                    continue
+                allowed, kept = step_keys(keys, ops, forward)
+                if not allowed:
+                    continue
+                following = (nxt, kept)
+                if following in depth:
+                    continue
+                depth[following] = depth[state] + 1
+                parent[following] = state
+                if learnt is not None:
+                    if keys and not kept and comes_out(graph, edge, ops, forward):
+                        learnt.out.add(following)
+                    elif kept and not keys:
+                        learnt.put.add(following)
+                if nxt not in first:
+                    first[nxt] = current
+                    if stop(nxt):
+                        return first
+                queue.append(following)
+    return first
+
+
+class Contents:
+    """What a walk learnt of containers: each state it reached (a step, and the keys the
+    value is kept at in the step's value; none: the value itself) with the state it came
+    from, the states where the value was put into a container, and those where it came back
+    out of one (a take of the key it was kept at, or what a call outside the tree makes of
+    it)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[State, State | None] = {}
+        self.put: set[State] = set()
+        self.out: set[State] = set()
+
+    def dead_ends(self) -> set[str]:
+        """The steps of the walk none of whose states holds the value, or a container on the
+        way to where it is taken out again: a container only handed on, which no step
+        further on takes the value out of, gives nothing of it (`sink(box)` of `box = [v]`),
+        nor does anything reached only through it. Where the value is put into a container
+        stays (it is kept there: `return {"k": v}`)."""
+        parent = self.parent
+        useful: set[State] = set()
+        for state in self.out:  # each state, and the way to it, holds the value or leads to it
+            at: State | None = state
+            while at is not None and at not in useful:
+                useful.add(at)
+                at = parent[at]
+        dead: set[State] = set()
+        for state in parent:  # breadth-first: a parent before its children
+            up = parent[state]
+            held = bool(state[1]) and state not in self.put
+            if (up is not None and up in dead) or (held and state not in useful):
+                dead.add(state)
+        return {step for step, _ in parent} - {step for step, _ in set(parent) - dead}
+
+
+def comes_out(graph: FlowGraph, edge: Edge, ops: tuple[Op, ...], forward: bool) -> bool:
+    """Along EDGE (with OPS), from a step holding the value inside a container to one with
+    no keys: is that the value taken out (a take of its key), or what a call outside the tree
+    makes of the container (`set(box)`, `next(iter(box))`: read as carrying what it holds)?
+    Not a formula of the tree's own code over the container whole (`len(box) * 2`)."""
+    if not any(code == NEW for code, _ in ops):
+        return True
+    return graph.step(edge.dst if forward else edge.src).kind != "formula"
 
 
 MAX_GUESS_FANOUT = 8  # guesses out of one step shown around the spine, at most
