@@ -154,3 +154,43 @@ def test_a_container_handed_on_whole_is_no_use_of_the_value(snippet_session) -> 
     assert sorted(reached & set(marked(text, "reached") + marked(text, "not reached"))) == (
         marked(text, "reached")
     )
+
+
+def test_calls_are_matched_to_their_returns_around_the_spine(snippet_session) -> None:
+    # A value that enters a function (or a constructor) by one call leaves it by that call
+    # only: the other calls' results, and the other objects the constructor makes, hold it not.
+    text = textwrap.dedent(
+        """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        def second(a, b):
+            return b
+
+
+        class Box:
+            def __init__(self, value):
+                self.value = value
+
+
+        def calls():
+            sink(second("plain", SECRET))  # reached
+            sink(second(SECRET, "plain"))  # not reached
+            kept = Box(SECRET)
+            other = Box("plain")
+            sink(kept.value)  # reached
+            sink(other.value)  # not reached
+        """
+    ).lstrip("\n")
+    session = snippet_session({"prog.py": text})
+    chain = trace(session.graph, "SECRET", direction="forward", max_depth=60, branch_depth=60)
+    steps = {s.id: s for s in chain.steps}
+    sink_param = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
+    reached = {steps[e.src].line for e in chain.edges if e.dst == sink_param and e.src in steps}
+    assert sorted(reached & set(marked(text, "reached") + marked(text, "not reached"))) == (
+        marked(text, "reached")
+    )

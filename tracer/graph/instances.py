@@ -93,6 +93,7 @@ class Event:
     line: int
     writes: frozenset[str]
     replaces: str = ""
+    call: int | None = None  # the call (of the reading file) the writes are made through
 
 
 class Instances:
@@ -102,6 +103,9 @@ class Instances:
     def __init__(self, graph: FlowGraph) -> None:
         self.graph = graph
         self.known: dict[tuple[str, str, str], frozenset[str] | None] = {}
+        # (write, read) -> the calls of the read's file the write reaches it through (none:
+        # a store in the reading function itself)
+        self.through: dict[tuple[str, str], frozenset[int]] = {}
         self.stored: dict[tuple[str, str, str], frozenset[str]] = {}  # (function, param, attr)
         self.by_scope: dict[tuple[str, str], list[int]] = {}  # (path, scope) -> its calls
 
@@ -126,12 +130,13 @@ class Instances:
             return None
         loop = loop_around(tables, scope, line)
         found: set[str] = set()
-        for _, made_line, targets in constructions:
+        calls: dict[str, set[int]] = {}
+        for _, made_line, targets, made_by in constructions:
             window = Window(made_line, line, loop)
             classes = [t.klass for t in targets if t.klass is not None]
             if self.escapes(tables, scope, base, window, classes):
                 return None  # handed where it cannot be followed: joined by name instead
-            events = [Event(made_line, self.constructed(targets, attr))]
+            events = [Event(made_line, self.constructed(targets, attr), call=made_by)]
             events += self.events(tables, scope, base, attr, window, classes)
             events.sort(key=lambda e: e.line)
             kept: list[Event] = []
@@ -141,15 +146,28 @@ class Instances:
                 kept.append(event)
             for event in kept:
                 found.update(event.writes)
+                for write in event.writes:
+                    through = calls.setdefault(write, set())
+                    if event.call is not None:
+                        through.add(event.call)
+        for write, through in calls.items():
+            self.through[(write, read)] = frozenset(through)
         return frozenset(found)
+
+    def calls_between(self, write: str, read: str) -> frozenset[int] | None:
+        """The calls of READ's file through which WRITE gives READ its value, as this module
+        found it (the object's construction, a method given it); empty for a store in the
+        reading function itself; None when the two were not joined here."""
+        return self.through.get((write, read))
 
     # -- the object's bindings, and what the construction stores -------------------------------
 
     def constructions(
         self, tables: FileTables, scope: str, base: str, line: int
-    ) -> list[tuple[str, int, list[CallTarget]]] | None:
+    ) -> list[tuple[str, int, list[CallTarget], int]] | None:
         """The bindings of BASE in SCOPE that may reach LINE, each a construction of a class of
-        the tree (its step, line and the call's targets); None when one is anything else."""
+        the tree (its step, line, the call's targets and the call); None when one is anything
+        else."""
         defs = tables.local_defs.get((scope, base)) or []
         if not defs:
             return None
@@ -161,15 +179,18 @@ class Instances:
             return None
         found = []
         for binding in reached:
-            targets = self.constructor_of(tables, binding)
-            if targets is None:
+            made = self.constructor_of(tables, binding)
+            if made is None:
                 return None
-            found.append((binding, tables.steps[binding].line, targets))
+            targets, call_id = made
+            found.append((binding, tables.steps[binding].line, targets, call_id))
         return found
 
-    def constructor_of(self, tables: FileTables, binding: str) -> list[CallTarget] | None:
+    def constructor_of(
+        self, tables: FileTables, binding: str
+    ) -> tuple[list[CallTarget], int] | None:
         """The targets of the constructor call BINDING takes whole (`b = C(...)`), when every
-        one constructs a class; None otherwise."""
+        one constructs a class, and the call; None otherwise."""
         from tracer.graph.contents import value_row
         from tracer.store.rows import VALUE_CALLS, VALUE_REFS, VALUE_SHAPE
 
@@ -185,7 +206,7 @@ class Instances:
         targets = tables.targets[calls[0]]
         if not targets or any(t.klass is None for t in targets):
             return None
-        return list(targets)
+        return list(targets), calls[0]
 
     def constructed(self, targets: list[CallTarget], attr: str) -> frozenset[str]:
         """What a construction stores into ATTR: its class family's declared field ATTR (the
@@ -255,7 +276,7 @@ class Instances:
                 continue
             writes = self.stored_by_call(tables, scope, call_id, base, attr, classes)
             if writes:
-                found.append(Event(call.line, writes))
+                found.append(Event(call.line, writes, call=call_id))
         return found
 
     def escapes(

@@ -225,6 +225,7 @@ def chain_of(
             through=few_guesses(graph),
             start_keys=kept_at,
             learnt=around_forward,
+            calls=True,
         )
         dead = around_forward.dead_ends() - set(spine)
         reached.update(s for s in ahead if s not in dead)
@@ -238,6 +239,7 @@ def chain_of(
                 edges,
                 through=few_guesses(graph, False),
                 start_keys=kept_at,
+                calls=True,
             )
         )
     for route in routes[1:]:

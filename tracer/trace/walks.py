@@ -10,12 +10,16 @@ from typing import TYPE_CHECKING
 from tracer.graph.contents import NEW, Keys, Op, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge
+from tracer.store import step_ids
+from tracer.trace.contexts import Context, after, before
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
     from tracer.graph.flow import FlowGraph
 
 
-State = tuple[str, Keys]  # a step, and the keys the value is kept at in its value
+# A step, the keys the value is kept at in its value, and (in a walk that matches calls to
+# returns) the calls it entered and has not left.
+State = tuple[str, Keys, Context]
 
 
 def walk(
@@ -30,6 +34,7 @@ def walk(
     through: Callable[[str, Edge], bool] = lambda _step, _edge: True,
     start_keys: dict[str, Keys] | None = None,
     learnt: Contents | None = None,
+    calls: bool = False,
 ) -> dict[str, str | None]:
     """Breadth-first in one direction over (step, access path) states, at most MAX_DEPTH
     steps from STARTS; only steps for which FOLLOW holds are expanded, along the edges
@@ -38,11 +43,14 @@ def walk(
     else nowhere; see tracer.graph.contents), and an edge that takes out exactly that key is
     as sure as the key (`f(**d)` into the parameter k). A step reached with other keys than
     before is a new state, expanded again: a value put into a list at two places is taken
-    out at both.
+    out at both. With CALLS, a state also holds the calls the value entered and has not left
+    (tracer/trace/contexts.py): a value that enters a function by one call leaves it by that
+    call's result only, and what a method or constructor given an object stores into it
+    reaches only that object (tracer/graph/instances.py).
     Returns each reached step with the step it was first reached from. LEARNT, when given,
     is filled with the states and what they learnt of containers (see `Contents`)."""
     first: dict[str, str | None] = dict.fromkeys(starts)
-    states: list[State] = [(s, (start_keys or {}).get(s, ())) for s in starts]
+    states: list[State] = [(s, (start_keys or {}).get(s, ()), ()) for s in starts]
     depth: dict[State, int] = dict.fromkeys(states, 0)
     parent: dict[State, State | None] = dict.fromkeys(states)
     if learnt is not None:
@@ -51,7 +59,7 @@ def walk(
     queue = deque(states)
     while queue:
         state = queue.popleft()
-        current, keys = state
+        current, keys, context = state
         if depth[state] >= max_depth or not follow(current):
             continue
         found = graph.edges(current, forward)
@@ -62,15 +70,18 @@ def walk(
             if not through(current, edge):
                 continue
             nxt = edge.dst if forward else edge.src
-            if nxt in first and (nxt, keys) in depth:
-                continue  # reached, and with the keys it would come with again, likely
+            arrives = context
+            if calls:
+                allowed_here, arrives = matched(graph, edge, context, forward)
+                if not allowed_here:
+                    continue
             for ops in contents.alternatives(edge):
                 if edge.confidence < min_confidence and not (forward and sure_by_key(keys, ops)):
                     continue
                 allowed, kept = step_keys(keys, ops, forward)
                 if not allowed:
                     continue
-                following = (nxt, kept)
+                following = (nxt, kept, arrives)
                 if following in depth:
                     continue
                 depth[following] = depth[state] + 1
@@ -119,7 +130,26 @@ class Contents:
             held = bool(state[1]) and state not in self.put
             if (up is not None and up in dead) or (held and state not in useful):
                 dead.add(state)
-        return {step for step, _ in parent} - {step for step, _ in set(parent) - dead}
+        return {state[0] for state in parent} - {state[0] for state in set(parent) - dead}
+
+
+def matched(graph: FlowGraph, edge: Edge, context: Context, forward: bool) -> tuple[bool, Context]:
+    """Along EDGE from a step reached in CONTEXT: may the value go, and in which context does
+    it arrive? Calls and returns are matched (tracer/trace/contexts.py); a write reaching the
+    read of an object made in the reading function through a call (its constructor, a method
+    given it: `Instances.calls_between`) goes there only when that call is one the value
+    entered, and leaves it."""
+    if forward and edge.kind in ("attr", "attr_via_call"):
+        sites = graph.instances.calls_between(edge.src, edge.dst)
+        if sites is not None:
+            if not sites:
+                return True, context  # stored in the reading function itself
+            path = step_ids.file_of(edge.dst)
+            for i in range(len(context) - 1, -1, -1):
+                if context[i][0] == path and context[i][1] in sites:
+                    return True, context[:i]
+            return not context, ()
+    return (after if forward else before)(graph, edge, context)
 
 
 def comes_out(graph: FlowGraph, edge: Edge, ops: tuple[Op, ...], forward: bool) -> bool:
