@@ -45,8 +45,9 @@ Keys = tuple[Key, ...]  # an access path: the keys a value is kept at, outermost
 # (PUT, k): put in at k; (TAKE, k): take out from k; (NEW, None); (EXCEPT, (k, ...)): the
 # container passes but for what it keeps at those keys (`case {"a": x, **rest}`)
 Op = tuple[int, Key | tuple[Key, ...]]
-PUT, TAKE, NEW, EXCEPT = 1, 0, 2, 3
+PUT, TAKE, NEW, EXCEPT, SAME = 1, 0, 2, 3, 4  # SAME: what arrives, as it was (a copy)
 MAKES_NEW: tuple[Op, ...] = ((NEW, None),)  # a value computed from the one that arrives
+SAME_VALUE: tuple[Op, ...] = ((SAME, None),)  # through a call that hands it on as it was
 DEPTH = 3
 KEEP: tuple[Op, ...] = ()  # the container moves whole
 # Methods of a dict that give the value at the constant key they are given.
@@ -81,6 +82,8 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
     anew from the one that arrives is kept at no key. An except lets the value by, either
     way, unless it is kept at one of the keys named."""
     for code, key in ops if forward else reversed(ops):
+        if code == SAME:
+            continue
         if code == NEW:
             keys = ()
         elif code == EXCEPT:
@@ -339,8 +342,13 @@ def value_ops(
 
 
 def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | None:
-    """`dict(k=NAME)`: put at k; `NAME.get("k")`: take k; another call outside the tree
-    (the edge is an opaque one): None; a call in the tree: KEEP (its binding says)."""
+    """`dict(k=NAME)`: put at k; `NAME.get("k")`: take k; a callable outside the tree the
+    library table knows (`zip(NAME, other)`, `list(reversed(NAME))`, `NAME.items()`): what it
+    makes of the value; another call outside the tree (the edge is an opaque one): None; a
+    call in the tree: KEEP (its binding says)."""
+    found = library_ops(tables, call_id, name)
+    if found:
+        return found
     call = row_at(tables.flows.calls, call_id)
     callee, args = call[CALLEE], call[CALL_ARGS]
     if callee == "dict":
@@ -354,6 +362,53 @@ def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | No
         literal = given[VALUE_LITERAL]
         return ((TAKE, literal if literal is not None else constant(given[VALUE_SHAPE])),)
     return KEEP
+
+
+def library_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | None:
+    """Where the call CALL_ID, of a callable outside the tree that tracer/index/library.py's
+    table knows, puts the value the local NAME holds (given to it, or to a call of such a
+    callable nested in its arguments): the takes out of the argument, then the puts into the
+    result; None when the table says nothing of it."""
+    from tracer.index.library import ANY_POSITION, FLOWS
+
+    call = row_at(tables.flows.calls, call_id)
+    callee, args = call[CALLEE], call[CALL_ARGS]
+    base, _, method = callee.rpartition(".")
+    if base and refers(base, name) and f".{method}" in FLOWS and not tables.targets[call_id]:
+        given: list[tuple[int, tuple[Op, ...]]] = [(-1, ())]
+        flows = FLOWS[f".{method}"]
+    else:
+        resolver = tables.resolver
+        symbol = resolver.index.resolve(resolver.index.module_of[tables.path], callee)
+        if symbol is None or symbol.kind != "external" or symbol.name not in FLOWS:
+            return None
+        flows = FLOWS[symbol.name]
+        given = []
+        positional = [a for a in args if a[0] is None]
+        for position, arg in enumerate(positional):
+            value = arg[ARG_VALUE]
+            if arg[2]:  # `*xs`, `**d`: the positions after it are not known
+                break
+            if holds_only(value, name):
+                given.append((position, ()))
+            elif value[VALUE_SHAPE] is not None:  # `reversed([NAME, other])`
+                inside = paths_in(value[VALUE_SHAPE], name)
+                if len(inside) == 1:
+                    given.append((position, inside[0]))
+            elif not value[VALUE_REFS] and len(value[VALUE_CALLS]) == 1:
+                inner = library_ops(tables, value[VALUE_CALLS][0], name)
+                if inner:
+                    given.append((position, inner))
+    for position, inner in given:
+        for flow in flows:
+            if flow.argument is not None and flow.argument != position:
+                continue
+            takes = tuple((TAKE, key) for key in flow.take)
+            puts = tuple(
+                (PUT, position if key == ANY_POSITION else key) for key in reversed(flow.put)
+            )
+            return (*inner, *takes, *puts) or SAME_VALUE
+    return None
 
 
 def holds_only(value: Any, name: str) -> bool:

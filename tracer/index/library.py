@@ -30,3 +30,64 @@ LAUNCHERS = {
     "threading.Thread": PROCESS,
 }
 LAUNCHER_NAMES = frozenset(name.rpartition(".")[2] for name in LAUNCHERS)
+
+
+# -- what callables outside the tree make of the values they are given ------------------------
+
+# Each row: the callable (the dotted name the index resolves it to; `.name` for a method of a
+# receiver the tree does not define), which argument (its position; `*` any positional one, at
+# its own position; `receiver` the object the method is called on), where the value is in that
+# argument, and where it is in the result. A place is a path of subscripts, outermost first:
+# `[]` an element at an index or key not known, `[1]` index 1, `[*]` the argument's position;
+# empty: the value itself. Rows are data: a library is added by adding rows.
+FLOW_ROWS: tuple[tuple[str, str, str, str], ...] = (
+    # callable               argument    from    into
+    ("<builtin>.list", "0", "", ""),  # a copy: each element where it was
+    ("<builtin>.tuple", "0", "", ""),
+    ("<builtin>.set", "0", "[]", "[]"),
+    ("<builtin>.frozenset", "0", "[]", "[]"),
+    ("<builtin>.sorted", "0", "[]", "[]"),
+    ("<builtin>.reversed", "0", "[]", "[]"),
+    ("<builtin>.iter", "0", "[]", "[]"),
+    ("<builtin>.next", "0", "[]", ""),
+    ("<builtin>.enumerate", "0", "[]", "[][1]"),
+    ("<builtin>.zip", "*", "[]", "[][*]"),
+    ("<builtin>.filter", "1", "[]", "[]"),
+    (".values", "receiver", "[]", "[]"),
+    (".items", "receiver", "[]", "[][1]"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """A row of FLOW_ROWS read: the part FROM of the argument ARGUMENT (None: any positional
+    one; -1: the receiver) is the part INTO of the result. A part is its keys, outermost
+    first: None for one not known, an index, or ANY_POSITION for the argument's position."""
+
+    argument: int | None
+    take: tuple[int | None, ...]
+    put: tuple[int | None, ...]
+
+
+ANY_POSITION = -1  # in a Flow's INTO: the position of the argument the value came in by
+
+
+def parse_place(text: str) -> tuple[int | None, ...]:
+    """`[][1]` -> (None, 1); `[*]` -> (ANY_POSITION,); "" -> ()."""
+    found: list[int | None] = []
+    for part in text.split("]")[:-1]:
+        key = part.lstrip("[")
+        found.append(None if key == "" else ANY_POSITION if key == "*" else int(key))
+    return tuple(found)
+
+
+def read_flows(rows: tuple[tuple[str, str, str, str], ...]) -> dict[str, tuple[Flow, ...]]:
+    """FLOW_ROWS by callable."""
+    flows: dict[str, list[Flow]] = {}
+    for name, argument, taken, put in rows:
+        position = None if argument == "*" else -1 if argument == "receiver" else int(argument)
+        flows.setdefault(name, []).append(Flow(position, parse_place(taken), parse_place(put)))
+    return {name: tuple(found) for name, found in flows.items()}
+
+
+FLOWS = read_flows(FLOW_ROWS)
