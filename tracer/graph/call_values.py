@@ -138,14 +138,13 @@ class CallValues:
         return found
 
     def find(self, path: str, call: Call) -> tuple[CallTarget, ...]:
-        statements, objects = self.follower
-        named = statements.named(path, call)
-        if named or not statements.follows(path, call, named):
-            return ()
-        held = objects.callee_objects(path, call)
+        """What the call graph finds CALL runs (`ValueStatements.targets`), in the tree."""
+        statements, _ = self.follower
         functions = self.graph.index.functions
         return tuple(
-            target for target in objects.value_targets(held) if target.function in functions
+            target
+            for target in statements.targets(path, call)
+            if target.function in functions or target.klass is not None
         )
 
     def subclasses_made(self, tables: FileTables, call_id: int) -> list[CallTarget]:
@@ -216,11 +215,13 @@ class CallValues:
         calls the resolver names nothing for: an edge as sure into each argument of those
         calls that reads it, where the follower finds what the call runs."""
         found = []
+        gone: list[int] = []  # edges into a call thrown away whose arguments take the value
         for position, edge in enumerate(edges):
             if edge.kind not in READS:
                 continue
             tables = self.graph.file(step_ids.file_of(edge.dst))
-            opaque = tables.opaque.get(edge.dst)
+            discarded = discarded_reads(tables, edge.dst)
+            opaque = tables.opaque.get(edge.dst) or discarded
             if not opaque:
                 continue
             if edge.kind in ("local", "local_via_call"):
@@ -240,11 +241,15 @@ class CallValues:
                     )
                     self.one_way.add((edge.src, argument))
                     passed = True
-            if passed and edge.kind in ("local", "attr"):
+            if passed and discarded:
+                gone.append(position)
+            elif passed and edge.kind in ("local", "attr"):
                 # What the call returns is made from its arguments: as sure as a read through a
                 # call outside the tree (the value goes on into the call's arguments).
                 kind = {"local": "local_via_call", "attr": "attr_via_call"}[edge.kind]
                 edges[position] = replace(edge, kind=kind, confidence=edge.confidence * OPAQUE)
+        for position in reversed(gone):
+            del edges[position]
         return found
 
     def results_read(self, tables: FileTables, reader: str) -> list[tuple[int, CallTarget]]:
@@ -363,6 +368,17 @@ class CallValues:
         ):
             self.one_way.add((edge.src, edge.dst))
             yield edge
+
+
+def discarded_reads(tables: FileTables, step_id: str) -> tuple[str, ...]:
+    """The names STEP_ID reads when it is a call whose result is thrown away and the
+    resolver names nothing for it (`handler(x)`: x goes into what the call runs, not past it)."""
+    where = step_ids.address(step_id)
+    if where.kind != "c" or "." in step_id.rpartition("#")[2]:
+        return ()
+    if tables.targets.held(where.number):
+        return ()
+    return tuple(tables.refs.get(step_id, ()))
 
 
 def calls_read(tables: FileTables, reader: str) -> list[int]:

@@ -15,6 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tracer.graph.steps import CARRYING, Edge
+from tracer.index.library import (
+    ANY_POSITION,
+    ELEMENT_TAKERS,
+    FLOWS,
+    KEY_GETTERS,
+    STORING_METHODS,
+)
 from tracer.store import step_ids
 from tracer.store.rows import (
     ARG_VALUE,
@@ -50,12 +57,8 @@ MAKES_NEW: tuple[Op, ...] = ((NEW, None),)  # a value computed from the one that
 SAME_VALUE: tuple[Op, ...] = ((SAME, None),)  # through a call that hands it on as it was
 DEPTH = 3
 KEEP: tuple[Op, ...] = ()  # the container moves whole
-# Methods of a dict that give the value at the constant key they are given.
-GETTERS = frozenset({"get", "pop", "setdefault"})
-# Methods that take one element out of the container they are called on, given no argument.
-ELEMENT_TAKERS = frozenset({"pop", "popleft"})
-# Methods that put their arguments into the container they are called on, kept as it is.
-STORES = frozenset({"update", "append", "appendleft", "insert", "add", "extend", "setdefault"})
+GETTERS = KEY_GETTERS  # a dict's methods that give the value at the constant key given
+STORES = STORING_METHODS  # they put an argument into the container they are called on
 # Edges along which a value that is kept in a container stays in it (moved or bound whole);
 # along any other edge, what arrives is a new value made from it.
 WHOLE = CARRYING | {
@@ -369,8 +372,6 @@ def library_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] |
     table knows, puts the value the local NAME holds (given to it, or to a call of such a
     callable nested in its arguments): the takes out of the argument, then the puts into the
     result; None when the table says nothing of it."""
-    from tracer.index.library import ANY_POSITION, FLOWS
-
     call = row_at(tables.flows.calls, call_id)
     callee, args = call[CALLEE], call[CALL_ARGS]
     base, _, method = callee.rpartition(".")

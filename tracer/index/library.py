@@ -32,6 +32,34 @@ LAUNCHERS = {
 LAUNCHER_NAMES = frozenset(name.rpartition(".")[2] for name in LAUNCHERS)
 
 
+# Methods of the builtin containers that store a value they are given into the object they
+# are called on (`d.update({...})`, `xs.append(v)`, `ss.add(v)`, `q.appendleft(v)`): the
+# chains' contents (tracer/graph/contents.py) and the call graph's (tracer/index/calls/
+# contents.py) both read this one set; where in the receiver each puts the value is theirs.
+STORING_METHODS = frozenset(
+    {"update", "append", "appendleft", "insert", "add", "extend", "setdefault"}
+)
+
+# Methods of the builtin containers that give one value they hold: given a constant key as
+# their first argument, the value at that key (`d.get("k")`, `d.pop("k", None)`); given no
+# argument, an element at an index not known (`xs.pop()`, `q.popleft()`). Read by both models.
+KEY_GETTERS = frozenset({"get", "pop", "setdefault"})
+ELEMENT_TAKERS = frozenset({"pop", "popleft"})
+
+# Callables that make an empty container of the display form named when given no argument
+# (or only a factory for missing keys: `defaultdict(list)`): what the stores into it put in
+# is what it holds (`ss = set(); ss.add(f)`). Each: (form, how many leading arguments are no
+# contents).
+EMPTY_CONTAINERS = {
+    "<builtin>.list": ("list", 0),
+    "<builtin>.set": ("set", 0),
+    "<builtin>.dict": ("dict", 0),
+    "collections.deque": ("list", 0),
+    "collections.OrderedDict": ("dict", 0),
+    "collections.defaultdict": ("dict", 1),
+}
+
+
 # -- what callables outside the tree make of the values they are given ------------------------
 
 # Each row: the callable (the dotted name the index resolves it to; `.name` for a method of a

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from tracer.extract.facts import Assign, Call, Shape, Value
 from tracer.index.calls.answers import Answers
 from tracer.index.calls.obj import NONE, UNKNOWN, Follower, Obj, Objs, Where
+from tracer.index.library import STORING_METHODS
 from tracer.store.facts import Facts
 
 
@@ -221,8 +222,7 @@ class Contents:
 
 
 ANY = object()  # a store at a key that is not constant
-# Methods of dicts and lists that store into them.
-STORING = frozenset({"update", "append", "insert", "extend", "setdefault"})
+STORING = STORING_METHODS  # methods that store an argument into their receiver
 
 
 @dataclass(frozen=True, slots=True)

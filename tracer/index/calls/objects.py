@@ -27,9 +27,10 @@ from tracer.index.calls.answers import Answers
 from tracer.index.calls.bindings import Bindings
 from tracer.index.calls.chosen import CHOOSERS, Chosen
 from tracer.index.calls.contents import Contents
-from tracer.index.calls.obj import UNKNOWN, Obj, Objs, guessed
+from tracer.index.calls.obj import NONE, UNKNOWN, Obj, Objs, guessed
 from tracer.index.calls.rules import CallRules, binding_of
 from tracer.index.calls.values import FunctionValues, Sites
+from tracer.index.library import ELEMENT_TAKERS, EMPTY_CONTAINERS, KEY_GETTERS
 from tracer.index.resolve import GUESS
 from tracer.index.targets import CallTarget
 
@@ -61,6 +62,29 @@ class Objects:
         if call.callee:
             return self.name(path, call.scope, call.callee, call.line)
         return self.shape(path, call.scope, call.receiver.shape, call.line)
+
+    def taken(self, path: str, call: Call) -> Objs:
+        """What `c.pop()`, `c.popleft()`, `c.get("k")` (CALL) give out of the containers c
+        may be: an element at any index, the value at the constant key given."""
+        head, _, method = call.callee.rpartition(".")
+        if not head or not (method in ELEMENT_TAKERS or method in KEY_GETTERS):
+            return NONE
+        boxes = frozenset(
+            b for b in self.name(path, call.scope, head, call.line) if b.kind == "box"
+        )
+        if not boxes:
+            return NONE
+        where = (path, call.scope, call.line)
+        if not call.args and method in ELEMENT_TAKERS:
+            return self.contents.items(boxes, frozenset(), where)
+        if call.args and method in KEY_GETTERS and call.args[0].keyword is None:
+            first = call.args[0].value
+            keys = self.value(path, call.scope, first, call.line)
+            found = self.contents.items(boxes, keys, where)
+            if len(call.args) > 1:  # `d.get("k", default)`: the default when k is missing
+                found |= self.value(path, call.scope, call.args[1].value, call.line)
+            return found
+        return NONE
 
     def value_targets(self, held: Objs) -> list[CallTarget]:
         """What calling a value that may be each of HELD runs: a function, a method bound to
@@ -137,6 +161,10 @@ class Objects:
         return self.answers.ask(("result", path, call.id), lambda: self.find_result(path, call))
 
     def find_result(self, path: str, call: Call) -> Iterable[Obj]:
+        taken = self.taken(path, call)
+        if taken:
+            yield from taken
+            return
         callees = self.callee_objects(path, call)
         if not callees:
             targets = self.rules.runs(path, call)
@@ -149,6 +177,11 @@ class Objects:
                 yield from guessed(returned) if obj.guess else returned
             elif obj.kind == "function" and obj.name in CHOOSERS:
                 yield from self.chosen.result(path, call, obj.name)
+            elif obj.kind == "function" and obj.name in EMPTY_CONTAINERS:
+                # `set()`, `deque()`, `defaultdict(list)`: an empty container, filled by stores
+                form, skipped = EMPTY_CONTAINERS[obj.name]
+                if len(call.args) <= skipped:
+                    yield Obj("box", path, call.scope, (form, ()), call.line)
 
     def returned(self, function: str) -> Objs:
         """What FUNCTION returns; for a generator, a container of what it yields."""

@@ -29,6 +29,7 @@ from tracer.index.calls.obj import UNKNOWN
 from tracer.index.calls.objects import Objects
 from tracer.index.calls.rules import Callee, CallRules, callees_of
 from tracer.index.calls.values import FunctionValues
+from tracer.index.targets import CallTarget
 
 
 class ValueStatements:
@@ -51,16 +52,33 @@ class ValueStatements:
         return (not named and self.may_hold(call)) or self.assigned_name(path, call)
 
     def runs(self, path: str, call: Call, named: set[str]) -> list[Callee]:
-        """What CALL (one that `follows`) runs, sorted: what its callee may hold
-        (`Objects.value_targets`: guesses when it may also hold a value nothing names);
-        NAMED, certain, when that is nothing, or when the callee may hold a value nothing
-        names."""
+        """What CALL (one that `follows`) runs, sorted: `held_targets` by the names they
+        run, else NAMED, certain."""
+        found = callees_of(self.held_targets(path, call, named), self.rules.target_name)
+        return found or [Callee(name, 1.0) for name in sorted(named)]
+
+    def held_targets(self, path: str, call: Call, named: set[str]) -> list[CallTarget]:
+        """What CALL (one that `follows`) runs by what its callee may hold
+        (`Objects.value_targets`: guesses when it may also hold a value nothing names); none
+        when NAMED (what the rules name for it) stands: when the callee may hold a value
+        nothing names, or holds nothing found."""
         held = self.objects.callee_objects(path, call)
-        if not (named and UNKNOWN in held):
-            found = callees_of(self.objects.value_targets(held), self.rules.target_name)
+        if named and UNKNOWN in held:
+            return []
+        return self.objects.value_targets(held)
+
+    def targets(self, path: str, call: Call) -> list[CallTarget]:
+        """What CALL runs, as the call graph decides it (`named`, then `follows`: `runs`),
+        each a target: the one answer the chains and `sgtrace callgraph` share for a call
+        (NAMED by function name, certain, where nothing held is found)."""
+        named = self.named(path, call)
+        if self.follows(path, call, named):
+            found = self.held_targets(path, call, named)
             if found:
                 return found
-        return [Callee(name, 1.0) for name in sorted(named)]
+        # A method named through a receiver (`a.f()` of `a = A()`) is bound to it.
+        bound = "." in call.callee
+        return [CallTarget(name, None, 1.0, bound) for name in sorted(named)]
 
     def guessed(self, path: str, call: Call) -> set[str]:
         """What CALL (one that `follows`) may run by a guess: a value chosen by a string that

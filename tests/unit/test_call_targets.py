@@ -1,0 +1,89 @@
+"""One answer to "what does this call run", for the chains and `sgtrace callgraph` alike
+(`ValueStatements.targets`): a function kept in a local, in a list, a set or a deque filled
+by a method (and taken out of it by `pop()`), is run where the name that holds it is called,
+in the call graph and in the chain, which goes on into the function's parameters."""
+
+from __future__ import annotations
+
+from tests.conftest import spine_code
+from tracer.analyses.callgraph import call_graph
+from tracer.trace.chains import trace
+
+TREE = {
+    "calc/__init__.py": "",
+    "calc/ops.py": """
+        def scale(value):
+            scaled = value * 2
+            return scaled
+    """,
+    "calc/run.py": """
+        from collections import deque
+
+        from calc.ops import scale
+
+
+        def by_local(amount):
+            g = scale
+            total = g(amount)
+            return total
+
+
+        def by_set(amount):
+            steps = set()
+            steps.add(scale)
+            for step in steps:
+                step(amount)
+
+
+        def by_deque(amount):
+            queue = deque()
+            queue.appendleft(scale)
+            while queue:
+                queue.pop()(amount)
+
+
+        def by_list(amount):
+            steps = []
+            steps.append(scale)
+            for step in steps:
+                step(amount)
+
+
+        def untouched(amount):
+            steps = set()
+            for step in steps:
+                step(amount)
+    """,
+}
+
+
+def test_a_function_kept_in_a_local_or_a_container_is_in_the_call_graph(snippet_session):
+    graph = call_graph(snippet_session(TREE))
+    for caller in ("by_local", "by_set", "by_deque", "by_list"):
+        assert "calc.ops.scale" in graph[f"calc.run.{caller}"], caller
+    assert "calc.ops.scale" not in graph["calc.run.untouched"]
+
+
+def test_the_chain_enters_a_function_called_through_a_local(snippet_session):
+    session = snippet_session(TREE)
+    chain = trace(session.graph, "amount", direction="forward", sinks=["scaled"])
+    assert spine_code(chain) == [
+        "amount",
+        "total = g(amount)",
+        "value",
+        "scaled = value * 2",
+    ]
+
+
+def test_the_chain_enters_a_function_taken_out_of_a_set(snippet_session):
+    session = snippet_session(TREE)
+    chain = trace(session.graph, "amount", direction="forward", max_depth=12, branch_depth=4)
+    steps = {step.id: step for step in chain.steps}
+    into_scale = [
+        (steps[edge.src].line, steps[edge.dst].name)
+        for edge in chain.edges
+        if steps[edge.dst].kind == "param" and steps[edge.dst].file == "calc/ops.py"
+    ]
+    run_lines = {"by_local": 8, "by_set": 16, "by_list": 30}
+    for caller, line in run_lines.items():
+        assert (line, "value") in into_scale, caller
