@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
-from tracer.extract.facts import Arg, Call, FunctionDef
+from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FunctionDef
 from tracer.graph.contents import value_row as value_row_of
 from tracer.graph.reads import value_reads
 from tracer.graph.steps import Edge, StepRow
@@ -79,8 +79,8 @@ class CallValues:
         self.one_way: set[tuple[str, str]] = set()
         self.methods_of: dict[str, list[FunctionDef]] = {}  # class -> its classmethods
         self.calling: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # see callers
-        # Calls found by value whose results a step takes, met so far: (path, call) -> steps.
-        self.readers: dict[tuple[str, int], list[str]] = {}
+        self.holding: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # held_callers
+        self.taking: dict[tuple[str, int], list[str]] = {}  # see readers_of
 
     @cached_property
     def follower(self) -> tuple[ValueStatements, Objects]:
@@ -254,70 +254,217 @@ class CallValues:
 
     def results_read(self, tables: FileTables, reader: str) -> list[tuple[int, CallTarget]]:
         """The calls the resolver names nothing for whose results READER takes as they are
-        (not through another call), each with what the follower finds it runs; each such
-        call is remembered with READER (see `returned_to`). Only calls of a plain name or an
-        expression (`handler(x)`, `HANDLERS[k](x)`, `make()(x)`): a method called by name
-        (`d.get(k)`) is a builtin's or one the resolver types."""
+        (not through another call), each with what the follower finds it runs. Only calls of
+        a plain name or an expression (`handler(x)`, `HANDLERS[k](x)`, `make()(x)`): a method
+        called by name (`d.get(k)`) is a builtin's or one the resolver types."""
         found = value_row_of(tables, reader)
         if found is None:
             return []
         pairs = []
         for call_id in found[0][VALUE_CALLS]:
-            if tables.targets.held(call_id):
+            if tables.targets.get(call_id):
                 continue
             if "." in tables.rows.call_head(call_id)[1]:
                 continue  # `d.get(k)`, `self.method(x)`: a method's, typed by the resolver
-            targets = self.targets(tables.path, call_id)
-            if targets:
-                self.note_reader(tables.path, call_id, reader)
-                pairs += [(call_id, target) for target in targets]
+            pairs += [(call_id, target) for target in self.targets(tables.path, call_id)]
         return pairs
-
-    def note_reader(self, path: str, call_id: int, reader: str) -> None:
-        readers = self.readers.setdefault((path, call_id), [])
-        if reader not in readers:
-            readers.append(reader)
 
     def reads_result(self, path: str, call_id: int, reader: str) -> bool:
         """Does READER take the result of call CALL_ID of PATH, a call found by value?"""
-        return reader in self.readers.get((path, call_id), ())
+        tables = self.graph.file(path)
+        return any(call == call_id for call, _ in self.results_read(tables, reader))
 
     def result_call(self, path: str, reader: str, function: str) -> tuple[str, int] | None:
-        """The call found by value that runs FUNCTION whose result READER takes, if met."""
-        for (where, call_id), readers in self.readers.items():
-            held = self.known.get((where, call_id), ())
-            if where == path and reader in readers and any(t.function == function for t in held):
-                return where, call_id
+        """The call found by value that runs FUNCTION whose result READER takes, if any."""
+        for call_id, target in self.results_read(self.graph.file(path), reader):
+            if target.function == function:
+                return path, call_id
         return None
 
-    def met_callers(self, function: str) -> list[tuple[FileTables, int, CallTarget]]:
-        """The calls found by value met so far that run FUNCTION (`HANDLERS[mode](x)` once a
-        search has asked what it runs), each with its target."""
-        return [
-            (self.graph.file(path), call_id, target)
-            for (path, call_id), targets in self.known.items()
-            for target in targets
-            if target.function == function
+    def held_callers(self, function: str) -> list[tuple[FileTables, int, CallTarget]]:
+        """The calls of a plain name or an expression that run FUNCTION found by value
+        (`g = scale; g(x)`, `for step in steps: step(x)`, `REGISTRY[k](x)`), in the files
+        where FUNCTION's name (its class's, for a constructor), defined or imported there, is
+        taken as a value (`as_value`; not `module.NAME`) and the file that defines it (where a
+        decorator may keep it); a call of a parameter
+        only in a function a call there gives the name to (`run(scale)`, one call deep).
+        Remembered; the same whatever was asked before (a function kept in one file and
+        called in another, where its name is not written, or handed on through two
+        parameters, is found going forward only)."""
+        found = self.holding.get(function)
+        if found is not None:
+            return found
+        found = self.holding[function] = []
+        index = self.graph.index
+        if function not in index.functions:
+            return found
+        owner, _, name = function.rpartition(".")
+        if name == "__init__" and owner in index.classes:
+            name = owner.rpartition(".")[2]
+        home = index.functions[function][0]
+        meant = owner if name != function.rpartition(".")[2] else function
+        written = {
+            path
+            for path in self.graph.facts.matching(name, as_value(name))
+            if path == home or binds(index, path, name, meant)
+        }
+        places: dict[str, set[str]] = {}  # file -> scopes where the value is written
+        for path in written:
+            places[path] = self.value_scopes(path, name)
+        given = self.given_to(places, name)
+        path, definition = index.functions[function]
+        decorated = definition.decorators or (
+            owner in index.classes and index.classes[owner][1].decorators
+        )
+        if decorated:  # the decorator may keep it in a global of its file
+            places.setdefault(home, set()).add(ANYWHERE)
+        for function_given in given:
+            path, definition = index.functions[function_given]
+            places.setdefault(path, set()).add(definition.qualname)
+        resolver = self.graph.resolver
+        for path in sorted(places):
+            scopes = places[path]
+            if not scopes:
+                continue
+            rows = self.graph.facts.rows(path)
+            tables = self.graph.file(path)
+            anywhere = ANYWHERE in scopes
+            for call_id in range(len(self.graph.facts.flows(path).calls)):
+                scope, callee = rows.call_head(call_id)
+                if "." in callee:
+                    continue  # a method by name: the resolver's, or `callers`
+                if not anywhere and not within(scope, scopes):
+                    continue
+                caller = resolver.function(path, scope)
+                if (
+                    callee
+                    and caller is not None
+                    and caller[0] not in given
+                    and any(p.name == callee for p in caller[1].params)
+                ):
+                    continue  # `f(x)` of a parameter f no call gives the name to
+                if callee and self.outside(path, scope, callee):
+                    continue
+                if tables.targets.get(call_id):
+                    continue
+                for target in self.targets(path, call_id):
+                    if target.function == function:
+                        found.append((tables, call_id, target))
+        return found
+
+    def outside(self, path: str, scope: str, callee: str) -> bool:
+        """Does the plain name CALLEE, called in SCOPE, name code outside the tree (`len`,
+        an imported library function), no local of SCOPE rebinding it?"""
+        index = self.graph.index
+        symbol = index.resolve(index.module_of[path], callee)
+        if symbol is None or symbol.kind != "external":
+            return False
+        return callee not in self.graph.resolver.assigns(path, scope)
+
+    def given_to(self, places: dict[str, set[str]], name: str) -> set[str]:
+        """The functions of the tree the calls in PLACES (file -> scopes) give NAME to as an
+        argument (`run(scale)`): a parameter of theirs may hold it (one call deep)."""
+        found: set[str] = set()
+        for path, scopes in sorted(places.items()):
+            if not scopes:
+                continue
+            tables = self.graph.file(path)
+            rows = self.graph.facts.rows(path)
+            calls = self.graph.facts.flows(path).calls
+            everywhere = ANYWHERE in scopes
+            for call_id in range(len(calls)):
+                if not everywhere and not within(rows.call_head(call_id)[0], scopes):
+                    continue
+                if any(name in arg.value.refs for arg in calls[call_id].args):
+                    found.update(
+                        t.function for t in tables.targets.get(call_id) or () if t.function
+                    )
+        return found
+
+    def value_scopes(self, path: str, name: str) -> set[str]:
+        """The scopes of PATH where NAME is written as a value (`as_value`), the innermost
+        function around each place (MODULE_SCOPE outside every function); a name listed
+        in a parenthesized import is no value."""
+        source = self.graph.facts.snapshot.read(path)
+        summary = self.graph.facts.summaries[path]
+        imported = [i.line for i in summary.imports if i.alias == name]
+        lines = source.split(b"\n") if imported else []
+        found: set[str] = set()
+        line, counted = 1, 0
+        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)")
+        for match in word.finditer(source):
+            at, end = match.span()
+            start = source.rfind(b"\n", 0, at) + 1
+            quoted = (
+                source[at - 1 : at] in (b"'", b'"') and source[end : end + 1] == source[at - 1 : at]
+            )
+            if not quoted and (
+                not VALUE_END.match(source, end) or IMPORT_LINE.match(source, start)
+            ):
+                continue
+            line += source.count(b"\n", counted, at)
+            counted = at
+            if any(
+                first <= line and not any(b")" in text for text in lines[first - 1 : line - 1])
+                for first in imported
+            ):
+                continue  # `from m import (\n    NAME,\n)`
+            if not quoted and ANNOTATION.search(source, start, at):
+                continue  # `x: NAME,`, `Optional[NAME]`, `-> NAME`: a type, not a value
+            around = [f for f in summary.functions if f.line <= line <= f.end_line]
+            inner = max(around, key=lambda f: f.line, default=None)
+            if inner is not None:
+                found.add(inner.qualname)
+            elif not quoted:  # (a name listed at module level, `__all__`, is not fetched)
+                found |= self.global_readers(path, line, source) or {ANYWHERE}
+        return found
+
+    def global_readers(self, path: str, line: int, source: bytes) -> set[str]:
+        """The functions of PATH that mention a global assigned by the statement at LINE
+        (`HANDLERS = {"a": scale}`), and the module itself; nothing when none is."""
+        flows = self.graph.facts.flows(path)
+        names = [
+            name
+            for name, indexes in self.graph.resolver.assigns(path, MODULE_SCOPE).items()
+            if any(flows.assigns[i].line <= line <= flows.assigns[i].end_line for i in indexes)
         ]
+        if not names:
+            return set()
+        mention = re.compile(
+            rb"(?<![\w.])(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")(?!\w)"
+        )
+        functions = self.graph.facts.summaries[path].functions
+        return {MODULE_SCOPE} | {
+            f.qualname for f in functions if mention.search(source, f.start_byte, f.end_byte)
+        }
+
+    def readers_of(self, tables: FileTables, call_id: int) -> list[str]:
+        """The steps that take the result of call CALL_ID (found by value) as it is."""
+        key = (tables.path, call_id)
+        found = self.taking.get(key)
+        if found is None:
+            scope = tables.rows.call_head(call_id)[0]
+            tables.ensure(tables.unit_of(scope))
+            found = self.taking[key] = [
+                step_id
+                for step_id in list(tables.steps)
+                if tables.scope_of.get(step_id) == scope
+                and any(call == call_id for call, _ in self.results_read(tables, step_id))
+            ]
+        return found
 
     def returned_to(self, function: str) -> Iterator[tuple[FileTables, str, CallTarget]]:
-        """The steps that take the result of a call found by value that runs FUNCTION, among
-        the calls met so far (a value that goes into such a call's argument comes back out
-        of its result), each with the call's target."""
-        for (path, call_id), readers in self.readers.items():
-            for target in self.known.get((path, call_id), ()):
-                if target.function == function:
-                    tables = self.graph.file(path)
-                    for reader in readers:
-                        yield tables, reader, target
+        """The steps that take the result of a call found by value that runs FUNCTION
+        (`held_callers`), each with the call's target."""
+        for tables, call_id, target in self.held_callers(function):
+            for reader in self.readers_of(tables, call_id):
+                yield tables, reader, target
 
     def arguments(self, tables: FileTables, reader: str, name: str) -> list[str]:
         """The arguments that read NAME of the calls found by value whose results READER
         reads (READER reads NAME only through them: the calls the resolver names nothing
         for), each a step made the first time it is asked for."""
         found = []
-        row = value_row_of(tables, reader)
-        direct = set(row[0][VALUE_CALLS]) if row is not None else set()
         for call_id in calls_read(tables, reader):
             if tables.targets.get(call_id):
                 continue  # the resolver's: its arguments are steps already
@@ -325,8 +472,6 @@ class CallValues:
             reading = [i for i, arg in enumerate(args) if name in arg.value.refs]
             if reading and self.targets(tables.path, call_id):
                 found += [self.argument(tables, call_id, i) for i in reading]
-                if call_id in direct:
-                    self.note_reader(tables.path, call_id, reader)
         return found
 
     def argument_pairs(self, tables: FileTables, call_id: int) -> list[tuple[Arg, str]]:
@@ -350,7 +495,7 @@ class CallValues:
             step_id, "call_arg", tables.path, arg.line, arg.end_line, call.scope, UNREAD, name
         )
         refs, opaque, results = value_reads(
-            value_row(arg.value), (), tables.targets.held, tables.calls
+            value_row(arg.value), (), tables.targets.get, tables.calls
         )
         tables.add(step, call.scope)
         tables.refs[step_id] = refs
@@ -370,13 +515,46 @@ class CallValues:
             yield edge
 
 
+ANYWHERE = "*"  # a value scope: the whole file (written at module level, in no global known)
+# What follows a name written as a value, and a line that imports names (see `as_value`).
+VALUE_END = re.compile(rb"[ \t]*(?:[,)\]};]|\r?\n|$| if\b| else\b)")
+IMPORT_LINE = re.compile(rb"[ \t]*(?:from|import)\b")
+# What comes before a name written in a type annotation: `x: `, `-> `, `Optional[`, `A | `.
+ANNOTATION = re.compile(rb"(?:\w\s*:|->|\w\[|\|)\s*$")
+
+
+def binds(index: Index, path: str, name: str, meant: str) -> bool:
+    """Does PATH import NAME as MEANT (a function or class of the tree)?"""
+    module = index.module_of[path]
+    for imported in index.summaries[path].imports:
+        if imported.alias == name:
+            symbol = index.resolve(module, name)
+            return symbol is not None and symbol.name == meant
+    return False
+
+
+def within(scope: str, scopes: set[str]) -> bool:
+    """Is SCOPE one of SCOPES or nested in one (a closure sees its function's locals)?"""
+    return any(scope == s or scope.startswith(s + ".") for s in scopes)
+
+
+def as_value(name: str) -> bytes:
+    """A pattern of NAME written as a value, not called, defined, imported or an attribute's
+    last name: `g = NAME`, `run(NAME)`, `[NAME, other]`, `{"k": NAME}`, `return NAME`,
+    `A if c else NAME`, or spelled in a string (`getattr(obj, "NAME")`)."""
+    word = re.escape(name.encode())
+    written = rb"^(?![ \t]*(?:from|import)\b)[^\n]*?(?<![\w.])(?P<value>" + word + rb")"
+    ends = rb"[ \t]*(?:[,)\]};]|$| if\b| else\b)"
+    return written + ends + rb"|[\"'](?P<string>" + word + rb")[\"']"
+
+
 def discarded_reads(tables: FileTables, step_id: str) -> tuple[str, ...]:
     """The names STEP_ID reads when it is a call whose result is thrown away and the
     resolver names nothing for it (`handler(x)`: x goes into what the call runs, not past it)."""
     where = step_ids.address(step_id)
     if where.kind != "c" or "." in step_id.rpartition("#")[2]:
         return ()
-    if tables.targets.held(where.number):
+    if tables.targets.get(where.number):
         return ()
     return tuple(tables.refs.get(step_id, ()))
 
@@ -394,7 +572,7 @@ def calls_read(tables: FileTables, reader: str) -> list[int]:
     while pending:
         call_id = pending.pop()
         calls.append(call_id)
-        if not tables.targets.held(call_id):
+        if not tables.targets.get(call_id):
             for arg in tables.calls[call_id].args:
                 pending.extend(arg.value.calls)
             pending.extend(tables.calls[call_id].receiver.calls)

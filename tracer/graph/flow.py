@@ -141,27 +141,26 @@ class FlowGraph:
         key = (step_id, forward)
         found = self.expanded.get(key)
         if found is None:
+            kind = step_id.rpartition("#")[2][:1]
             if forward:
                 found = list(self.find_forward(step_id))
                 found += self.values.into_arguments(found)
+                if kind == "r":
+                    found += self.returned_by_value(step_id)
             else:
                 found = list(self.find_backward(step_id))
+                if kind == "p":
+                    found += self.params_by_value(step_id)
             found = [e for e in dedupe(found) if e.src != e.dst]
             self.expanded[key] = found
-        # Not kept with the rest: the calls found by value met so far grow as queries go.
-        kind = step_id.rpartition("#")[2][:1]
-        if forward and kind == "r":
-            return found + list(self.returned_by_value(step_id))
-        if not forward and kind == "p":
-            return found + [e for e in self.params_by_value(step_id) if e not in found]
         return found
 
     def returned_by_value(self, step_id: str) -> Iterator[Edge]:
         """From the return STEP_ID to the steps that take the result of a call found by value
-        that runs its function, among the calls met so far (see CallValues.readers)."""
+        that runs its function (see CallValues.held_callers)."""
         tables = self.file(step_ids.file_of(step_id))
         found = self.resolver.function(tables.path, tables.scope_of[step_id])
-        if found is None or not self.values.readers:
+        if found is None:
             return
         position = tables.position.get(step_id)
         for caller, consumer, target in self.values.returned_to(found[0]):
@@ -552,12 +551,12 @@ class FlowGraph:
 
     def params_by_value(self, step_id: str) -> Iterator[Edge]:
         """Into the parameter STEP_ID from the arguments of the calls found by value that run
-        its function, among the calls met so far (see CallValues.met_callers)."""
+        its function (see CallValues.held_callers)."""
         tables = self.file(step_ids.file_of(step_id))
         found = self.resolver.function(tables.path, tables.scope_of[step_id])
-        if found is None or not self.values.known:
+        if found is None:
             return
-        yield from self.bound_from(tables.steps[step_id], self.values.met_callers(found[0]))
+        yield from self.bound_from(tables.steps[step_id], self.values.held_callers(found[0]))
 
     def bound_from(
         self, step: Step, calls: list[tuple[FileTables, int, CallTarget]]
