@@ -49,6 +49,7 @@ class FlowGraph(Protocol):
     index: Index
     facts: Facts
     resolver: Resolver
+    rules: CallRules
 
     def callers(
         self, function: str, within: set[str] | None = None
@@ -85,7 +86,7 @@ class CallValues:
     @cached_property
     def follower(self) -> tuple[ValueStatements, Objects]:
         graph = self.graph
-        rules = CallRules(graph.index, graph.facts, graph.resolver)
+        rules = graph.rules
         values = FunctionValues(rules, whole=False)
         objects = Objects(rules, values, self.sites, DEPTH)
         return ValueStatements(rules, values, objects), objects

@@ -17,6 +17,7 @@ from tracer.graph.reads import NO_REFS
 from tracer.graph.step_tables import LoneTables, Read, StepTables
 from tracer.graph.steps import Step
 from tracer.graph.unit_steps import ASSIGN_ROWS, RETURN_ROWS, UNREAD, UnitIndex, UnitSteps
+from tracer.index.calls.rules import CallRules
 from tracer.index.resolve import CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, FileNames
@@ -78,6 +79,7 @@ class FileTables(StepTables):
         names: FileNames,
         resolver: Resolver,
         source: bytes | Callable[[], bytes],
+        rules: CallRules | None = None,
     ) -> None:
         super().__init__(flows.calls, set(names.flag_generators), demands=self)
         self.path = path
@@ -85,6 +87,7 @@ class FileTables(StepTables):
         self.flows = flows
         self.names = names
         self.resolver = resolver
+        self.rules = rules  # what a call runs (tracer/index/calls/rules.py); else the resolver's
         self.source = source
         self.building = False
         self.built: set[str] = set()
@@ -151,7 +154,7 @@ class FileTables(StepTables):
         scope, callee = self.rows.call_head(call_id)
         if callee.rpartition(".")[2] in FLAG_METHODS:
             return []
-        if not self.resolver.resolve_call_id(self.path, call_id):
+        if not self.resolve_id(call_id):
             return []
         count = len(self.calls[call_id].args)
         return [step_ids.argument_id(self.path, call_id, i) for i in range(count)]
@@ -242,12 +245,25 @@ class FileTables(StepTables):
         self.alone_in.setdefault(unit, []).extend(lone.made)
         return True
 
+    def resolve(self, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
+        """What a call of CALLEE in SCOPE at LINE runs: the one answer the chains and the call
+        graph share (`CallRules.call_targets`)."""
+        if self.rules is None:
+            return self.resolver.targets(self.path, scope, callee, line)
+        return self.rules.call_targets(self.path, scope, callee, line)
+
+    def resolve_id(self, call_id: int) -> list[CallTarget]:
+        """`resolve` of the call CALL_ID, read from the rows' columns."""
+        if self.rules is None:
+            return self.resolver.resolve_call_id(self.path, call_id)
+        return self.rules.call_targets_of_id(self.path, call_id)
+
     def call_targets(self, call_id: int) -> list[CallTarget]:
         """The targets of the call CALL_ID, as its unit's build resolves them, resolved once
         (kept in the table, where the build puts them again)."""
         found = dict.get(self.targets, call_id)
         if found is None:
-            found = self.targets[call_id] = self.resolver.resolve_call_id(self.path, call_id)
+            found = self.targets[call_id] = self.resolve_id(call_id)
         return found  # type: ignore[no-any-return]
 
     def fill(self, unit: str, table: dict[Any, Any], key: object, found: list[str]) -> None:

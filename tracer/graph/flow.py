@@ -27,6 +27,7 @@ from tracer.graph.objects import splat_keys
 from tracer.graph.slots import Slots
 from tracer.graph.step_tables import Read
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, Step, field_class
+from tracer.index.calls.rules import CallRules
 from tracer.index.index import Index
 from tracer.index.resolve import DYNAMIC, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
@@ -41,6 +42,7 @@ class FlowGraph:
         self.index = index
         self.facts = facts
         self.resolver = Resolver(index, facts)
+        self.rules = CallRules(index, facts, self.resolver)  # what one call runs, for all
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.flag_only: dict[str, list[Edge]] = {}  # see flag_edges
@@ -88,7 +90,7 @@ class FlowGraph:
             flows = self.facts.flows(path)
             names = self.facts.names(path)
             source = partial(self.facts.snapshot.read, path)
-            tables = FileTables(path, summary, flows, names, self.resolver, source)
+            tables = FileTables(path, summary, flows, names, self.resolver, source, self.rules)
             self.tables[path] = tables
         return tables
 

@@ -87,11 +87,11 @@ class UnitSteps:
         They are made from the cached rows (see `tracer.store.rows`): a unit's facts are read once,
         here, and making fact objects of them would cost more than the steps."""
         path, tables, row = self.path, self.tables, self.rows.row
-        targets = self.resolver.targets
+        targets = tables.resolve
         calls = [row(CALL_ROWS, call_id) for call_id in unit.calls]
         resolved = []
         for call_id, call in zip(unit.calls, calls, strict=True):
-            found = targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
+            found = targets(call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
             tables.targets[call_id] = found
             resolved.append(found)
         self.add_definitions(unit)
@@ -129,7 +129,7 @@ class UnitSteps:
             known = resolved.get(call_id)
             if known is None:
                 call = row(CALL_ROWS, call_id)
-                known = self.resolver.targets(path, call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
+                known = self.tables.resolve(call[CALL_SCOPE], call[CALLEE], call[CALL_LINE])
                 resolved[call_id] = known
             return known
 

@@ -82,14 +82,41 @@ class CallRules:
         outside = self.outside(path, call, inherited=not targets)
         if outside is not None:
             return [Callee(outside, 1.0)]
-        named = (
-            self.bound(path, call)
-            or self.stored_methods(path, call)
-            or self.iterated_functions(path, call)
-        )
+        named = self.named(path, call.scope, call.callee)
         if named:
             return [Callee(name, 1.0) for name in sorted(named)]
         return callees_of([t for t in targets if t.confidence >= MIN_GUESS], self.target_name)
+
+    def named(self, path: str, scope: str, callee: str) -> set[str]:
+        """What a call of CALLEE in SCOPE runs through the names bound around it, certain
+        (`bound`, `stored_methods`, `iterated_functions`); nothing when none names it."""
+        return (
+            self.bound(path, scope, callee)
+            or self.stored_methods(path, scope, callee)
+            or self.iterated_functions(path, scope, callee)
+        )
+
+    # -- what the chains take a call to run ------------------------------------------------------
+
+    def call_targets(self, path: str, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
+        """What a call of CALLEE in SCOPE of PATH (at LINE) runs, as the chains take it: the
+        resolver's targets, unless they are name-only guesses and the names bound around the
+        call name functions of the tree (`named`): those, certain, as the call graph takes
+        them."""
+        return self.refined(path, scope, callee, self.resolver.targets(path, scope, callee, line))
+
+    def call_targets_of_id(self, path: str, call_id: int) -> list[CallTarget]:
+        """`call_targets` of PATH's call CALL_ID, read from the rows' columns."""
+        scope, callee = self.facts.rows(path).call_head(call_id)
+        return self.refined(path, scope, callee, self.resolver.resolve_call_id(path, call_id))
+
+    def refined(
+        self, path: str, scope: str, callee: str, found: list[CallTarget]
+    ) -> list[CallTarget]:
+        if not found or max(t.confidence for t in found) >= MIN_CONFIDENCE:
+            return found
+        named = sorted(self.named(path, scope, callee) & self.index.functions.keys())
+        return [named_target(self.index, name, callee) for name in named] or found
 
     def target_name(self, target: CallTarget) -> str | None:
         """The function a target runs; a constructor without an `__init__` in the tree runs
@@ -163,14 +190,14 @@ class CallRules:
 
     # -- names bound in the caller's scope ---------------------------------------------------
 
-    def bound(self, path: str, call: Call) -> set[str]:
+    def bound(self, path: str, scope: str, callee: str) -> set[str]:
         """Callees through a local or global name: `f = lambda: ...; f()`, `g = make(); g()`
         where `make` returns a function, `a = A(); a.f()`, `a = ext.Cls(); a.fun()`."""
-        head, _, name = call.callee.rpartition(".")
+        head, _, name = callee.rpartition(".")
         if "." in head or head == "super()" or not name:
             return set()
         found: set[str] = set()
-        for assign in self.assignments(path, call.scope, head or name) or ():
+        for assign in self.assignments(path, scope, head or name) or ():
             if head:
                 method = self.instance_method(path, assign, name)
                 if method is not None:
@@ -179,13 +206,13 @@ class CallRules:
                 found |= self.assigned_functions(path, assign)
         return found
 
-    def stored_methods(self, path: str, call: Call) -> set[str]:
+    def stored_methods(self, path: str, scope: str, callee: str) -> set[str]:
         """`x.attr()` where no class of x's family has a method `attr` but one of them stores
         a function in it: `self.attr = self.method` (that class's method), or a function."""
-        head, _, name = call.callee.rpartition(".")
+        head, _, name = callee.rpartition(".")
         if not head or "." in head or head == "super()":
             return set()
-        klass = self.instance_class(path, call.scope, head)
+        klass = self.instance_class(path, scope, head)
         if klass is None or self.index.method(klass, name) is not None:
             return set()
         found: set[str] = set()
@@ -222,10 +249,10 @@ class CallRules:
         methods = (self.index.method(klass, name) for name in ("__iter__", "__next__"))
         return [method for method in methods if method is not None]
 
-    def iterated_functions(self, path: str, call: Call) -> set[str]:
+    def iterated_functions(self, path: str, scope: str, callee: str) -> set[str]:
         """`for f in Cls(): f()`: the functions `Cls.__next__` returns."""
         found: set[str] = set()
-        for index in self.resolver.assigns(path, call.scope).get(call.callee, ()):
+        for index in self.resolver.assigns(path, scope).get(callee, ()):
             assign = self.facts.flows(path).assigns[index]
             klass = self.iterated_class(path, assign) if len(assign.targets) == 1 else None
             following = self.index.method(klass, "__next__") if klass is not None else None
@@ -394,6 +421,15 @@ def callees_of(
         if name is not None:
             best[name] = max(best.get(name, 0.0), target.confidence)
     return [Callee(name, best[name]) for name in sorted(best)]
+
+
+def named_target(index: Index, function: str, callee: str) -> CallTarget:
+    """FUNCTION run by a call of CALLEE that names it through a binding: a method reached
+    through an instance (`a.f()`, or `g = a.f; g()`) is bound to it."""
+    defined = index.functions.get(function)
+    method = defined is not None and defined[1].class_qualname is not None
+    bound = "." in callee or (method and not defined[1].is_static)
+    return CallTarget(function, None, 1.0, bound)
 
 
 def binding_of(assign: Assign, name: str) -> Assign | None:

@@ -27,7 +27,7 @@ from functools import cached_property
 from tracer.extract.facts import Assign, Call, Raise
 from tracer.index.calls.obj import UNKNOWN
 from tracer.index.calls.objects import Objects
-from tracer.index.calls.rules import Callee, CallRules, callees_of
+from tracer.index.calls.rules import Callee, CallRules, callees_of, named_target
 from tracer.index.calls.values import FunctionValues
 from tracer.index.targets import CallTarget
 
@@ -76,9 +76,7 @@ class ValueStatements:
             found = self.held_targets(path, call, named)
             if found:
                 return found
-        # A method named through a receiver (`a.f()` of `a = A()`) is bound to it.
-        bound = "." in call.callee
-        return [CallTarget(name, None, 1.0, bound) for name in sorted(named)]
+        return [named_target(self.index, name, call.callee) for name in sorted(named)]
 
     def guessed(self, path: str, call: Call) -> set[str]:
         """What CALL (one that `follows`) may run by a guess: a value chosen by a string that
