@@ -115,8 +115,18 @@ class CallRules:
     ) -> list[CallTarget]:
         if not found or max(t.confidence for t in found) >= MIN_CONFIDENCE:
             return found
-        named = sorted(self.named(path, scope, callee) & self.index.functions.keys())
-        return [named_target(self.index, name, callee) for name in named] or found
+        named = self.named(path, scope, callee)
+        if named:
+            tree = sorted(named & self.index.functions.keys())
+            return [named_target(self.index, name, callee) for name in tree]
+        if self.imported(path, callee) is not None:
+            return []  # `logger.info(...)` of an imported or library object: no guess of ours
+        return found
+
+    def imported(self, path: str, callee: str) -> str | None:
+        """The name outside the tree CALLEE resolves to in PATH's module, if it does."""
+        symbol = self.index.resolve(self.index.module_of[path], callee)
+        return symbol.name if symbol is not None and symbol.kind == "external" else None
 
     def target_name(self, target: CallTarget) -> str | None:
         """The function a target runs; a constructor without an `__init__` in the tree runs

@@ -1,0 +1,50 @@
+"""On a real release, a trace's JSON is the same from a fresh process (`sgtrace trace ...
+--json`, on the cache the test session made) as in a process that answered other questions
+before it: what a query finds never depends on what was asked first."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tracer.cli import presets
+from tracer.trace.chains import trace
+from tracer.views.chain_text import dumps
+from tracer.views.schemas import TRACE
+
+OTHERS = [
+    "max_running_requests",
+    "chunked_prefill_size",
+    "page_size",
+    "context_length",
+    "tp_size",
+    "max_prefill_tokens",
+    "schedule_policy",
+    "kv_cache_dtype",
+    "cuda_graph_max_bs",
+    "dp_size",
+]
+
+
+@pytest.mark.parametrize("name", ["mem_fraction_static", "max_running_requests"])
+def test_a_trace_of_a_release_is_the_same_after_other_questions(release, release_cache, name):
+    source = "pypi:sglang==0.5.23"
+    session = release("0.5.23")
+    for other in OTHERS:
+        if other != name:
+            trace(session.graph, other, hints=presets.SINKS)
+    after = dumps(trace(session.graph, name, hints=presets.SINKS), source)
+    env = {**os.environ, "SGTRACE_CACHE": str(release_cache)}
+    fresh = subprocess.run(
+        [sys.executable, "-m", "tracer.cli", "trace", source, name, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.rstrip("\n")
+    assert json.loads(fresh)["schema"] == TRACE
+    assert fresh == after
