@@ -100,9 +100,10 @@ class CallRules:
 
     def call_targets(self, path: str, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
         """What a call of CALLEE in SCOPE of PATH (at LINE) runs, as the chains take it: the
-        resolver's targets, unless they are name-only guesses and the names bound around the
-        call name functions of the tree (`named`): those, certain, as the call graph takes
-        them."""
+        resolver's targets, unless they are name-only guesses: then what the names bound around
+        the call name (`named`, certain), nothing when the callee is an object from outside the
+        tree, else the guesses the call graph's export draws (at least `MIN_GUESS`; a name
+        shared by several methods is none), as `runs` takes them."""
         return self.refined(path, scope, callee, self.resolver.targets(path, scope, callee, line))
 
     def call_targets_of_id(self, path: str, call_id: int) -> list[CallTarget]:
@@ -121,7 +122,7 @@ class CallRules:
             return [named_target(self.index, name, callee) for name in tree]
         if self.imported(path, callee) is not None:
             return []  # `logger.info(...)` of an imported or library object: no guess of ours
-        return found
+        return [t for t in found if t.confidence >= MIN_GUESS]  # as `runs`: 0.25 is no guess
 
     def imported(self, path: str, callee: str) -> str | None:
         """The name outside the tree CALLEE resolves to in PATH's module, if it does."""
