@@ -87,3 +87,51 @@ def test_the_chain_enters_a_function_taken_out_of_a_set(snippet_session):
     run_lines = {"by_local": 8, "by_set": 16, "by_list": 30}
     for caller, line in run_lines.items():
         assert (line, "value") in into_scale, caller
+
+
+SCOPES = {
+    "kern/__init__.py": "",
+    "kern/blocks.py": """
+        def helper(size):
+            return size + 1
+
+
+        class Kernel:
+            def compute(self, size):
+                return size * 2
+
+            def schedule(self, compute, size):
+                return compute(size)
+
+            def nested(self, size):
+                def inner(value):
+                    return helper(value)
+
+                return inner(size)
+
+            def step(self, size):
+                def compute(value):
+                    return value - 1
+
+                return compute(size)
+    """,
+}
+
+
+def test_a_plain_name_in_a_method_never_names_a_method_of_its_class(snippet_session):
+    """Python looks a name up in the function, the functions around it and the module: a
+    class body is no scope of its methods' names, and a parameter shadows every outer
+    name. `compute(size)` of a parameter runs what the callers pass, not `Kernel.compute`;
+    a nested `def compute` runs itself; `inner` and `helper` are found as before."""
+    session = snippet_session(SCOPES)
+    resolver, path = session.graph.resolver, "kern/blocks.py"
+    flows = session.facts.flows(path)
+
+    def runs(scope: str, callee: str) -> list[str | None]:
+        call = next(c for c in flows.calls if c.scope == scope and c.callee == callee)
+        return [t.function for t in resolver.resolve_call(path, call)]
+
+    assert runs("Kernel.schedule", "compute") == []
+    assert runs("Kernel.step", "compute") == ["kern.blocks.Kernel.step.compute"]
+    assert runs("Kernel.nested", "inner") == ["kern.blocks.Kernel.nested.inner"]
+    assert runs("Kernel.nested.inner", "helper") == ["kern.blocks.helper"]

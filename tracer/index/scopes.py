@@ -81,14 +81,23 @@ class Scopes:
         return name in self.locals_of(path, scope)
 
     def local_function(self, path: str, scope: str, name: str) -> str | None:
-        """A function defined in SCOPE or an enclosing function (closures)."""
+        """A function defined in SCOPE or an enclosing function (closures), as Python finds a
+        name: a parameter or local of a function on the way shadows it, and the body of a
+        class around a function is no scope of its names (a method's `f()` never calls the
+        class's `f`)."""
         if "." in name:
             return None
         module = self.index.module_of[path]
+        first = True
         while scope and scope != MODULE_SCOPE:
-            full = f"{module}.{scope}.{name}"
-            if full in self.index.functions:
-                return full
+            in_class = f"{module}.{scope}" in self.index.classes
+            if first or not in_class:
+                full = f"{module}.{scope}.{name}"
+                if full in self.index.functions:
+                    return full
+                if not in_class and self.is_local(path, scope, name):
+                    return None  # a parameter or local of its own shadows every outer one
+            first = False
             scope = scope.rpartition(".")[0]
         return None
 
