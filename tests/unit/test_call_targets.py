@@ -135,3 +135,28 @@ def test_a_plain_name_in_a_method_never_names_a_method_of_its_class(snippet_sess
     assert runs("Kernel.step", "compute") == ["kern.blocks.Kernel.step.compute"]
     assert runs("Kernel.nested", "inner") == ["kern.blocks.Kernel.nested.inner"]
     assert runs("Kernel.nested.inner", "helper") == ["kern.blocks.helper"]
+
+
+CLOSURE = {
+    "kern/__init__.py": "",
+    "kern/copies.py": """
+        def copy(value):
+            return value
+
+
+        def producer(copy, size):
+            def run(step):
+                return copy(step)
+
+            return run(size)
+    """,
+}
+
+
+def test_a_parameter_of_the_function_around_a_closure_shadows_a_module_function(
+    snippet_session,
+):
+    session = snippet_session(CLOSURE)
+    path = "kern/copies.py"
+    call = next(c for c in session.facts.flows(path).calls if c.callee == "copy")
+    assert session.graph.resolver.resolve_call(path, call) == []

@@ -206,8 +206,9 @@ class Resolver:
         local = self.scopes.local_function(path, scope, callee)
         if local is not None:
             return [CallTarget(local, None, 1.0, False)]
-        if self.scopes.is_local(path, scope, callee.partition(".")[0]):
-            # A parameter or local that shadows a global: only its type could tell.
+        if self.scopes.shadowed(path, scope, callee.partition(".")[0]):
+            # A parameter or local (of this function or one around it) that shadows a global:
+            # only its type could tell.
             return self.guess_method(method) if head else []
         symbol = self.index.resolve(module, callee)
         if symbol is not None:

@@ -80,6 +80,19 @@ class Scopes:
         """Is NAME a parameter or an assigned local of the function SCOPE?"""
         return name in self.locals_of(path, scope)
 
+    def shadowed(self, path: str, scope: str, name: str) -> bool:
+        """Is NAME, read in SCOPE, a parameter or local of SCOPE or of a function around it (a
+        class body around a method is no scope of its names): no global of that name?"""
+        module = self.index.module_of[path]
+        first = True
+        while scope and scope != MODULE_SCOPE:
+            in_class = f"{module}.{scope}" in self.index.classes
+            if (first or not in_class) and self.is_local(path, scope, name):
+                return True
+            first = False
+            scope = scope.rpartition(".")[0]
+        return False
+
     def local_function(self, path: str, scope: str, name: str) -> str | None:
         """A function defined in SCOPE or an enclosing function (closures), as Python finds a
         name: a parameter or local of a function on the way shadows it, and the body of a
