@@ -1,7 +1,8 @@
 """An object made in the function that reads it is followed in order: a store reaches the
 reads after it, a later store replaces it where it always runs first, a method or function
 given the object stores into it from the call on, another object of the same class is
-another object. Each program is traced forward from SECRET; `sink(...)` lines marked
+another object; a nested function reads its closure only if it may run (called, handed on,
+decorated). Each program is traced forward from SECRET; `sink(...)` lines marked
 `# reached` must receive the value, those marked `# not reached` must not."""
 
 from __future__ import annotations
@@ -99,6 +100,43 @@ PROGRAMS = {
             other = box
             other.value = SECRET
             sink(box.value)  # reached
+    """,
+    "closures that run": """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        def runner(work):
+            work()
+
+
+        def outer():
+            held = SECRET
+
+            def called():
+                sink(held)  # reached
+
+            def handed():
+                sink(held)  # reached
+
+            @runner
+            def decorated():
+                sink(held)  # reached
+
+            def never():
+                # `never` is only defined here: it never runs
+                sink(held)  # not reached
+
+            def around():
+                def inner():
+                    sink(held)  # not reached
+
+            called()
+            runner(handed)
+            around()
     """,
 }
 

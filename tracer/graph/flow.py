@@ -48,6 +48,7 @@ class FlowGraph:
         self.flag_only: dict[str, list[Edge]] = {}  # see flag_edges
         self.stores: dict[str, dict[tuple[str, str], list[str]]] = {}  # see stores_into
         self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
+        self.running: dict[tuple[str, str], bool] = {}  # see may_run
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -291,9 +292,39 @@ class FlowGraph:
         for (inner, local), readers in tables.inner_reads(scope):
             if inner == scope or local != name:
                 continue
-            if (inner, name) not in tables.local_defs:
+            if (inner, name) not in tables.local_defs and self.may_run(tables.path, inner):
                 for reader in readers:
                     yield Edge(step.id, reader, "local", 1.0)
+
+    def may_run(self, path: str, inner: str) -> bool:
+        """May the nested function INNER ever run: is each function around it, from the
+        outermost function in, named in the body of the one around it besides its own `def`
+        (called, returned, passed on, kept) or decorated? A function only defined never runs,
+        and reads nothing of its closure (a method, a lambda, a top-level function may always
+        run)."""
+        key = (path, inner)
+        found = self.running.get(key)
+        if found is None:
+            found = self.running[key] = self.named_around(path, inner)
+        return found
+
+    def named_around(self, path: str, inner: str) -> bool:
+        functions = {f.qualname: f for f in self.facts.summaries[path].functions}
+        source = self.facts.snapshot.read(path)
+        parts = inner.split(".")
+        for depth in range(len(parts) - 1, 0, -1):
+            parent, name = ".".join(parts[:depth]), parts[depth]
+            child = functions.get(".".join(parts[: depth + 1]))
+            around = functions.get(parent)
+            if child is None or around is None or name.startswith("<"):
+                continue  # a method (its parent a class), a lambda
+            word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)")
+            before = COMMENT.sub(b"", source[around.start_byte : child.start_byte])
+            after = COMMENT.sub(b"", source[child.end_byte : around.end_byte])
+            decorated = before.rstrip().rpartition(b"\n")[2].lstrip().startswith(b"@")
+            if not (decorated or word.search(before) or word.search(after)):
+                return False
+        return True
 
     def slot_readers(self, klass: str | None, attr: str, writer: str) -> Iterator[Edge]:
         """Reads of `x.ATTR` where x is of KLASS's family; untyped x only when one family
@@ -579,6 +610,9 @@ class FlowGraph:
                             confidence * target.confidence,
                             condition=target.why,
                         )
+
+
+COMMENT = re.compile(rb"#[^\n]*")  # a comment (a `#` in a string cuts more: it only widens)
 
 
 def fits(returned: int | None, taken: int | None) -> bool:
