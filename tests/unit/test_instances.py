@@ -2,7 +2,8 @@
 reads after it, a later store replaces it where it always runs first, a method or function
 given the object stores into it from the call on, another object of the same class is
 another object; a nested function reads its closure only if it may run (called, handed on,
-decorated). Each program is traced forward from SECRET; `sink(...)` lines marked
+decorated); a store at a constant key replaces the one before it at that key. Each program is
+traced forward from SECRET; `sink(...)` lines marked
 `# reached` must receive the value, those marked `# not reached` must not."""
 
 from __future__ import annotations
@@ -100,6 +101,26 @@ PROGRAMS = {
             other = box
             other.value = SECRET
             sink(box.value)  # reached
+    """,
+    "a key stored again": """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        def keys(flag):
+            box = {}
+            box["key"] = SECRET
+            sink(box["key"])  # reached
+            box["other"] = "plain"
+            sink(box["key"])  # reached
+            if flag:
+                box["key"] = "plain"
+            sink(box["key"])  # reached
+            box["key"] = "plain"
+            sink(box["key"])  # not reached
     """,
     "closures that run": """
         SECRET = "secret"

@@ -67,7 +67,8 @@ def block_end(tables: FileTables, first: int, last: int, case: bool = False) -> 
 def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list[str]:
     """Of DEFS (bindings of a name in SCOPE before a read of it there at LINE, in order),
     those that may reach the read: one followed by a binding that always runs before the
-    read (see tracer.graph.blocks) is overwritten."""
+    read (see tracer.graph.blocks) is overwritten, and a store at a constant key by a later
+    store at that key that always runs before the read."""
     last = -1
     for d in defs:
         step = tables.steps[d]
@@ -79,10 +80,37 @@ def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list
             and dominates(tables, d, line)
         ):
             last = step.line
-    return [d for d in defs if tables.steps[d].line >= last]
+    kept = [d for d in defs if tables.steps[d].line >= last]
+    # A store at a constant key is overwritten by a later store at that key (`d["k"] = b`).
+    return [
+        d
+        for d in kept
+        if (key := stored_key(tables, d)) is None
+        or not any(
+            stored_key(tables, e) == key
+            and tables.steps[e].line > tables.steps[d].line
+            and tables.scope_of[e] == scope
+            and dominates(tables, e, line)
+            for e in kept
+        )
+    ]
 
 
 def rebinds(tables: FileTables, step_id: str) -> bool:
     """Does the binding STEP_ID replace what its name held? `d["k"] = v` keeps the rest of d."""
     where = step_ids.address(step_id)
     return where.kind != "a" or tables.flows.patterns.get(where.number, ("",))[0] != "item"
+
+
+def stored_key(tables: FileTables, step_id: str) -> str | int | None:
+    """The constant key the item store STEP_ID (`d["k"] = v`) puts its value at, else None."""
+    where = step_ids.address(step_id)
+    if where.kind != "a":
+        return None
+    pattern = tables.flows.patterns.get(where.number)
+    if pattern is None or pattern[0] != "item":
+        return None
+    key = pattern[2]
+    if isinstance(key, tuple) and key[:1] == ("const",) and isinstance(key[1], str | int):
+        return key[1]
+    return None

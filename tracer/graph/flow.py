@@ -14,7 +14,7 @@ import networkx as nx
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.binding import bindings
-from tracer.graph.blocks import dominates, reaching, rebinds
+from tracer.graph.blocks import dominates, reaching, rebinds, stored_key
 from tracer.graph.call_values import CallValues
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.contents import STORES, Contents, store_target
@@ -276,11 +276,15 @@ class FlowGraph:
     ) -> Iterator[Edge]:
         name = name or tables.bound.get(step.id, step.name)
         after = step.kind != "param"
-        # A later binding that always runs before a read overwrites this one for it.
+        # A later binding that always runs before a read overwrites this one for it; so does
+        # a later store at the constant key this store is at (`d["k"] = a; d["k"] = b`).
+        key = stored_key(tables, step.id)
         later = [
             d
             for d in tables.local_defs.get((scope, name), [])
-            if tables.steps[d].line > step.line and not step_ids.is_param(d) and rebinds(tables, d)
+            if tables.steps[d].line > step.line
+            and not step_ids.is_param(d)
+            and (rebinds(tables, d) or (key is not None and stored_key(tables, d) == key))
         ]
         for reader in tables.local_reads.get((scope, name), []):
             line = tables.steps[reader].line
