@@ -160,3 +160,32 @@ def test_a_parameter_of_the_function_around_a_closure_shadows_a_module_function(
     path = "kern/copies.py"
     call = next(c for c in session.facts.flows(path).calls if c.callee == "copy")
     assert session.graph.resolver.resolve_call(path, call) == []
+
+
+DEFAULTED = {
+    "app/__init__.py": "",
+    "app/engine.py": """
+        class Manager:
+            def __init__(self, args):
+                self.args = args
+
+
+        def launch(args, manager_class=None):
+            manager_class = manager_class or Manager
+            return manager_class(args)
+    """,
+}
+
+
+def test_a_parameter_assigned_again_runs_what_the_assignment_gives(snippet_session):
+    """`manager_class = manager_class or Manager`: the call runs `Manager`'s constructor in
+    the call graph as in the chain (the parameter is no longer only what callers give)."""
+    session = snippet_session(DEFAULTED)
+    assert call_graph(session)["app.engine.launch"] == ["app.engine.Manager.__init__"]
+    chain = trace(session.graph, "launch.args", direction="forward", branch_depth=4)
+    steps = {step.id: step for step in chain.steps}
+    assert any(
+        steps[edge.src].code.startswith("return manager_class(args)")
+        and steps[edge.dst].symbol == "Manager.__init__"
+        for edge in chain.edges
+    )

@@ -294,8 +294,8 @@ class CallRules:
 
     def assignments(self, path: str, scope: str, name: str) -> list[Assign] | None:
         """Plain `NAME = value` in the nearest scope that binds NAME (SCOPE, a function
-        around it, the module); None when that binding is a parameter, whose value comes
-        from the callers."""
+        around it, the module); None when that binding is a parameter never assigned in its
+        function, whose value comes from the callers alone."""
         # One call asks for its callee's name up to three times in a row (is it bound, to
         # what, an instance of what class): the last answer is kept.
         key = (path, scope, name)
@@ -307,9 +307,13 @@ class CallRules:
         module = self.index.module_of[path]
         while True:
             function = self.resolver.function(path, scope)
-            if function is not None and any(p.name == name for p in function[1].params):
-                return None
             found = self.resolver.assigns(path, scope).get(name)
+            if function is not None and any(p.name == name for p in function[1].params):
+                if not found:
+                    return None
+                # `f = f or default`: assigned again in the function, as well as given
+                assigns = [self.facts.flows(path).assigns[i] for i in found]
+                return [one for a in assigns if (one := binding_of(a, name)) is not None]
             if found or scope == MODULE_SCOPE:
                 assigns = [self.facts.flows(path).assigns[i] for i in found or ()]
                 return [one for a in assigns if (one := binding_of(a, name)) is not None]
