@@ -99,6 +99,9 @@ NAMES = CachedKind(
 GREPS = CachedKind("greps", ("store/facts.py", "sources/snapshot.py", SEALED))
 # The index's tables derived from a tree's summaries (importers, subclasses).
 DERIVED = CachedKind("derived", ("index/index.py",), made_from=(SUMMARIES,))
+# The calls found by value that run each function a trace asked for (graph/call_values.py,
+# `held_callers`), by snapshot: made by the dataflow graph's and the call rules' code.
+HELD = CachedKind("held", ("graph/", "index/", "store/"), made_from=(SUMMARIES, FLOWS))
 # Each file's logging calls as templates of the lines they print.
 TEMPLATES = CachedKind(
     "templates", ("analyses/explain/templates.py", "extract/parse.py", SEALED), ("python/views/",)
@@ -128,6 +131,7 @@ KINDS = (
     NAMES,
     GREPS,
     DERIVED,
+    HELD,
     TEMPLATES,
     FITS,
 )

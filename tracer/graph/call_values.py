@@ -27,6 +27,7 @@ from tracer.index.resolve import OPAQUE
 from tracer.index.targets import CallTarget
 from tracer.store import step_ids
 from tracer.store.rows import VALUE_CALLS, value_row
+from tracer.versions import HELD
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -81,7 +82,25 @@ class CallValues:
         self.methods_of: dict[str, list[FunctionDef]] = {}  # class -> its classmethods
         self.calling: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # see callers
         self.holding: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # held_callers
+        self.new_holding = False  # found any this run (kept by `flush`)
         self.taking: dict[tuple[str, int], list[str]] = {}  # see readers_of
+
+    @cached_property
+    def kept_holding(self) -> dict[str, list[tuple[str, int, CallTarget]]]:
+        """What `held_callers` found in earlier runs on this snapshot (HELD)."""
+        facts = self.graph.facts
+        found = facts.cached(HELD, facts.snapshot_key)
+        return found if isinstance(found, dict) else {}
+
+    def flush(self) -> None:
+        """Keep what `held_callers` found, with what earlier runs found, for the next run."""
+        if not self.new_holding:
+            return
+        kept = dict(self.kept_holding)
+        for function, calls in self.holding.items():
+            kept[function] = [(tables.path, call_id, target) for tables, call_id, target in calls]
+        self.graph.facts.keep(HELD, self.graph.facts.snapshot_key, kept)
+        self.new_holding = False
 
     @cached_property
     def follower(self) -> tuple[ValueStatements, Objects]:
@@ -295,7 +314,14 @@ class CallValues:
         found = self.holding.get(function)
         if found is not None:
             return found
+        kept = self.kept_holding.get(function)
+        if kept is not None:  # found by an earlier run on this snapshot
+            found = self.holding[function] = [
+                (self.graph.file(path), call_id, target) for path, call_id, target in kept
+            ]
+            return found
         found = self.holding[function] = []
+        self.new_holding = True
         index = self.graph.index
         if function not in index.functions:
             return found

@@ -74,8 +74,9 @@ class FlowGraph:
         return graph
 
     def flush(self) -> None:
-        """Keep what this session learnt that the next one can reuse: the greps, and the
-        index's derived tables."""
+        """Keep what this session learnt that the next one can reuse: the greps, the index's
+        derived tables, and the calls found by value that run the functions asked for."""
+        self.values.flush()
         derived = self.index.derived()
         if derived.keys() - self.derived:
             self.facts.keep(DERIVED, self.facts.snapshot_key, derived)
