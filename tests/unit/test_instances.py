@@ -2,7 +2,8 @@
 reads after it, a later store replaces it where it always runs first, a method or function
 given the object stores into it from the call on, another object of the same class is
 another object; a nested function reads its closure only if it may run (called, handed on,
-decorated); a store at a constant key replaces the one before it at that key. Each program is
+decorated); a store at a constant key replaces the one before it at that key; a statement reads
+before it binds (a swap). Each program is
 traced forward from SECRET; `sink(...)` lines marked
 `# reached` must receive the value, those marked `# not reached` must not."""
 
@@ -121,6 +122,21 @@ PROGRAMS = {
             sink(box["key"])  # reached
             box["key"] = "plain"
             sink(box["key"])  # not reached
+    """,
+    "a swap": """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        def swap():
+            first = SECRET
+            second = "plain"
+            first, second = second, first
+            sink(first)  # not reached
+            sink(second)  # reached
     """,
     "closures that run": """
         SECRET = "secret"

@@ -287,11 +287,11 @@ class FlowGraph:
             and not step_ids.is_param(d)
             and (rebinds(tables, d) or (key is not None and stored_key(tables, d) == key))
         ]
+        # Outside every loop, a statement's reads run before its own targets are bound.
+        first = step.end_line + 1 if after and step.line in tables.flows.straight else step.line
         for reader in tables.local_reads.get((scope, name), []):
             line = tables.steps[reader].line
-            if (not after or line >= step.line) and not any(
-                dominates(tables, d, line) for d in later
-            ):
+            if (not after or line >= first) and not any(dominates(tables, d, line) for d in later):
                 yield Edge(step.id, reader, "local", 1.0)
         # Closures and globals: functions inside that read the name without binding it.
         for (inner, local), readers in tables.inner_reads(scope):
