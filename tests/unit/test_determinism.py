@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -104,13 +103,8 @@ print(dumps(trace(session.graph, name, direction=direction), root))
 
 
 @pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    for rel, text in TREE.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
+def tree(write_tree) -> Path:
+    return write_tree(TREE)
 
 
 def fresh_process(root: Path, cache: Path, name: str, direction: str) -> str:

@@ -1,11 +1,11 @@
-"""An object made in the function that reads it is followed in order: a store reaches the
-reads after it, a later store replaces it where it always runs first, a method or function
-given the object stores into it from the call on, another object of the same class is
-another object; a nested function reads its closure only if it may run (called, handed on,
-decorated); a store at a constant key replaces the one before it at that key; a statement reads
-before it binds (a swap). Each program is
-traced forward from SECRET; `sink(...)` lines marked
-`# reached` must receive the value, those marked `# not reached` must not."""
+"""Programs traced forward from SECRET: `sink(...)` lines marked `# reached` must receive the
+value, those marked `# not reached` must not. An object made in the function that reads it is
+followed in order: a store reaches the reads after it, a later store replaces it where it always
+runs first, a method or function given the object stores into it from the call on, another
+object of the same class is another object; a container handed on whole is no use of what it
+holds; calls are matched to their returns; a nested function reads its closure only if it may
+run (called, handed on, decorated); a store at a constant key replaces the one before it at that
+key; a statement reads before it binds (a swap)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,19 @@ import pytest
 
 from tests.conftest import trace
 
+# What every program starts with: the value followed, and the function it must reach.
+PRELUDE = """
+SECRET = "secret"
+
+
+def sink(value):
+    pass
+
+
+"""
+
 PROGRAMS = {
     "in order": """
-        SECRET = "secret"
-
-
-        def sink(value):
-            pass
-
-
         class Holder:
             def __init__(self):
                 self.value = "plain"
@@ -85,13 +89,6 @@ PROGRAMS = {
                 box.value = SECRET
     """,
     "handed elsewhere": """
-        SECRET = "secret"
-
-
-        def sink(value):
-            pass
-
-
         class Holder:
             def __init__(self):
                 self.value = "plain"
@@ -104,13 +101,6 @@ PROGRAMS = {
             sink(box.value)  # reached
     """,
     "a key stored again": """
-        SECRET = "secret"
-
-
-        def sink(value):
-            pass
-
-
         def keys(flag):
             box = {}
             box["key"] = SECRET
@@ -124,13 +114,6 @@ PROGRAMS = {
             sink(box["key"])  # not reached
     """,
     "a swap": """
-        SECRET = "secret"
-
-
-        def sink(value):
-            pass
-
-
         def swap():
             first = SECRET
             second = "plain"
@@ -139,13 +122,6 @@ PROGRAMS = {
             sink(second)  # reached
     """,
     "closures that run": """
-        SECRET = "secret"
-
-
-        def sink(value):
-            pass
-
-
         def runner(work):
             work()
 
@@ -175,42 +151,9 @@ PROGRAMS = {
             runner(handed)
             around()
     """,
-}
-
-
-def marked(text: str, mark: str) -> list[int]:
-    return [n for n, line in enumerate(text.splitlines(), 1) if line.endswith(f"# {mark}")]
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_a_made_object_is_followed_in_order(snippet_session, name: str) -> None:
-    text = textwrap.dedent(PROGRAMS[name]).lstrip("\n")
-    session = snippet_session({"prog.py": text})
-    chain = trace(session.graph, "SECRET", direction="forward", max_depth=60, branch_depth=60)
-    steps = {s.id: s for s in chain.steps}
-    sink_param = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
-    reached = sorted(
-        line
-        for e in chain.edges
-        if e.dst == sink_param and e.src in steps
-        for line in range(steps[e.src].line, steps[e.src].end_line + 1)
-    )
-    assert [n for n in marked(text, "reached") if n in reached] == marked(text, "reached")
-    assert [n for n in marked(text, "not reached") if n in reached] == []
-
-
-def test_a_container_handed_on_whole_is_no_use_of_the_value(snippet_session) -> None:
     # Around the spine, a container holding the value is shown where the value is put in and
     # where it comes back out, not where it is only handed on: sink(box) reads no value.
-    text = textwrap.dedent(
-        """
-        SECRET = "secret"
-
-
-        def sink(value):
-            pass
-
-
+    "a container handed on whole": """
         def boxes():
             box = [SECRET]
             sink(box)  # not reached
@@ -219,30 +162,10 @@ def test_a_container_handed_on_whole_is_no_use_of_the_value(snippet_session) -> 
             bag.add(SECRET)
             sink(bag.pop())  # reached
             sink(bag)  # not reached
-        """
-    ).lstrip("\n")
-    session = snippet_session({"prog.py": text})
-    chain = trace(session.graph, "SECRET", direction="forward", max_depth=60, branch_depth=60)
-    steps = {s.id: s for s in chain.steps}
-    sink_param = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
-    reached = {steps[e.src].line for e in chain.edges if e.dst == sink_param and e.src in steps}
-    assert sorted(reached & set(marked(text, "reached") + marked(text, "not reached"))) == (
-        marked(text, "reached")
-    )
-
-
-def test_calls_are_matched_to_their_returns_around_the_spine(snippet_session) -> None:
+    """,
     # A value that enters a function (or a constructor) by one call leaves it by that call
     # only: the other calls' results, and the other objects the constructor makes, hold it not.
-    text = textwrap.dedent(
-        """
-        SECRET = "secret"
-
-
-        def sink(value):
-            pass
-
-
+    "calls matched to their returns": """
         def second(a, b):
             return b
 
@@ -259,13 +182,26 @@ def test_calls_are_matched_to_their_returns_around_the_spine(snippet_session) ->
             other = Box("plain")
             sink(kept.value)  # reached
             sink(other.value)  # not reached
-        """
-    ).lstrip("\n")
+    """,
+}
+
+
+def marked(text: str, mark: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if line.endswith(f"# {mark}")]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_value_reaches_the_sinks_marked_reached_only(snippet_session, name: str) -> None:
+    text = PRELUDE.lstrip("\n") + textwrap.dedent(PROGRAMS[name]).lstrip("\n")
     session = snippet_session({"prog.py": text})
     chain = trace(session.graph, "SECRET", direction="forward", max_depth=60, branch_depth=60)
     steps = {s.id: s for s in chain.steps}
     sink_param = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
-    reached = {steps[e.src].line for e in chain.edges if e.dst == sink_param and e.src in steps}
-    assert sorted(reached & set(marked(text, "reached") + marked(text, "not reached"))) == (
-        marked(text, "reached")
+    reached = sorted(
+        line
+        for e in chain.edges
+        if e.dst == sink_param and e.src in steps
+        for line in range(steps[e.src].line, steps[e.src].end_line + 1)
     )
+    assert [n for n in marked(text, "reached") if n in reached] == marked(text, "reached")
+    assert [n for n in marked(text, "not reached") if n in reached] == []

@@ -104,6 +104,7 @@ def test_a_file_built_whole_holds_the_same_tables(snippet_session):
         replace(facts.names(path), whole=True),
         session.graph.resolver,
         facts.snapshot.read(path),
+        session.graph.rules,
     )
     assert list(whole.units) == [WHOLE]
     assert contents(whole) == contents(by_units)

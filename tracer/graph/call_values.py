@@ -305,9 +305,9 @@ class CallValues:
         """The calls of a plain name or an expression that run FUNCTION found by value
         (`g = scale; g(x)`, `for step in steps: step(x)`, `REGISTRY[k](x)`), in the files
         where FUNCTION's name (its class's, for a constructor), defined or imported there, is
-        taken as a value (`as_value`; not `module.NAME`) and the file that defines it (where a
-        decorator may keep it); a call of a parameter
-        only in a function a call there gives the name to (`run(scale)`, one call deep).
+        taken as a value (`value_scopes`; not `module.NAME`) and the file that defines it (where
+        a decorator may keep it); a call of a parameter only in a function a call there gives
+        the name to (`run(scale)`, one call deep).
         Remembered; the same whatever was asked before (a function kept in one file and
         called in another, where its name is not written, or handed on through two
         parameters, is found going forward only)."""
@@ -325,29 +325,28 @@ class CallValues:
         index = self.graph.index
         if function not in index.functions:
             return found
+        home, definition = index.functions[function]
         owner, _, name = function.rpartition(".")
+        meant = function  # what the name written as a value stands for
         if name == "__init__" and owner in index.classes:
-            name = owner.rpartition(".")[2]
-        home = index.functions[function][0]
-        meant = owner if name != function.rpartition(".")[2] else function
+            name, meant = owner.rpartition(".")[2], owner
         written = {
             path
-            for path in self.graph.facts.matching(name, as_value(name))
+            for path in self.graph.facts.mentioning(name)
             if path == home or binds(index, path, name, meant)
         }
         places: dict[str, set[str]] = {}  # file -> scopes where the value is written
         for path in written:
             places[path] = self.value_scopes(path, name)
         given = self.given_to(places, name)
-        path, definition = index.functions[function]
         decorated = definition.decorators or (
             owner in index.classes and index.classes[owner][1].decorators
         )
         if decorated:  # the decorator may keep it in a global of its file
             places.setdefault(home, set()).add(ANYWHERE)
-        for function_given in given:
-            path, definition = index.functions[function_given]
-            places.setdefault(path, set()).add(definition.qualname)
+        for given_function in given:
+            given_path, given_definition = index.functions[given_function]
+            places.setdefault(given_path, set()).add(given_definition.qualname)
         resolver = self.graph.resolver
         for path in sorted(places):
             scopes = places[path]
@@ -382,9 +381,7 @@ class CallValues:
     def outside(self, path: str, scope: str, callee: str) -> bool:
         """Does the plain name CALLEE, called in SCOPE, name code outside the tree (`len`,
         an imported library function), no local of SCOPE rebinding it?"""
-        index = self.graph.index
-        symbol = index.resolve(index.module_of[path], callee)
-        if symbol is None or symbol.kind != "external":
+        if self.graph.rules.imported(path, callee) is None:
             return False
         return callee not in self.graph.resolver.assigns(path, scope)
 
@@ -409,9 +406,11 @@ class CallValues:
         return found
 
     def value_scopes(self, path: str, name: str) -> set[str]:
-        """The scopes of PATH where NAME is written as a value (`as_value`), the innermost
-        function around each place (MODULE_SCOPE outside every function); a name listed
-        in a parenthesized import is no value."""
+        """The scopes of PATH where NAME is written as a value, not called, defined, imported,
+        typed or an attribute's last name (`g = NAME`, `run(NAME)`, `[NAME, other]`,
+        `{"k": NAME}`, `return NAME`, `A if c else NAME`, or spelled in a string in a function:
+        `getattr(obj, "NAME")`): the innermost function around each place (MODULE_SCOPE outside
+        every function; the functions that read the global it is assigned to, or ANYWHERE)."""
         source = self.graph.facts.snapshot.read(path)
         summary = self.graph.facts.summaries[path]
         imported = [i.line for i in summary.imports if i.alias == name]
@@ -543,7 +542,7 @@ class CallValues:
 
 
 ANYWHERE = "*"  # a value scope: the whole file (written at module level, in no global known)
-# What follows a name written as a value, and a line that imports names (see `as_value`).
+# What follows a name written as a value, and a line that imports names (see `value_scopes`).
 VALUE_END = re.compile(rb"[ \t]*(?:[,)\]};]|\r?\n|$| if\b| else\b)")
 IMPORT_LINE = re.compile(rb"[ \t]*(?:from|import)\b")
 # What comes before a name written in a type annotation: `x: `, `-> `, `Optional[`, `A | `.
@@ -565,23 +564,10 @@ def within(scope: str, scopes: set[str]) -> bool:
     return any(scope == s or scope.startswith(s + ".") for s in scopes)
 
 
-def as_value(name: str) -> bytes:
-    """A pattern of NAME written as a value, not called, defined, imported or an attribute's
-    last name: `g = NAME`, `run(NAME)`, `[NAME, other]`, `{"k": NAME}`, `return NAME`,
-    `A if c else NAME`, or spelled in a string (`getattr(obj, "NAME")`)."""
-    word = re.escape(name.encode())
-    written = rb"^(?![ \t]*(?:from|import)\b)[^\n]*?(?<![\w.])(?P<value>" + word + rb")"
-    ends = rb"[ \t]*(?:[,)\]};]|$| if\b| else\b)"
-    return written + ends + rb"|[\"'](?P<string>" + word + rb")[\"']"
-
-
 def discarded_reads(tables: FileTables, step_id: str) -> tuple[str, ...]:
     """The names STEP_ID reads when it is a call whose result is thrown away and the
     resolver names nothing for it (`handler(x)`: x goes into what the call runs, not past it)."""
-    where = step_ids.address(step_id)
-    if where.kind != "c" or "." in step_id.rpartition("#")[2]:
-        return ()
-    if tables.targets.get(where.number):
+    if not step_ids.is_discarded_call(step_id) or tables.targets.get(step_ids.call_of(step_id)):
         return ()
     return tuple(tables.refs.get(step_id, ()))
 
@@ -589,9 +575,8 @@ def discarded_reads(tables: FileTables, step_id: str) -> tuple[str, ...]:
 def calls_read(tables: FileTables, reader: str) -> list[int]:
     """The calls whose results READER takes, and the calls inside their arguments (a call
     of the tree stops there: what it passes on is bound by its arguments' steps)."""
-    where = step_ids.address(reader)
-    if where.kind == "c" and "." not in reader.rpartition("#")[2]:
-        pending = [where.number]  # a call whose result is thrown away
+    if step_ids.is_discarded_call(reader):
+        pending = [step_ids.call_of(reader)]  # a call whose result is thrown away
     else:
         found = value_row_of(tables, reader)
         pending = list(found[0][VALUE_CALLS]) if found is not None else []

@@ -57,8 +57,6 @@ MAKES_NEW: tuple[Op, ...] = ((NEW, None),)  # a value computed from the one that
 SAME_VALUE: tuple[Op, ...] = ((SAME, None),)  # through a call that hands it on as it was
 DEPTH = 3
 KEEP: tuple[Op, ...] = ()  # the container moves whole
-GETTERS = KEY_GETTERS  # a dict's methods that give the value at the constant key given
-STORES = STORING_METHODS  # they put an argument into the container they are called on
 # Edges along which a value that is kept in a container stays in it (moved or bound whole);
 # along any other edge, what arrives is a new value made from it.
 WHOLE = CARRYING | {
@@ -234,12 +232,11 @@ def value_row(tables: FileTables, step_id: str) -> tuple[Any, int | None, Any, s
 def store_target(tables: FileTables, step_id: str) -> str | None:
     """The local a call whose result is thrown away stores into (`conf.update(k=v)`,
     `items.append(v)`): the container keeps what it is given, like `d["k"] = v`; else None."""
-    where = step_ids.address(step_id)
-    if where.kind != "c" or "." in step_id.rpartition("#")[2]:
+    if not step_ids.is_discarded_call(step_id):
         return None
-    callee = row_at(tables.flows.calls, where.number)[CALLEE]
+    callee = row_at(tables.flows.calls, step_ids.call_of(step_id))[CALLEE]
     base, _, method = callee.rpartition(".")
-    if method in STORES and base.isidentifier():
+    if method in STORING_METHODS and base.isidentifier():
         return base
     return None
 
@@ -360,7 +357,7 @@ def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | No
     base, _, method = callee.rpartition(".")
     if refers(base, name) and method in ELEMENT_TAKERS and not args:
         return ((TAKE, None),)  # `items.pop()`: an element, at a key not known
-    if refers(base, name) and method in GETTERS and args and args[0][0] is None:
+    if refers(base, name) and method in KEY_GETTERS and args and args[0][0] is None:
         given = args[0][ARG_VALUE]
         literal = given[VALUE_LITERAL]
         return ((TAKE, literal if literal is not None else constant(given[VALUE_SHAPE])),)

@@ -79,7 +79,7 @@ class FileTables(StepTables):
         names: FileNames,
         resolver: Resolver,
         source: bytes | Callable[[], bytes],
-        rules: CallRules | None = None,
+        rules: CallRules,
     ) -> None:
         super().__init__(flows.calls, set(names.flag_generators), demands=self)
         self.path = path
@@ -87,7 +87,7 @@ class FileTables(StepTables):
         self.flows = flows
         self.names = names
         self.resolver = resolver
-        self.rules = rules  # what a call runs (tracer/index/calls/rules.py); else the resolver's
+        self.rules = rules  # what a call runs (tracer/index/calls/rules.py)
         self.source = source
         self.building = False
         self.built: set[str] = set()
@@ -248,14 +248,10 @@ class FileTables(StepTables):
     def resolve(self, scope: str, callee: str, line: int = 0) -> list[CallTarget]:
         """What a call of CALLEE in SCOPE at LINE runs: the one answer the chains and the call
         graph share (`CallRules.call_targets`)."""
-        if self.rules is None:
-            return self.resolver.targets(self.path, scope, callee, line)
         return self.rules.call_targets(self.path, scope, callee, line)
 
     def resolve_id(self, call_id: int) -> list[CallTarget]:
         """`resolve` of the call CALL_ID, read from the rows' columns."""
-        if self.rules is None:
-            return self.resolver.resolve_call_id(self.path, call_id)
         return self.rules.call_targets_of_id(self.path, call_id)
 
     def call_targets(self, call_id: int) -> list[CallTarget]:

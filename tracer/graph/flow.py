@@ -17,7 +17,7 @@ from tracer.graph.binding import bindings
 from tracer.graph.blocks import dominates, reaching, rebinds, stored_key
 from tracer.graph.call_values import CallValues
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
-from tracer.graph.contents import STORES, Contents, store_target
+from tracer.graph.contents import Contents, store_target
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
 from tracer.graph.instances import Instances
@@ -29,6 +29,7 @@ from tracer.graph.step_tables import Read
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, Step, field_class
 from tracer.index.calls.rules import CallRules
 from tracer.index.index import Index
+from tracer.index.library import STORING_METHODS
 from tracer.index.resolve import DYNAMIC, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.facts import Facts
@@ -145,7 +146,7 @@ class FlowGraph:
         key = (step_id, forward)
         found = self.expanded.get(key)
         if found is None:
-            kind = step_id.rpartition("#")[2][:1]
+            kind = step_ids.address(step_id).kind
             if forward:
                 found = list(self.find_forward(step_id))
                 found += self.values.into_arguments(found)
@@ -551,7 +552,7 @@ class FlowGraph:
         found = self.stores.get(tables.path)
         if found is None:
             found = self.stores[tables.path] = {}
-            for method in STORES:
+            for method in STORING_METHODS:
                 for call_id, scope, callee in tables.rows.callees.heads(method):
                     base, _, _ = callee.rpartition(".")
                     if base.isidentifier():

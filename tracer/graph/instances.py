@@ -64,7 +64,10 @@ class FlowGraph(Protocol):
     ) -> list[tuple[str, str, float]]: ...
 
 
-MAX_CALL_DEPTH = 4  # calls followed into, to the writes on the parameter an object is bound to
+# A bound on the work, no rule of Python and no ranking: calls followed into (and callers
+# followed out of) to the writes on the parameter an object is bound to. A write made deeper is
+# not seen: a flow missed, never one made up (a call's stores add and replace nothing).
+MAX_CALL_DEPTH = 4
 LOOPS = ("for ", "while ", "async for ")
 
 
@@ -106,7 +109,10 @@ class Instances:
         # (write, read) -> the calls of the read's file the write reaches it through (none:
         # a store in the reading function itself)
         self.through: dict[tuple[str, str], frozenset[int]] = {}
-        self.stored: dict[tuple[str, str, str], frozenset[str]] = {}  # (function, param, attr)
+        self.stored: dict[tuple[str, str, str], frozenset[str]] = {}  # (class, "<class>", attr)
+        # (function, param, attr, depth) -> `stores_on`: what is found depends on the depth
+        # it is asked at (the bound cuts deeper calls), so the depth is part of the key.
+        self.stored_on: dict[tuple[str, str, str, int], frozenset[str]] = {}
         self.by_scope: dict[tuple[str, str], list[int]] = {}  # (path, scope) -> its calls
 
     def writes_reaching(
@@ -400,10 +406,10 @@ class Instances:
     def stores_on(self, function: str, param: str, attr: str, depth: int) -> frozenset[str]:
         """The writes `PARAM.ATTR = ...` FUNCTION makes, and those the calls it gives PARAM to
         make on the parameter they bind it to, MAX_CALL_DEPTH calls deep."""
-        key = (function, param, attr)
-        if key in self.stored:
-            return self.stored[key]
-        self.stored[key] = frozenset()  # a call back into FUNCTION adds nothing new
+        key = (function, param, attr, depth)
+        if key in self.stored_on:
+            return self.stored_on[key]
+        self.stored_on[key] = frozenset()  # a call back into FUNCTION adds nothing new
         graph = self.graph
         entry = graph.index.functions.get(function)
         if entry is None:
@@ -431,8 +437,8 @@ class Instances:
                             if step_ids.is_param(bound):
                                 name = graph.step(bound).name
                                 found |= self.stores_on(target.function, name, attr, depth + 1)
-        self.stored[key] = frozenset(found)
-        return self.stored[key]
+        self.stored_on[key] = frozenset(found)
+        return self.stored_on[key]
 
     # -- forward: from a write on a parameter to the reads of the objects given to it -----------
 

@@ -4,6 +4,7 @@ Read from facts and rows alone: nothing here resolves a call or infers a type.""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from tracer.extract.facts import MODULE_SCOPE, Assign, FunctionDef
@@ -80,38 +81,37 @@ class Scopes:
         """Is NAME a parameter or an assigned local of the function SCOPE?"""
         return name in self.locals_of(path, scope)
 
-    def shadowed(self, path: str, scope: str, name: str) -> bool:
-        """Is NAME, read in SCOPE, a parameter or local of SCOPE or of a function around it (a
-        class body around a method is no scope of its names): no global of that name?"""
-        module = self.index.module_of[path]
-        first = True
-        while scope and scope != MODULE_SCOPE:
-            in_class = f"{module}.{scope}" in self.index.classes
-            if (first or not in_class) and self.is_local(path, scope, name):
-                return True
-            first = False
-            scope = scope.rpartition(".")[0]
-        return False
-
-    def local_function(self, path: str, scope: str, name: str) -> str | None:
-        """A function defined in SCOPE or an enclosing function (closures), as Python finds a
-        name: a parameter or local of a function on the way shadows it, and the body of a
-        class around a function is no scope of its names (a method's `f()` never calls the
-        class's `f`)."""
-        if "." in name:
-            return None
+    def lookup_scopes(self, path: str, scope: str) -> Iterator[tuple[str, bool]]:
+        """The scopes Python looks a name read in SCOPE up in before the module's, innermost
+        first, each with whether it is a class body: SCOPE itself, then the functions around
+        it (a class body around a function is no scope of its names)."""
         module = self.index.module_of[path]
         first = True
         while scope and scope != MODULE_SCOPE:
             in_class = f"{module}.{scope}" in self.index.classes
             if first or not in_class:
-                full = f"{module}.{scope}.{name}"
-                if full in self.index.functions:
-                    return full
-                if not in_class and self.is_local(path, scope, name):
-                    return None  # a parameter or local of its own shadows every outer one
+                yield scope, in_class
             first = False
             scope = scope.rpartition(".")[0]
+
+    def shadowed(self, path: str, scope: str, name: str) -> bool:
+        """Is NAME, read in SCOPE, a parameter or local of SCOPE or of a function around it:
+        no global of that name?"""
+        return any(self.is_local(path, s, name) for s, _ in self.lookup_scopes(path, scope))
+
+    def local_function(self, path: str, scope: str, name: str) -> str | None:
+        """A function defined in SCOPE or an enclosing function (closures), as Python finds a
+        name (`lookup_scopes`): a parameter or local of a function on the way shadows it (a
+        method's `f()` never calls the class's `f`)."""
+        if "." in name:
+            return None
+        module = self.index.module_of[path]
+        for outer, in_class in self.lookup_scopes(path, scope):
+            full = f"{module}.{outer}.{name}"
+            if full in self.index.functions:
+                return full
+            if not in_class and self.is_local(path, outer, name):
+                return None  # a parameter or local of its own shadows every outer one
         return None
 
     def self_writes(self, path: str, attr: str) -> list[Assign]:

@@ -118,6 +118,12 @@ def call_of(step: str) -> int:
     return address(step).number
 
 
+def is_discarded_call(step: str) -> bool:
+    """Is STEP a call whose result is thrown away (`call_id`), not one of its arguments?"""
+    tag = step.rpartition("#")[2]
+    return tag[:1] == "c" and tag[1:].isdigit()
+
+
 def is_param(step: str) -> bool:
     return step.rpartition("#")[2].startswith("p:")
 

@@ -151,7 +151,7 @@ class Contents:
         if found is None:
             callees = self.facts.rows(path).callees
             calls = self.facts.flows(path).calls
-            ids = sorted(i for method in STORING for i in callees.get(method, ()))
+            ids = sorted(i for method in STORING_METHODS for i in callees.get(method, ()))
             found = [calls[i] for i in ids if "." in calls[i].callee and calls[i].args]
             self.storing[path] = found
         return found
@@ -222,7 +222,6 @@ class Contents:
 
 
 ANY = object()  # a store at a key that is not constant
-STORING = STORING_METHODS  # methods that store an argument into their receiver
 
 
 @dataclass(frozen=True, slots=True)
