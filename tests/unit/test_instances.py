@@ -5,7 +5,8 @@ runs first, a method or function given the object stores into it from the call o
 object of the same class is another object; a container handed on whole is no use of what it
 holds; calls are matched to their returns; a nested function reads its closure only if it may
 run (called, handed on, decorated); a store at a constant key replaces the one before it at that
-key; a statement reads before it binds (a swap)."""
+key; a statement reads before it binds (a swap); a class body's assignment is a field holding
+its value; a store on an instance is not read on its class."""
 
 from __future__ import annotations
 
@@ -182,6 +183,62 @@ PROGRAMS = {
             other = Box("plain")
             sink(kept.value)  # reached
             sink(other.value)  # not reached
+    """,
+    # A class body's `name = value` is a field holding the value, at its keys; the class, its
+    # instances and its subclasses read it until one stores its own.
+    "class attributes": """
+        class Pair:
+            pair = (SECRET, "plain")
+
+            def first(self):
+                sink(self.pair[0])  # reached
+
+            def second(self):
+                sink(self.pair[1])  # not reached
+
+            @classmethod
+            def on_class(cls):
+                sink(cls.pair[0])  # reached
+                sink(cls.pair[1])  # not reached
+
+
+        def outside():
+            sink(Pair.pair[0])  # reached
+            sink(Pair.pair[1])  # not reached
+    """,
+    # A store on an object made where it is stored, and handed nowhere after, is read there
+    # only; a store on an instance is never read on the class.
+    "a store on an instance": """
+        class Box:
+            value = "plain"
+
+            def show(self):
+                sink(self.value)  # not reached
+
+            @classmethod
+            def show_class(cls):
+                sink(cls.value)  # not reached
+
+
+        class Shown:
+            value = "plain"
+
+            def show(self):
+                sink(self.value)  # reached
+
+
+        def kept_here():
+            box = Box()
+            box.value = SECRET
+            sink(box.value)  # reached
+            sink(Box.value)  # not reached
+            Box.show_class()
+
+
+        def handed_on():
+            shown = Shown()
+            shown.value = SECRET
+            shown.show()
     """,
 }
 

@@ -214,6 +214,13 @@ def value_row(tables: FileTables, step_id: str) -> tuple[Any, int | None, Any, s
         if position is not None and len(items) == len({t[1] for t in targets}):
             return items[position], None, None, op  # `a, b = x, y`: each its own
         return value, position, flows.patterns.get(where.number), op
+    if where.kind == "f" and (number := tables.field_value.get(step_id)) is not None:
+        _, targets, value, items, op, *_ = row_at(flows.assigns, number)
+        name = tables.steps[step_id].name
+        position = next((t[1] for t in targets if t[0] == name), None)
+        if position is not None and len(items) == len({t[1] for t in targets}):
+            return items[position], None, None, op  # `a, b = x, y` in a class body
+        return value, position, flows.patterns.get(number), op
     if where.kind == "r":
         _, value, items, *_ = row_at(flows.returns, where.number)
         position = tables.position.get(step_id)

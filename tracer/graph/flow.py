@@ -341,6 +341,12 @@ class FlowGraph:
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:
             return  # untyped and common: a guess would touch half the tree
         candidates = self.mentioning_with(attr, classes)
+        # An object made where it is written and handed nowhere after: read only there.
+        kept = None if declared else self.instances.stays_in(writer)
+        # A store on an instance is in the instance: reads on the class itself do not see it.
+        on_instance = not declared and not self.names_class_at(writer)
+        if kept is not None:
+            candidates = [p for p in candidates if p == step_ids.file_of(writer)]
         if declared and family:
             # A declared field is also read through bags that name no class of it
             # (`get_schedule().x`, see Slots.dynamic_fields): files whose reads of ATTR are
@@ -361,12 +367,19 @@ class FlowGraph:
             scopes = {
                 scope
                 for scope, base in self.facts.names(path).reads.get(attr, ())
-                if self.slots.slot_match(path, Read("", scope, base, 0), klass, attr, declared)
+                if (kept is None or nested_in(scope, kept))
+                and self.slots.slot_match(path, Read("", scope, base, 0), klass, attr, declared)
             }
             if not scopes:
                 continue  # no read there can be of this family: its tables are not needed
             reader_tables = self.file(path)
             for read, opaque in reader_tables.attr_readers(attr, scopes):
+                if read.scope not in scopes:
+                    continue  # read in a unit built for another question
+                if on_instance and (
+                    read.base == "cls" or self.resolver.names_class(path, read.scope, read.base)
+                ):
+                    continue
                 # An object made in the reading function: followed, not joined by name.
                 made = self.instances.writes_reaching(
                     reader_tables, read.scope, read.step, read.base, attr
@@ -383,6 +396,14 @@ class FlowGraph:
                 if confidence:
                     ref = f"{read.base}.{attr}"
                     yield read_edge(writer, read.step, ref in opaque, confidence)
+
+    def names_class_at(self, writer: str) -> bool:
+        """Does the attribute write WRITER store on a class (`C.x = v`, `cls.x = v`)?"""
+        tables = self.file(step_ids.file_of(writer))
+        base = tables.bound.get(writer, "").rpartition(".")[0]
+        return base == "cls" or self.resolver.names_class(
+            tables.path, tables.scope_of[writer], base
+        )
 
     def field_step(self, klass: str, attr: str) -> str:
         """The step of the field ATTR declared in KLASS (full name)."""
@@ -467,9 +488,8 @@ class FlowGraph:
                 for edge in self.ref_sources(tables, outer, step, ref):
                     yield Edge(edge.src, edge.dst, "default", edge.confidence)
             return
-        if step.kind == "field":
+        if step.kind == "field":  # a flag that sets it, then its value in the class body
             yield from self.flags.field_sources(tables, step)
-            return
         for ref in tables.refs.get(step_id, ()):
             yield from self.ref_sources(tables, scope, step, ref)
         for call_id in tables.results.get(step_id, ()):
@@ -619,6 +639,11 @@ class FlowGraph:
 
 
 COMMENT = re.compile(rb"#[^\n]*")  # a comment (a `#` in a string cuts more: it only widens)
+
+
+def nested_in(scope: str, outer: str) -> bool:
+    """Is SCOPE the function OUTER or one defined inside it?"""
+    return scope == outer or scope.startswith(outer + ".")
 
 
 def fits(returned: int | None, taken: int | None) -> bool:

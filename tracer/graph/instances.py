@@ -442,6 +442,37 @@ class Instances:
 
     # -- forward: from a write on a parameter to the reads of the objects given to it -----------
 
+    def stays_in(self, writer: str) -> str | None:
+        """The scope of the write `b.attr = v` WRITER when the object `b` holds there was
+        constructed in that scope and is not handed anywhere after the write (no call is given
+        it, as its receiver or an argument, and it is not kept, returned or put inside another
+        value: see `escapes`): then only reads in that scope, or in functions nested in it, may
+        take what it stores. None when the object may be read elsewhere."""
+        tables = self.graph.file(step_ids.file_of(writer))
+        base = tables.bound.get(writer, "").rpartition(".")[0]
+        if not base.isidentifier() or base in ("self", "cls"):
+            return None
+        scope, line = tables.scope_of[writer], tables.steps[writer].line
+        constructions = self.constructions(tables, scope, base, line)
+        if not constructions:
+            return None
+        function = self.graph.resolver.function(tables.path, scope)
+        end = function[1].end_line + 1 if function is not None else len(tables.lines.raw()) + 1
+        window = Window(line, end, loop_around(tables, scope, line))
+        classes = [t.klass for _, _, targets, _ in constructions for t in targets if t.klass]
+        if self.escapes(tables, scope, base, window, classes):
+            return None
+        for call_id in self.calls_in(tables, scope):
+            call = tables.calls[call_id]
+            if not window.holds(call.line):
+                continue
+            given = any(base in a.value.refs for a in call.args)
+            if given or call.callee.rpartition(".")[0] == base:
+                return None  # handed to a call: read where it binds it (joined by name)
+            if self.bound_method(tables, scope, call, base):
+                return None
+        return scope
+
     def readers(self, writer: str) -> list[tuple[FileTables, str, str, str]]:
         """The reads of `b.attr` whose value the write `p.attr = v` WRITER may give: where
         `p` is a parameter of the writer's function (its `self` too), the objects made in

@@ -120,6 +120,8 @@ class StepTables:
         self.bound: Demanded[str, str] = Whole(by_step)  # assignment step -> target path
         # Tuple positions: of a target in `a, b = ...`, of a value in `return a, b`.
         self.position: Demanded[str, int] = Whole(by_step)
+        # A class-body field's assignment (`name = value`): the number of its row.
+        self.field_value: Demanded[str, int] = Whole(by_step)
         self.local_defs: Demanded[tuple[str, str], list[str]] = Whole(by_scope)
         self.local_reads: Demanded[tuple[str, str], list[str]] = Demanded(demands.by_local_read)
         self.attr_reads: Demanded[str, list[Read]] = Demanded(demands.by_attr_read)
@@ -182,6 +184,7 @@ class LoneTables:
         self.steps, self.scope_of, self.rank = tables.steps, tables.scope_of, tables.rank
         self.refs, self.opaque, self.results = tables.refs, tables.opaque, tables.results
         self.bound, self.position = tables.bound, tables.position
+        self.field_value = tables.field_value
         self.elements = tables.elements  # a value a launcher passes: its call, its key
         self.targets = Resolved(targets)
         self.launches: dict[int, tuple[str, ...]] = {}

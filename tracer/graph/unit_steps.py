@@ -20,6 +20,7 @@ from tracer.store.names import FLAG_METHODS, class_bodies, flag_dest
 from tracer.store.rows import (
     ARG_VALUE,
     ASSIGN_LINE,
+    ASSIGN_VALUE,
     CALL_ARGS,
     CALL_LINE,
     CALL_SCOPE,
@@ -81,6 +82,7 @@ class UnitSteps:
         self.rows = rows  # FLOWS' rows
         self.calls = flows.calls
         self.in_class_body: Callable[[int], bool] | None = None
+        self.body_assigns: dict[tuple[int, str], int] | None = None
 
     def build(self, unit: UnitIndex) -> None:
         """The steps of one unit, made in the order (and with the ids) of a whole-file build.
@@ -417,6 +419,22 @@ class UnitSteps:
                 definition.name,
             )
             self.tables.add(step, MODULE_SCOPE, (1, i, j))
+            number = self.field_assign(definition.line, definition.name)
+            if number is not None:  # `name = value` in the body: the field holds the value
+                assign = self.rows.row(ASSIGN_ROWS, number)
+                self.tables.field_value[step.id] = number
+                # The class body looks names up where the class is defined (its row's scope).
+                record_reads(self.tables, step, assign[0], assign[ASSIGN_VALUE])
+
+    def field_assign(self, line: int, name: str) -> int | None:
+        """The number of the class-body assignment at LINE that binds NAME, if one does."""
+        if self.body_assigns is None:
+            self.body_assigns = {}
+            for number, assign in enumerate(self.flows.assigns):
+                if self.in_body(assign.line) and assign.op == "=":
+                    for target in assign.targets:
+                        self.body_assigns.setdefault((assign.line, target.path), number)
+        return self.body_assigns.get((line, name))
 
     def add_call(self, row: Row) -> None:
         """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;
