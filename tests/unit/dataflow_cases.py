@@ -1,8 +1,9 @@
 """What the dataflow engine must answer about Python's values: one small program of our own for
 each pattern sgtrace gets wrong today, as measured by tests/bench/bench_codeql.py against
-CodeQL's dataflow tests (the category names are that measurement's). Data, not yet tests: the
-engine rewrite's tests will assert them; `python -m tests.bench.bench_codeql --cases` shows
-which hold today.
+CodeQL's dataflow tests (the category names are that measurement's). tests/unit/
+test_dataflow_cases.py asserts which hold (and that the others still fail, so the list of those
+that hold is the engine's measured state); `python -m tests.bench.bench_codeql --cases` shows
+the lines.
 
 Each case is traced forward from `SECRET` (`sgtrace trace FOLDER SECRET --direction forward`,
 the program alone in FOLDER), and read as bench_codeql reads CodeQL's files: a line holding a
@@ -435,6 +436,26 @@ CASES: tuple[Case, ...] = (
         sink(SECRET if True else "plain")  # reached
         sink("plain" if True else SECRET)  # not reached
         sink(SECRET if False else "plain")  # not reached
+        """,
+    ),
+    case(
+        "comprehensions keep their elements' parts",
+        """
+        SECRET = "secret"
+
+
+        def sink(value):
+            pass
+
+
+        def rows():
+            pairs = [(SECRET, "plain") for _ in range(3)]
+            sink(pairs[0][0])  # reached
+            sink(pairs[2][1])  # not reached
+            plain = "plain"
+            built = list((plain, SECRET) for _ in range(3))
+            sink(built[1][1])  # reached
+            sink(built[1][0])  # not reached
         """,
     ),
     case(

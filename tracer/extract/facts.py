@@ -143,6 +143,7 @@ class FileSummary:
 #   ("const", "k") / ("const", 1)   a string or integer literal
 #   ("dict", ((KEY, VALUE), ...))   a dict display; `**d` is (None, ("star", D))
 #   ("list" | "tuple" | "set", (ELEMENT, ...))   a display; `*xs` is ("star", XS)
+#   ("each", ELEMENT)           a comprehension: ELEMENT at every index (`[(a, b) for ...]`)
 #   ("item", CONTAINER, KEY)    `c[k]`; KEY may be ("slice", LO, HI), bounds int or None
 #   ("attr", OBJECT, "name")    an attribute of what is not a dotted name (`f().x`)
 #   ("lambda", START_BYTE)      the lambda defined there

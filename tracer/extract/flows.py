@@ -91,7 +91,13 @@ def call_fact(index: int, node: Node, scopes: Scopes, call_ids: CallIds) -> Call
     args: list[Arg] = []
     position = 0
     arguments = node.child_by_field_name("arguments")
-    for child in arguments.named_children if arguments is not None else ():
+    # `f(x for x in xs)`: the generator, unparenthesized, is the call's one argument.
+    given = (
+        [arguments]
+        if arguments is not None and arguments.type == "generator_expression"
+        else (arguments.named_children if arguments is not None else ())
+    )
+    for child in given:
         if child.type == "comment":
             continue
         keyword = None

@@ -86,6 +86,8 @@ def collect(node: Node, call_ids: CallIds | None, refs: list[str], calls: list[i
         return collect(node.child_by_field_name("value"), call_ids, refs, calls)
     if kind in ("lambda", "string_content", "escape_sequence"):
         return False
+    if kind == "conditional_expression" and (branch := live_branch(node)) is not None:
+        return collect(branch, call_ids, refs, calls)
     arithmetic = False
     if kind == "binary_operator":
         operator = node.child_by_field_name("operator")
@@ -95,6 +97,38 @@ def collect(node: Node, call_ids: CallIds | None, refs: list[str], calls: list[i
     for child in node.named_children:
         arithmetic = collect(child, call_ids, refs, calls) or arithmetic
     return arithmetic
+
+
+def live_branch(node: Node) -> Node | None:
+    """The branch a conditional expression `a if C else b` takes when C is a constant whose
+    truth Python knows without running anything (`True`, `None`, a number, a string
+    literal); None otherwise."""
+    parts = [child for child in node.named_children if child.type != "comment"]
+    if len(parts) != 3:
+        return None
+    body, condition, alternative = parts
+    while condition.type == "parenthesized_expression" and condition.named_children:
+        condition = condition.named_children[0]
+    truth = constant_truth(condition)
+    if truth is None:
+        return None
+    return body if truth else alternative
+
+
+def constant_truth(node: Node) -> bool | None:
+    """The truth of a constant expression NODE, None when it is no constant."""
+    kind, text = node.type, node.text.replace(b"_", b"")
+    if kind in ("true", "false", "none"):
+        return kind == "true"
+    try:
+        if kind == "integer":
+            return int(text, 0) != 0
+        if kind == "float":
+            return float(text) != 0
+    except ValueError:
+        return None
+    literal = string_literal(node) if kind == "string" else None
+    return None if literal is None else bool(literal)
 
 
 def call_ref(call_id: int) -> str:
@@ -128,8 +162,10 @@ def string_literal(node: Node | None) -> str | None:
 
 # Expressions whose structure a Value keeps as its shape (see `Shape`); what other
 # expressions hold is told by their references and calls alone.
+COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "generator_expression"})
 SHAPED = frozenset(
     {"dictionary", "list", "tuple", "expression_list", "set", "subscript", "lambda", "integer"}
+    | COMPREHENSIONS
 )
 
 
@@ -138,6 +174,8 @@ def shape_of(node: Node | None, call_ids: CallIds) -> Shape | None:
     its references and calls say what it holds)."""
     while node is not None and node.type == "parenthesized_expression" and node.named_children:
         node = node.named_children[0]
+    if node is not None and node.type == "conditional_expression":
+        node = live_branch(node)
     if node is None or node.type not in SHAPED:
         return None
     return part_shape(node, call_ids)
@@ -192,6 +230,9 @@ def part_shape(node: Node | None, call_ids: CallIds) -> Shape | None:
         return ("attr", obj, name)
     if kind == "lambda":
         return ("lambda", node.start_byte)
+    if kind in COMPREHENSIONS:
+        element = part_shape(node.child_by_field_name("body"), call_ids)
+        return ("each", element) if element is not None and element[0] != "name" else None
     return None
 
 
@@ -213,6 +254,9 @@ def parts_of(node: Node, call_ids: CallIds) -> Shape | None:
                 whole.add(path)
                 continue
         if kind == "call" and (part.start_byte, part.end_byte) in call_ids:
+            continue
+        if kind == "conditional_expression" and (branch := live_branch(part)) is not None:
+            pending.append(branch)
             continue
         if kind == "subscript":
             shape = part_shape(part, call_ids)

@@ -459,6 +459,8 @@ def paths_in(shape: Any, name: str) -> list[tuple[Op, ...]]:
                 found.extend(paths_in(element[1], name))
                 continue
             found.extend((*ops, (PUT, constant(key))) for ops in paths_in(element, name))
+    elif kind == "each":  # `[(a, b) for ...]`: the element's parts, at every index
+        found.extend((*ops, (PUT, None)) for ops in paths_in(shape[1], name))
     elif kind in ("tuple", "list", "set"):
         known = kind != "set"
         for i, element in enumerate(shape[1]):

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from tracer.extract.facts import MODULE_SCOPE
 from tracer.graph.blocks import dominates, reaching
 from tracer.store import step_ids
 
@@ -447,12 +448,15 @@ class Instances:
         constructed in that scope and is not handed anywhere after the write (no call is given
         it, as its receiver or an argument, and it is not kept, returned or put inside another
         value: see `escapes`): then only reads in that scope, or in functions nested in it, may
-        take what it stores. None when the object may be read elsewhere."""
+        take what it stores. None when the object may be read elsewhere, and for a global (a
+        name bound at the top of a module): any function may read it there, or import it."""
         tables = self.graph.file(step_ids.file_of(writer))
         base = tables.bound.get(writer, "").rpartition(".")[0]
         if not base.isidentifier() or base in ("self", "cls"):
             return None
         scope, line = tables.scope_of[writer], tables.steps[writer].line
+        if scope == MODULE_SCOPE:
+            return None
         constructions = self.constructions(tables, scope, base, line)
         if not constructions:
             return None
