@@ -184,6 +184,56 @@ PROGRAMS = {
             sink(kept.value)  # reached
             sink(other.value)  # not reached
     """,
+    # A call that surely runs one function whose body stores into the object on every path
+    # replaces what was stored before, where the call always runs first; one that stores on
+    # some paths only (in a branch, after a `return`) adds and replaces nothing.
+    "an overwrite by a call": """
+        class Holder:
+            def __init__(self):
+                self.value = "plain"
+
+            def put(self, value):
+                self.value = value
+
+            def maybe(self, value):
+                if value:
+                    self.value = value
+
+            def unless(self, value):
+                if value is None:
+                    return
+                self.value = value
+
+
+        def put(holder, value):
+            holder.value = value
+
+
+        def by_function():
+            box = Holder()
+            put(box, SECRET)
+            sink(box.value)  # reached
+            put(box, "plain")
+            sink(box.value)  # not reached
+
+
+        def by_bound_method():
+            box = Holder()
+            store = box.put
+            store(SECRET)
+            sink(box.value)  # reached
+            store("plain")
+            sink(box.value)  # not reached
+
+
+        def on_some_paths():
+            box = Holder()
+            box.put(SECRET)
+            box.maybe("plain")
+            sink(box.value)  # reached
+            box.unless("plain")
+            sink(box.value)  # reached
+    """,
     # A class body's `name = value` is a field holding the value, at its keys; the class, its
     # instances and its subclasses read it until one stores its own.
     "class attributes": """

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.extract.facts import MODULE_SCOPE
-from tracer.graph.blocks import dominates, reaching
+from tracer.graph.blocks import block_end, dominates, reaching
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ class Event:
     writes: frozenset[str]
     replaces: str = ""
     call: int | None = None  # the call (of the reading file) the writes are made through
+    always: bool = False  # the call stores on every path: it replaces where it always runs
 
 
 class Instances:
@@ -148,7 +149,10 @@ class Instances:
             events.sort(key=lambda e: e.line)
             kept: list[Event] = []
             for event in events:
-                if event.replaces and event.line < line and dominates(tables, event.replaces, line):
+                if event.line < line and (
+                    (event.replaces and dominates(tables, event.replaces, line))
+                    or (event.always and call_dominates(tables, event.call, line))
+                ):
                     kept = []
                 kept.append(event)
             for event in kept:
@@ -283,8 +287,50 @@ class Instances:
                 continue
             writes = self.stored_by_call(tables, scope, call_id, base, attr, classes)
             if writes:
-                found.append(Event(call.line, writes, call=call_id))
+                always = self.always_stores(tables, scope, call_id, base, classes, writes)
+                found.append(Event(call.line, writes, call=call_id, always=always))
         return found
+
+    def always_stores(
+        self,
+        tables: FileTables,
+        scope: str,
+        call_id: int,
+        base: str,
+        classes: list[str],
+        writes: frozenset[str],
+    ) -> bool:
+        """Does the call CALL_ID store on every path one of WRITES (stores it may make into
+        BASE's object, of CLASSES)? When it surely runs one function (its target, or the one
+        method of the object a local is bound to: `f = b.set; f(v)`), and a store of WRITES
+        is a statement of that function's own body (in no branch, loop or `with`) that no
+        `return`, `raise` or `yield` comes before."""
+        targets = tables.targets[call_id]
+        if targets:
+            sure = len(targets) == 1 and targets[0].confidence >= 1.0
+            functions = {targets[0].function} if sure else set()
+        else:
+            call = tables.calls[call_id]
+            methods = self.bound_method(tables, scope, call, base)
+            functions = {self.graph.index.method(k, m) for k in classes for m in methods}
+        if len(functions) != 1 or None in functions:
+            return False
+        entry = self.graph.index.functions.get(functions.pop())  # type: ignore[arg-type]
+        if entry is None:
+            return False
+        path, function = entry
+        callee = self.graph.file(path)
+        for write in writes:
+            if step_ids.file_of(write) != path or callee.scope_of[write] != function.qualname:
+                continue
+            step = callee.steps[write]
+            if (
+                block_end(callee, step.line, step.end_line) is not None
+                and in_own_body(callee, step.line)
+                and not leaves_before(callee, function.line + 1, step.line)
+            ):
+                return True
+        return False
 
     def escapes(
         self, tables: FileTables, scope: str, base: str, window: Window, classes: list[str]
@@ -320,13 +366,16 @@ class Instances:
         """Does CALL take BASE's object where it cannot be followed (see `escapes`)?"""
         receiver, _, method = call.callee.rpartition(".")
         given = [a for a in call.args if base in a.value.refs]
-        if receiver != base and not given and not self.bound_method(tables, scope, call, base):
+        methods = self.bound_method(tables, scope, call, base)
+        if receiver != base and not given and not methods:
             return False
         if any(a.star or a.value.refs != (base,) or a.value.calls for a in given):
             return True  # inside an expression, a container, a `*`/`**` argument
         targets = tables.targets[call.id]
         if receiver == base:
             return not targets and not all(self.graph.index.method(k, method) for k in classes)
+        if methods and not given:  # `f = b.set; f(v)`: a method the object's classes define
+            return not all(self.graph.index.method(k, m) for k in classes for m in methods)
         if not targets:
             symbol = self.graph.index.resolve(self.graph.index.module_of[tables.path], call.callee)
             return symbol is None or symbol.kind != "external" or call.callee == "setattr"
@@ -538,6 +587,49 @@ class Instances:
                 else:
                     found.append((caller, call.scope, local))
         return found
+
+
+def call_dominates(tables: FileTables, call_id: int | None, line: int) -> bool:
+    """Does the call CALL_ID always run before LINE, a later line of its function (a
+    statement of its own, or the value of one, in the block that holds LINE)?"""
+    if call_id is None:
+        return False
+    call = tables.calls[call_id]
+    if line <= call.end_line:
+        return False
+    if call.line in tables.flows.straight:
+        return True
+    end = block_end(tables, call.line, call.end_line)
+    return end is not None and line < end
+
+
+def in_own_body(tables: FileTables, line: int) -> bool:
+    """Is the statement at LINE one of its function's own body, in no branch, loop, `with` or
+    `try` (read from the indentation: the first line above it indented less is a `def`)?"""
+    text = tables.lines.line(line)
+    if text is None:
+        return False
+    indent = len(text) - len(text.lstrip())
+    number = line
+    while (above := tables.lines.line(number := number - 1)) is not None:
+        body = above.lstrip()
+        if body and not body.startswith("#") and len(above) - len(body) < indent:
+            return body.startswith(("def ", "async def "))
+    return False
+
+
+LEAVING = ("return", "raise", "yield")
+
+
+def leaves_before(tables: FileTables, first: int, last: int) -> bool:
+    """Is a `return`, `raise` or `yield` written on the lines FIRST up to LAST (excluded)?"""
+    for number in range(first, last):
+        text = tables.lines.line(number)
+        if text is not None and text.lstrip().startswith(LEAVING):
+            word = text.lstrip().split(None, 1)[0].rstrip(";:")
+            if word in LEAVING:
+                return True
+    return False
 
 
 def names_in(shape: object, name: str) -> bool:
