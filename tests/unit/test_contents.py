@@ -6,7 +6,7 @@ unpacked, `**kwargs` and `f(**d)`."""
 from __future__ import annotations
 
 from tests.conftest import spine_code
-from tracer.graph.contents import NEW, PUT, TAKE, compatible, step
+from tracer.graph.contents import NEW, PUT, REGROUP, TAKE, compatible, step
 from tracer.trace.chains import trace
 
 SETTINGS = {
@@ -223,3 +223,49 @@ def test_keys_along_an_edge():
     assert step((), ((TAKE, "k"), (NEW, None)), False) == (True, ("k",))
     assert compatible(("k",), ("k",)) and compatible((), ("k",))
     assert not compatible(("j",), ("k",))
+
+
+def test_zip_and_enumerate_keep_the_index_an_element_had():
+    """`zip(a, b)`: what sits at a[i] comes out at [i][0], b[i] at [i][1] (a REGROUP at the
+    argument's position); backward, a value sought at [i][1] is looked for at [i] of the
+    second argument and not in the first; an argument whose index is not known gives its
+    elements at [any][position]."""
+    first, second = ((REGROUP, 0),), ((REGROUP, 1),)
+    assert step((1,), second, True) == (True, (1, 1))  # keys innermost last: [1][1]
+    assert step((), second, True) == (True, (1, None))
+    assert step((1, 0), second, False) == (True, (0,))  # [0][1] sought: b's [0]
+    assert step((1, 0), first, False) == (False, ())  # ... not a's
+    assert step((0,), first, False) == (True, (0,))  # [0] whole: a's [0] is in it
+
+
+def test_zipped_tuples_give_each_argument_its_place(snippet_session):
+    """The i-th tuple of `zip(a, b)` holds a[i] at 0 and b[i] at 1; `enumerate(xs)`'s i-th
+    pair holds xs[i] at 1."""
+    session = snippet_session(
+        {
+            "app.py": """
+                SECRET = "secret"
+
+
+                def sink(value):
+                    pass
+
+
+                def pairs():
+                    left = (SECRET, "plain")
+                    right = ("plain", "plain")
+                    zipped = list(zip(left, right))
+                    sink(zipped[0][0])
+                    sink(zipped[1][0])
+                    sink(zipped[0][1])
+                    counted = list(enumerate(["plain", SECRET]))
+                    sink(counted[1][1])
+                    sink(counted[0][1])
+            """
+        }
+    )
+    chain = trace(session.graph, "SECRET", direction="forward", max_depth=60, branch_depth=60)
+    steps = {s.id: s for s in chain.steps}
+    sink = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
+    reached = sorted(steps[e.src].line for e in chain.edges if e.dst == sink)
+    assert reached == [12, 16]

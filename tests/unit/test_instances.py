@@ -6,7 +6,8 @@ object of the same class is another object; a container handed on whole is no us
 holds; calls are matched to their returns; a nested function reads its closure only if it may
 run (called, handed on, decorated); a store at a constant key replaces the one before it at that
 key; a statement reads before it binds (a swap); a class body's assignment is a field holding
-its value; a store on an instance is not read on its class."""
+its value; a store on an instance is not read on its class; a closure called only where it is
+defined reads what its names hold at those calls."""
 
 from __future__ import annotations
 
@@ -233,6 +234,39 @@ PROGRAMS = {
             sink(box.value)  # reached
             box.unless("plain")
             sink(box.value)  # reached
+    """,
+    # A nested function only called where it is defined reads the names around it as they
+    # are bound at those calls; one handed on (returned, passed) may run after any binding.
+    "a closure reads at its calls": """
+        def at_the_call():
+            value = SECRET
+
+            def read():
+                sink(value)  # not reached
+
+            value = "plain"
+            read()
+
+
+        def before_the_call():
+            value = "plain"
+
+            def show():
+                sink(value)  # reached
+
+            value = SECRET
+            show()
+
+
+        def handed_on(run):
+            value = "plain"
+
+            def later():
+                sink(value)  # reached
+
+            run(later)
+            value = SECRET
+            return later
     """,
     # A class body's `name = value` is a field holding the value, at its keys; the class, its
     # instances and its subclasses read it until one stores its own.

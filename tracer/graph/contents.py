@@ -20,6 +20,7 @@ from tracer.index.library import (
     ELEMENT_TAKERS,
     FLOWS,
     KEY_GETTERS,
+    SAME_INDEX,
     STORING_METHODS,
 )
 from tracer.store import step_ids
@@ -53,6 +54,9 @@ Keys = tuple[Key, ...]  # an access path: the keys a value is kept at, outermost
 # container passes but for what it keeps at those keys (`case {"a": x, **rest}`)
 Op = tuple[int, Key | tuple[Key, ...]]
 PUT, TAKE, NEW, EXCEPT, SAME = 1, 0, 2, 3, 4  # SAME: what arrives, as it was (a copy)
+# (REGROUP, k): the element at index i comes out at [i][k] (zip's i-th tuple, at k, holds
+# each argument's i-th element)
+REGROUP = 5
 MAKES_NEW: tuple[Op, ...] = ((NEW, None),)  # a value computed from the one that arrives
 SAME_VALUE: tuple[Op, ...] = ((SAME, None),)  # through a call that hands it on as it was
 DEPTH = 3
@@ -85,6 +89,12 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
     for code, key in ops if forward else reversed(ops):
         if code == SAME:
             continue
+        if code == REGROUP:
+            found = regroup(keys, key, forward)  # type: ignore[arg-type]
+            if found is None:
+                return False, ()
+            keys = found
+            continue
         if code == NEW:
             keys = ()
         elif code == EXCEPT:
@@ -97,6 +107,18 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
                 return False, ()
             keys = keys[:-1]
     return True, keys
+
+
+def regroup(keys: Keys, inner: Key, forward: bool) -> Keys | None:
+    """Along a (REGROUP, INNER) op: forward, a value at index i of the argument comes out at
+    [i][INNER] (with no keys, one of the argument's elements: at [index not known][INNER]);
+    backward, a value sought at [i][k] of the result is at [i] of the argument when k
+    matches INNER (None: it is not there), and one sought in [i] whole may be at [i]."""
+    if forward:
+        return (*keys[:-1], inner, keys[-1] if keys else None)[-DEPTH:]
+    if len(keys) >= 2:
+        return (*keys[:-2], keys[-1]) if matches(keys[-2], inner) else None
+    return keys
 
 
 def sure_by_key(keys: Keys, ops: tuple[Op, ...]) -> bool:
@@ -408,6 +430,9 @@ def library_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] |
         for flow in flows:
             if flow.argument is not None and flow.argument != position:
                 continue
+            if flow.take[:1] == (SAME_INDEX,) and flow.put[:1] == (SAME_INDEX,):
+                at = flow.put[1] if len(flow.put) > 1 else None
+                return (*inner, (REGROUP, position if at == ANY_POSITION else at))
             takes = tuple((TAKE, key) for key in flow.take)
             puts = tuple(
                 (PUT, position if key == ANY_POSITION else key) for key in reversed(flow.put)

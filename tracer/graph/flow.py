@@ -299,6 +299,13 @@ class FlowGraph:
             if inner == scope or local != name:
                 continue
             if (inner, name) not in tables.local_defs and self.may_run(tables.path, inner):
+                # Run only where it is called here: it reads the value bound at a call.
+                calls = closure_calls(tables, scope, inner)
+                if calls is not None and not any(
+                    line >= first and not any(dominates(tables, d, line) for d in later)
+                    for line in calls
+                ):
+                    continue
                 for reader in readers:
                     yield Edge(step.id, reader, "local", 1.0)
 
@@ -522,6 +529,22 @@ class FlowGraph:
         base, _, attr = ref.rpartition(".")
         if not base:
             defs = self.local_definitions(tables, scope, ref)
+            outer = tables.scope_of[defs[0]] if defs else scope
+            calls = closure_calls(tables, outer, scope) if outer != scope else None
+            if calls is not None:  # a closure run only where it is called: bound at a call
+                sources = [
+                    d
+                    for line in calls
+                    for d in reaching(
+                        tables,
+                        outer,
+                        [d for d in defs if tables.steps[d].line < line or step_ids.is_param(d)],
+                        line,
+                    )
+                ]
+                for source in dict.fromkeys(sources):
+                    yield local_edge(tables, source, step.id, ref)
+                return
             before = [d for d in defs if tables.steps[d].line < step.line or step_ids.is_param(d)]
             sources = reaching(tables, scope, before, step.line) or defs
             for source in sources:
@@ -639,6 +662,29 @@ class FlowGraph:
 
 
 COMMENT = re.compile(rb"#[^\n]*")  # a comment (a `#` in a string cuts more: it only widens)
+
+
+def closure_calls(tables: FileTables, outer: str, inner: str) -> list[int] | None:
+    """The lines of OUTER where the function INNER, defined directly in it, is called, when
+    that is all OUTER does with it (it is not handed on, kept, returned, decorated, nor called
+    from another function): what INNER reads of OUTER's names is then what they hold at those
+    calls. None when INNER may run elsewhere too."""
+    parent, _, name = inner.rpartition(".")
+    if parent != outer or outer == MODULE_SCOPE or name.startswith("<"):
+        return None  # deeper, a method or a lambda (a value handed on where it is written)
+    if tables.local_reads.get((outer, name)):
+        return None
+    found = []
+    for call in tables.calls:
+        if call.callee == name and call.scope == outer:
+            found.append(call.line)
+        elif call.callee == name and nested_in(call.scope, outer):
+            return None  # called from another function nested in OUTER
+    if any(local == name for (_, local), _ in tables.inner_reads(outer)):
+        return None
+    if any(f.qualname == inner and f.decorators for f in tables.summary.functions):
+        return None  # a decorator may keep it, or run it
+    return found
 
 
 def nested_in(scope: str, outer: str) -> bool:

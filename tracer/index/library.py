@@ -66,8 +66,10 @@ EMPTY_CONTAINERS = {
 # receiver the tree does not define), which argument (its position; `*` any positional one, at
 # its own position; `receiver` the object the method is called on), where the value is in that
 # argument, and where it is in the result. A place is a path of subscripts, outermost first:
-# `[]` an element at an index or key not known, `[1]` index 1, `[*]` the argument's position;
-# empty: the value itself. Rows are data: a library is added by adding rows.
+# `[]` an element at an index or key not known, `[1]` index 1, `[*]` the argument's position,
+# `[i]` the index the element had in the argument (the same one in both places: zip's i-th
+# tuple holds each argument's i-th element); empty: the value itself. Rows are data: a library
+# is added by adding rows.
 FLOW_ROWS: tuple[tuple[str, str, str, str], ...] = (
     # callable               argument    from    into
     ("<builtin>.list", "0", "", ""),  # a copy: each element where it was
@@ -78,8 +80,8 @@ FLOW_ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("<builtin>.reversed", "0", "[]", "[]"),
     ("<builtin>.iter", "0", "[]", "[]"),
     ("<builtin>.next", "0", "[]", ""),
-    ("<builtin>.enumerate", "0", "[]", "[][1]"),
-    ("<builtin>.zip", "*", "[]", "[][*]"),
+    ("<builtin>.enumerate", "0", "[i]", "[i][1]"),
+    ("<builtin>.zip", "*", "[i]", "[i][*]"),
     ("<builtin>.filter", "1", "[]", "[]"),
     (".values", "receiver", "[]", "[]"),
     (".items", "receiver", "[]", "[][1]"),
@@ -98,14 +100,16 @@ class Flow:
 
 
 ANY_POSITION = -1  # in a Flow's INTO: the position of the argument the value came in by
+SAME_INDEX = -2  # in both places: the index the element had in the argument
 
 
 def parse_place(text: str) -> tuple[int | None, ...]:
-    """`[][1]` -> (None, 1); `[*]` -> (ANY_POSITION,); "" -> ()."""
+    """`[][1]` -> (None, 1); `[*]` -> (ANY_POSITION,); `[i]` -> (SAME_INDEX,); "" -> ()."""
+    named = {"": None, "*": ANY_POSITION, "i": SAME_INDEX}
     found: list[int | None] = []
     for part in text.split("]")[:-1]:
         key = part.lstrip("[")
-        found.append(None if key == "" else ANY_POSITION if key == "*" else int(key))
+        found.append(named[key] if key in named else int(key))
     return tuple(found)
 
 
