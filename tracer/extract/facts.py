@@ -3,7 +3,7 @@
 Two layers, cached separately: `FileSummary` (symbols: imports, classes, functions) is made
 for every file when a source is indexed; `FileFlows` (statements, calls, value references) is
 made on demand for the files a query reaches, because it costs far more to extract.
-A *reference* is a dotted access path read by an expression: `x`, `self.server_args.mem`.
+A *reference* is a dotted access path read by an expression: `x`, `self.settings.mem`.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class FlowQueries(Protocol):
 
 
 def written_flags(graph: FlowQueries, dest: str) -> Iterator[StepId]:
-    """The flags written for DEST (`--mem-fraction-static`, `dest="mem_fraction_static"`),
+    """The flags written for DEST (`--learning-rate`, `dest="learning_rate"`),
     found in the files that call `add_argument` and spell it either way."""
     mentioning = graph.mentioning
     spelled = set(mentioning(dest)) | set(mentioning(dest.replace("_", "-")))

@@ -356,7 +356,7 @@ class FlowGraph:
             candidates = [p for p in candidates if p == step_ids.file_of(writer)]
         if declared and family:
             # A declared field is also read through bags that name no class of it
-            # (`get_schedule().x`, see Slots.dynamic_fields): files whose reads of ATTR are
+            # (`get_limits().x`, see Slots.dynamic_fields): files whose reads of ATTR are
             # on a call's result, though they name no class of FAMILY.
             named = set(candidates)
             candidates = candidates + [

@@ -87,7 +87,7 @@ def flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> Fla
     """The way of the flag FLAG_ID's value to its field FIELD_ID of KLASS through the object
     made from the namespace its parser returns, and the steps of the function that parses
     holding that object: those that take the result of the call the namespace is handed to
-    (`server_args = Config.from_cli_args(args)`), or of the constructor itself. Where several
+    (`settings = Config.from_args(args)`), or of the constructor itself. Where several
     functions parse (a package's own entry and scripts beside it), the one in the module most
     modules import. None when no such object is found."""
     cache = ROUTES.setdefault(graph, {})

@@ -13,7 +13,7 @@ from tracer.store.rows import ARG_VALUE, VALUE_CALLS, VALUE_REFS, Row, row_at
 
 NO_REFS: frozenset[str] = frozenset()
 # Calls whose result is their argument's value, converted or combined, or holds it (a list,
-# a tuple, a dict: `dict(server_args=x)` holds x): the value flows on.
+# a tuple, a dict: `dict(settings=x)` holds x): the value flows on.
 VALUE_PRESERVING = frozenset(
     [
         "int",

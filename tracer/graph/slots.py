@@ -1,6 +1,6 @@
 """Which objects an attribute is read from or written to ("slots"): how sure a read or a
 write of `x.ATTR` is on an object of a class family, which classes bind an attribute, and the
-declared fields a read through a bag filled by `setattr` may come from (`get_schedule().x`). A
+declared fields a read through a bag filled by `setattr` may come from (`get_limits().x`). A
 collaborator of FlowGraph (`graph.slots`): it asks the graph only what `SlotQueries` declares."""
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class Slots:
     def dynamic_fields(self, path: str, base: str, attr: str) -> tuple[list[str], float]:
         """The declared fields ATTR that a read of `BASE.ATTR` in PATH, through a bag filled
         by setattr, may come from, and how sure that is: the field of the one class the
-        receiver names (`get_schedule().x`, `self.schedule.x`: Schedule.x) as a trusted step;
+        receiver names (`get_limits().x`, `self.limits.x`: Limits.x) as a trusted step;
         when it names none, the one a flag sets, if one alone does, trusted too; else those of
         several it names, or of every class, as guesses."""
         named = self.receiver_classes(path, base, attr)
@@ -155,7 +155,7 @@ class Slots:
     def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
         """The classes declaring ATTR that the receiver BASE (read in PATH) names: words of
         the class name, in order, among the words of the receiver or of the function it
-        calls (`get_schedule()`: Schedule)."""
+        calls (`get_limits()`: Limits)."""
         spoken: list[str] = []
         for part in base.split("."):
             call_id = call_of_ref(part)
@@ -196,8 +196,8 @@ class Slots:
 
 
 def words_of(name: str) -> list[str]:
-    """The lower-case words of an identifier or dotted name: `get_schedule()` -> get,
-    schedule; `MemoryPoolConfig` -> memory, pool, config."""
+    """The lower-case words of an identifier or dotted name: `get_limits()` -> get,
+    limits; `PoolSizeConfig` -> pool, size, config."""
     return [w.lower() for w in WORD.findall(name)]
 
 

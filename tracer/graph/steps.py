@@ -56,9 +56,9 @@ class Step:
     file: str
     line: int
     end_line: int
-    symbol: str  # where the step is: "ModelRunner.init_memory_pool", "ServerArgs", "<module>"
+    symbol: str  # where the step is: "Runner.init_pool", "Settings", "<module>"
     code: str
-    name: str  # the name bound or read: "mem_fraction_static", "rest_memory"
+    name: str  # the name bound or read: "learning_rate", "budget"
 
 
 class StepRow:

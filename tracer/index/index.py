@@ -483,7 +483,7 @@ class Index:
         return False
 
     def annotation_class(self, module: str, annotation: str | None) -> str | None:
-        """The known class an annotation names: `ServerArgs`, `"ModelRunner"`,
+        """The known class an annotation names: `Settings`, `"Runner"`,
         `Optional[X]`, `X | None`, `List[X]` is not a class of X."""
         if not annotation:
             return None

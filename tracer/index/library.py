@@ -1,6 +1,6 @@
 """What some callables outside the tree do with the functions they are given: they run them
 later, with arguments given beside them. A process or a thread runs `target(*args, **kwargs)`
-(`multiprocessing.Process(target=run, args=(server_args,))`): the value `server_args` reaches
+(`multiprocessing.Process(target=run, args=(settings,))`): the value `settings` reaches
 `run`'s first parameter, in another process. Standard library knowledge, by the dotted name
 the index resolves the callee to; nothing of any analysed project."""
 

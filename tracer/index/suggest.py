@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 MAX_NAMES = 3
 WORD_CUTOFF = 0.8  # difflib's ratio: a letter or two off in a name of ten letters
-OWNER_CUTOFF = 0.6  # owners are short: `ServerArg` for `ServerArgs` scores 0.95, `Runner` 0.5
+OWNER_CUTOFF = 0.6  # owners are short: `Setting` for `Settings` scores 0.93, `Runner` 0.14
 
 
 def bound_words(index: Index) -> dict[str, set[str]]:
@@ -35,8 +35,8 @@ def bound_words(index: Index) -> dict[str, set[str]]:
 
 def nearest_names(index: Index, name: str, limit: int = MAX_NAMES) -> list[str]:
     """What NAME may have meant, nearest first. Its last part is matched: misspelled, the
-    names spelled nearest (the owner kept, `ServerArgs.mem_fraction_statik` ->
-    `ServerArgs.mem_fraction_static`); spelled right, the owners nearest the one given that
+    names spelled nearest (the owner kept, `Settings.mem_fractoin` ->
+    `Settings.mem_fraction`); spelled right, the owners nearest the one given that
     do bind it, then the name alone."""
     owner, _, word = name.rpartition(".")
     owners = bound_words(index)

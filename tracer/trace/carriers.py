@@ -1,6 +1,6 @@
 """The carrier route of a value kept inside an object: where a spine step stores a value in an
 object's attribute (a record's field filled by a constructor, `self.f = v`) and a later step
-reads it back (`config.f`, `self.server_args.f`), the steps the object itself took in
+reads it back (`config.f`, `self.settings.f`), the steps the object itself took in
 between: where it was made, the locals, arguments, parameters, returns and attributes that
 held it, up to the read.
 

@@ -122,7 +122,7 @@ def chain_of(
         budget. Of all the places NAME is bound, the link starts from the one nearest such
         a binding; the parameter itself first: a flag of NAME (or a field a flag sets) whose
         value reaches one surely, before another binding nearer one (a script's
-        `server_args.x = ...` override, a result record's field of the same name)."""
+        `settings.x = ...` override, a result record's field of the same name)."""
         targets = sink_goals(graph, ends)
         spent = Budget()
         named = [s for s in seeds if is_setting(graph, s)]
@@ -150,7 +150,7 @@ def chain_of(
                 hinted, link, goals = link, [], []
     if sinks and seed_names & set(sinks):
         # A sink's own name: from the binding the others are copied from (the model runner's
-        # `self.max_total_num_tokens = ...`, not a metrics record that keeps a copy).
+        # `self.pool_tokens = ...`, not a metrics record that keeps a copy).
         anchors = source_bindings(graph, seeds, set(sinks), edges)[:1] or seeds
     elif sinks:
         if not link:

@@ -92,7 +92,7 @@ def starts_value(graph: FlowGraph, step_id: str, reached: Mapping[str, object]) 
 
 def carrier(graph: FlowGraph, step_id: str, reached: Mapping[str, object]) -> bool:
     """Is the step a record's field that only carries a value on: no flag sets it and one
-    constructor call, reached here, fills it (`Result(pre_model_load_memory=measured)`)?
+    constructor call, reached here, fills it (`Result(free_before_load=measured)`)?
     Its origin is that value's."""
     if graph.step(step_id).kind != "field":
         return False
