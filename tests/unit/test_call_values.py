@@ -7,6 +7,7 @@ what it runs."""
 from __future__ import annotations
 
 from tests.conftest import spine_code
+from tracer.graph.call_values import keeps_nothing
 from tracer.trace.chains import trace
 
 REGISTRY = {
@@ -219,3 +220,70 @@ def test_a_value_comes_back_out_of_a_function_kept_in_a_dict(snippet_session):
         "budget = handler(fraction)",
         "max_total_num_tokens = int(budget * 1000)",
     ]
+
+
+def test_where_a_name_is_written_as_a_value(snippet_session):
+    """The callers found by value of a function are looked for where its name is written as
+    a value: `return scale`, a global table, a string given to `getattr` in a function; not a
+    call, a base class, a comment or a docstring. A method's name is a value of its own only
+    in its class's body; a decorator that keeps the function nowhere (`@property`,
+    `@functools.cache`) puts it in no table of its file, a registering one may."""
+    session = snippet_session(
+        {
+            "app.py": '''
+                import functools
+
+
+                def scale(x):
+                    return x
+
+
+                class Base:
+                    pass
+
+
+                class Child(Base):
+                    """Hands scale on."""
+
+                    table = {"s": scale}
+
+                    def size(self, size):
+                        return size  # scale here is a comment
+
+                    @property
+                    def shown(self):
+                        return 1
+
+                    @functools.cache
+                    def cached(self):
+                        return 2
+
+
+                def register(f):
+                    return f
+
+
+                @register
+                def kept():
+                    pass
+
+
+                def pick():
+                    return scale
+
+
+                def base():
+                    return Base, getattr(Child, "size")
+            '''
+        }
+    )
+    values = session.graph.values
+    assert values.value_scopes("app.py", "scale") == {"<module>", "pick"}
+    assert values.value_scopes("app.py", "Base") == {"base"}
+    assert values.value_scopes("app.py", "size") == {"Child.size", "base"}
+    assert values.value_scopes("app.py", "size", body_only=True) == set()
+    index = session.index
+    assert keeps_nothing(index, "app", "property")
+    assert keeps_nothing(index, "app", "functools.cache")
+    assert keeps_nothing(index, "app", "shown.setter")
+    assert not keeps_nothing(index, "app", "register")

@@ -9,6 +9,7 @@ certain, or a guess (0.5) where it may also hold a value nothing names. So the c
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import replace
 from functools import cached_property
@@ -23,6 +24,7 @@ from tracer.index.calls.objects import Objects
 from tracer.index.calls.rules import CallRules
 from tracer.index.calls.statements import ValueStatements
 from tracer.index.calls.values import FunctionValues
+from tracer.index.library import KEEPING_NOTHING, PROPERTY_PARTS
 from tracer.index.resolve import OPAQUE
 from tracer.index.targets import CallTarget
 from tracer.store import step_ids
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
 READS = frozenset({"local", "local_via_call", "attr", "attr_via_call", "flag_read"})
 SURE = 0.8  # a call found by name at least this sure passes its values to a parameter
 DEPTH = 8  # questions the follower chains for one call, at most (the call graph's: 24)
+
+
+BUILTINS = frozenset(dir(builtins))  # what a name the file never binds stands for
 
 
 class FlowGraph(Protocol):
@@ -330,19 +335,22 @@ class CallValues:
         meant = function  # what the name written as a value stands for
         if name == "__init__" and owner in index.classes:
             name, meant = owner.rpartition(".")[2], owner
+        method = meant == function and owner in index.classes
         written = {
             path
             for path in self.graph.facts.mentioning(name)
-            if path == home or binds(index, path, name, meant)
+            if path == home or (not method and binds(index, path, name, meant))
         }
         places: dict[str, set[str]] = {}  # file -> scopes where the value is written
         for path in written:
-            places[path] = self.value_scopes(path, name)
+            places[path] = self.value_scopes(path, name, body_only=method)
         given = self.given_to(places, name)
-        decorated = definition.decorators or (
-            owner in index.classes and index.classes[owner][1].decorators
-        )
-        if decorated:  # the decorator may keep it in a global of its file
+        decorators = list(definition.decorators)
+        if owner in index.classes:
+            decorators += index.classes[owner][1].decorators
+        module = index.module_of[home]
+        if any(not keeps_nothing(index, module, d) for d in decorators):
+            # The decorator may keep it in a global of its file.
             places.setdefault(home, set()).add(ANYWHERE)
         for given_function in given:
             given_path, given_definition = index.functions[given_function]
@@ -379,11 +387,22 @@ class CallValues:
         return found
 
     def outside(self, path: str, scope: str, callee: str) -> bool:
-        """Does the plain name CALLEE, called in SCOPE, name code outside the tree (`len`,
-        an imported library function), no local of SCOPE rebinding it?"""
+        """Does the plain name CALLEE, called in SCOPE, name code outside the tree (an
+        imported library function; a builtin, `ValueError`, `len`, that the file binds
+        nowhere), no local of SCOPE rebinding it?"""
         if self.graph.rules.imported(path, callee) is None:
-            return False
+            return callee in BUILTINS and not self.binds_anywhere(path, callee)
         return callee not in self.graph.resolver.assigns(path, scope)
+
+    def binds_anywhere(self, path: str, name: str) -> bool:
+        """Does the file PATH bind NAME: a parameter, an assignment, a field, a `def`, a
+        `class`?"""
+        summary = self.graph.facts.summaries[path]
+        return (
+            name in self.graph.facts.names(path).binders
+            or any(f.name == name for f in summary.functions)
+            or any(c.name == name for c in summary.classes)
+        )
 
     def given_to(self, places: dict[str, set[str]], name: str) -> set[str]:
         """The functions of the tree the calls in PLACES (file -> scopes) give NAME to as an
@@ -405,12 +424,15 @@ class CallValues:
                     )
         return found
 
-    def value_scopes(self, path: str, name: str) -> set[str]:
+    def value_scopes(self, path: str, name: str, body_only: bool = False) -> set[str]:
         """The scopes of PATH where NAME is written as a value, not called, defined, imported,
-        typed or an attribute's last name (`g = NAME`, `run(NAME)`, `[NAME, other]`,
-        `{"k": NAME}`, `return NAME`, `A if c else NAME`, or spelled in a string in a function:
-        `getattr(obj, "NAME")`): the innermost function around each place (MODULE_SCOPE outside
-        every function; the functions that read the global it is assigned to, or ANYWHERE)."""
+        typed, a base class or an attribute's last name (`g = NAME`, `run(NAME)`, `[NAME,
+        other]`, `{"k": NAME}`, `return NAME`, `A if c else NAME`, or spelled in a string in a
+        function: `getattr(obj, "NAME")`): the innermost function around each place
+        (MODULE_SCOPE outside every function; the functions that read the global it is
+        assigned to, or ANYWHERE). BODY_ONLY: the places outside every function only (a
+        method's name is a value of its own only in its class's body: in a function the bare
+        name is another binding)."""
         source = self.graph.facts.snapshot.read(path)
         summary = self.graph.facts.summaries[path]
         imported = [i.line for i in summary.imports if i.alias == name]
@@ -418,16 +440,26 @@ class CallValues:
         found: set[str] = set()
         line, counted = 1, 0
         word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)")
+        prose: list[tuple[int, int]] | None = None  # docstrings and other triple-quoted text
         for match in word.finditer(source):
             at, end = match.span()
             start = source.rfind(b"\n", 0, at) + 1
+            hash_at = source.find(b"#", start, at)
+            if hash_at >= 0 and not QUOTES.search(source, start, hash_at):
+                continue  # in a comment (a `#` after a quote may be in a string: kept)
+            if prose is None:
+                prose = [m.span() for m in TRIPLE_QUOTED.finditer(source)]
+            if any(first < at < last for first, last in prose):
+                continue  # a word of a docstring
             quoted = (
                 source[at - 1 : at] in (b"'", b'"') and source[end : end + 1] == source[at - 1 : at]
             )
             if not quoted and (
-                not VALUE_END.match(source, end) or IMPORT_LINE.match(source, start)
+                not VALUE_END.match(source, end)
+                or IMPORT_LINE.match(source, start)
+                or CLASS_HEADER.match(source, start)
             ):
-                continue
+                continue  # called, imported, or a base class (`class Mock(NAME):`)
             line += source.count(b"\n", counted, at)
             counted = at
             if any(
@@ -439,6 +471,8 @@ class CallValues:
                 continue  # `x: NAME,`, `Optional[NAME]`, `-> NAME`: a type, not a value
             around = [f for f in summary.functions if f.line <= line <= f.end_line]
             inner = max(around, key=lambda f: f.line, default=None)
+            if inner is not None and body_only:
+                continue
             if inner is not None:
                 found.add(inner.qualname)
             elif not quoted:  # (a name listed at module level, `__all__`, is not fetched)
@@ -545,6 +579,9 @@ ANYWHERE = "*"  # a value scope: the whole file (written at module level, in no 
 # What follows a name written as a value, and a line that imports names (see `value_scopes`).
 VALUE_END = re.compile(rb"[ \t]*(?:[,)\]};]|\r?\n|$| if\b| else\b)")
 IMPORT_LINE = re.compile(rb"[ \t]*(?:from|import)\b")
+TRIPLE_QUOTED = re.compile(rb"(?s)(\"\"\"|\'\'\').*?\1")
+QUOTES = re.compile(rb"[\"']")
+CLASS_HEADER = re.compile(rb"[ \t]*class\s+\w+\s*\(")  # a base class is no value called
 # What comes before a name written in a type annotation: `x: `, `-> `, `Optional[`, `A | `.
 ANNOTATION = re.compile(rb"(?:\w\s*:|->|\w\[|\|)\s*$")
 
@@ -557,6 +594,17 @@ def binds(index: Index, path: str, name: str, meant: str) -> bool:
             symbol = index.resolve(module, name)
             return symbol is not None and symbol.name == meant
     return False
+
+
+def keeps_nothing(index: Index, module: str, decorator: str) -> bool:
+    """Is DECORATOR (as written in MODULE, arguments dropped) one that keeps the function it
+    decorates nowhere but in the name it binds (`@property`, `@functools.cache`)?"""
+    if decorator.rpartition(".")[2] in PROPERTY_PARTS and "." in decorator:
+        return True
+    symbol = index.resolve(module, decorator)
+    if symbol is None and decorator in BUILTINS:  # bound nowhere in the module: the builtin
+        return f"<builtin>.{decorator}" in KEEPING_NOTHING
+    return symbol is not None and symbol.kind == "external" and symbol.name in KEEPING_NOTHING
 
 
 def within(scope: str, scopes: set[str]) -> bool:

@@ -32,6 +32,28 @@ LAUNCHERS = {
 LAUNCHER_NAMES = frozenset(name.rpartition(".")[2] for name in LAUNCHERS)
 
 
+# Decorators that wrap a function where it is defined and keep it nowhere else (a descriptor,
+# a cache, a marker): the function runs only through the name they bind, unlike a registering
+# decorator (`@app.route(...)`, `@register`), which may keep it in a table of its own. By the
+# dotted name the index resolves the decorator to; `@x.setter` (a property's) by its last name.
+KEEPING_NOTHING = frozenset(
+    {
+        "<builtin>.property",
+        "<builtin>.staticmethod",
+        "<builtin>.classmethod",
+        "abc.abstractmethod",
+        "functools.cached_property",
+        "functools.lru_cache",
+        "functools.cache",
+        "functools.wraps",
+        "typing.overload",
+        "typing.override",
+        "typing_extensions.override",
+    }
+)
+PROPERTY_PARTS = frozenset({"setter", "getter", "deleter"})
+
+
 # Methods of the builtin containers that store a value they are given into the object they
 # are called on (`d.update({...})`, `xs.append(v)`, `ss.add(v)`, `q.appendleft(v)`): the
 # chains' contents (tracer/graph/contents.py) and the call graph's (tracer/index/calls/
