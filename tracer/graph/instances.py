@@ -390,7 +390,10 @@ class Instances:
         key = (tables.path, scope)
         found = self.by_scope.get(key)
         if found is None:
-            found = [c.id for c in tables.calls if c.scope == scope]
+            unit = tables.unit_index(tables.unit_of(scope))  # the unit holding the scope
+            ids = unit.calls if unit is not None else range(len(tables.calls))
+            head = tables.rows.call_head
+            found = [i for i in ids if head(i)[0] == scope]
             self.by_scope[key] = found
         return found
 

@@ -20,6 +20,7 @@ from tracer.store.names import FLAG_METHODS, class_bodies, flag_dest
 from tracer.store.rows import (
     ARG_VALUE,
     ASSIGN_LINE,
+    ASSIGN_OP,
     ASSIGN_VALUE,
     CALL_ARGS,
     CALL_LINE,
@@ -82,7 +83,6 @@ class UnitSteps:
         self.rows = rows  # FLOWS' rows
         self.calls = flows.calls
         self.in_class_body: Callable[[int], bool] | None = None
-        self.body_assigns: dict[tuple[int, str], int] | None = None
 
     def build(self, unit: UnitIndex) -> None:
         """The steps of one unit, made in the order (and with the ids) of a whole-file build.
@@ -427,14 +427,16 @@ class UnitSteps:
                 record_reads(self.tables, step, assign[0], assign[ASSIGN_VALUE])
 
     def field_assign(self, line: int, name: str) -> int | None:
-        """The number of the class-body assignment at LINE that binds NAME, if one does."""
-        if self.body_assigns is None:
-            self.body_assigns = {}
-            for number, assign in enumerate(self.flows.assigns):
-                if self.in_body(assign.line) and assign.op == "=":
-                    for target in assign.targets:
-                        self.body_assigns.setdefault((assign.line, target.path), number)
-        return self.body_assigns.get((line, name))
+        """The number of the class-body assignment at LINE that binds NAME, if one does: of
+        the assignments to NAME in the scope around the class (the class body's names are
+        assigned there), the one on LINE."""
+        around = [f for f in self.summary.functions if f.line <= line <= f.end_line]
+        scope = max(around, key=lambda f: f.line).qualname if around else MODULE_SCOPE
+        for number in self.rows.scope_targets.get(scope, {}).get(name, ()):
+            assign = self.rows.row(ASSIGN_ROWS, number)
+            if assign[ASSIGN_LINE] == line and assign[ASSIGN_OP] == "=":
+                return number
+        return None
 
     def add_call(self, row: Row) -> None:
         """Arguments of resolved calls become steps; a thrown-away unresolved call is a read;

@@ -43,9 +43,13 @@ class Resolver:
         for full, (_, function) in index.functions.items():
             if function.class_qualname is not None:
                 self.methods_by_name.setdefault(function.name, []).append(full)
+        # The last names of the tree's functions and classes.
+        self.member_names = frozenset(
+            [f.name for _, f in index.functions.values()]
+            + [c.name for _, c in index.classes.values()]
+        )
         # A call whose last name is none of these cannot run code of this tree.
-        self.known_names = {f.name for _, f in index.functions.values()}
-        self.known_names |= {c.name for _, c in index.classes.values()}
+        self.known_names = set(self.member_names)
         self.known_names |= {a.name for s in index.summaries.values() for a in s.aliases}
         self.known_names |= {i.alias for s in index.summaries.values() for i in s.imports}
 

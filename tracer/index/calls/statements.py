@@ -138,10 +138,8 @@ class ValueStatements:
 
     @cached_property
     def member_names(self) -> frozenset[str]:
-        """The last names of the tree's functions and classes."""
-        return frozenset(
-            name.rpartition(".")[2] for name in (*self.index.functions, *self.index.classes)
-        )
+        """The last names of the tree's functions and classes (the resolver's)."""
+        return self.rules.resolver.member_names
 
     @cached_property
     def iterables(self) -> bool:
