@@ -20,17 +20,38 @@ from __future__ import annotations
 import argparse
 import collections
 import time
+from dataclasses import dataclass
 
 from tracer.analyses.callgraph import CallGraph
-from tracer.session import open_session
+from tracer.session import Session, open_session
 
 
-def compare(source: str, show: int) -> None:
-    started = time.perf_counter()
-    session = open_session(source)
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """A call site where the chain and the call graph disagree: how the chain found its
+    targets ("build" or "by value"), the functions only the chain takes, those only the call
+    graph draws."""
+
+    path: str
+    line: int
+    callee: str
+    how: str
+    chain_only: tuple[str, ...]
+    graph_only: tuple[str, ...]
+
+    def kind(self) -> tuple[str, ...]:
+        return (
+            self.how,
+            "chain only" if self.chain_only else "",
+            "graph only" if self.graph_only else "",
+        )
+
+
+def differences(session: Session) -> tuple[int, list[Difference]]:
+    """Every call site of SESSION's tree: how many there are, and those where what the chain
+    takes the call to run is not the call graph's edges (at its threshold) with its guesses."""
     graph = CallGraph(session)
     graph.build()
-    built = time.perf_counter()
     per_site: dict[tuple[str, int], set[str]] = collections.defaultdict(set)
     for callee, sites in graph.sites.items():
         for path, call in sites:
@@ -38,12 +59,12 @@ def compare(source: str, show: int) -> None:
     functions = session.index.functions
     flow = session.graph
     rules, statements, values = graph.rules, graph.statements, graph.values
-    agree = 0
-    kinds: collections.Counter[tuple[str, ...]] = collections.Counter()
-    examples: dict[tuple[str, ...], list[str]] = collections.defaultdict(list)
+    total = 0
+    found_apart: list[Difference] = []
     for path in sorted(session.index.module_of):
         tables = flow.file(path)
         for call in session.facts.flows(path).calls:
+            total += 1
             found = tables.resolve_id(call.id)
             how = "build"
             if not found:
@@ -60,27 +81,34 @@ def compare(source: str, show: int) -> None:
                 guesses |= {c.name for c in statements.runs(path, call, named) if not c.kept}
             guesses |= {values.wrapper_of(n) for n in guesses}
             if any(kept <= chain <= kept | guesses for chain in (names, wrapped)):
-                agree += 1
                 continue
-            chain = wrapped
-            kind = (
-                how,
-                "chain only" if chain - kept - guesses else "",
-                "graph only" if kept - chain else "",
-            )
-            kinds[kind] += 1
-            if len(examples[kind]) < show:
-                examples[kind].append(
-                    f"{path}:{call.line} {call.callee or '(expression)'}: chain "
-                    f"{sorted(chain - kept - guesses)[:2]}, graph {sorted(kept - chain)[:2]}"
+            found_apart.append(
+                Difference(
+                    path,
+                    call.line,
+                    call.callee or "(expression)",
+                    how,
+                    tuple(sorted(wrapped - kept - guesses)),
+                    tuple(sorted(kept - wrapped)),
                 )
-    total = agree + sum(kinds.values())
-    print(f"{source}: {total} call sites, {agree} agree, {total - agree} do not")
-    print(f"call graph {built - started:.1f} s, comparison {time.perf_counter() - built:.1f} s")
+            )
+    return total, found_apart
+
+
+def compare(source: str, show: int) -> None:
+    started = time.perf_counter()
+    session = open_session(source)
+    total, apart = differences(session)
+    print(f"{source}: {total} call sites, {total - len(apart)} agree, {len(apart)} do not")
+    print(f"call graph and comparison {time.perf_counter() - started:.1f} s")
+    kinds = collections.Counter(d.kind() for d in apart)
     for kind, count in kinds.most_common():
         print(f"{count:8} {' / '.join(part for part in kind if part)}")
-        for example in examples[kind]:
-            print(f"           {example}")
+        for d in [d for d in apart if d.kind() == kind][:show]:
+            print(
+                f"           {d.path}:{d.line} {d.callee}: chain {list(d.chain_only[:2])}, "
+                f"graph {list(d.graph_only[:2])}"
+            )
 
 
 def main() -> None:
