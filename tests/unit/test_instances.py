@@ -7,7 +7,8 @@ holds; calls are matched to their returns; a nested function reads its closure o
 run (called, handed on, decorated); a store at a constant key replaces the one before it at that
 key; a statement reads before it binds (a swap); a class body's assignment is a field holding
 its value; a store on an instance is not read on its class; a closure called only where it is
-defined reads what its names hold at those calls."""
+defined reads what its names hold at those calls; an `if`/`else` storing in each branch
+overwrites what came before."""
 
 from __future__ import annotations
 
@@ -267,6 +268,51 @@ PROGRAMS = {
             run(later)
             value = SECRET
             return later
+    """,
+    # An `if` with an `else` that stores (or binds) in each branch's own body overwrites
+    # what came before it, for the lines after it; without an `else`, or with a store nested
+    # deeper in a branch, a path keeps the old value.
+    "both branches store": """
+        class Holder:
+            pass
+
+
+        def attributes(flag):
+            box = Holder()
+            box.value = SECRET
+            if flag:
+                box.value = "plain"
+            elif flag is None:
+                box.value = "other"
+            else:
+                box.value = "plain"
+            sink(box.value)  # not reached
+
+
+        def names(flag):
+            value = SECRET
+            if flag:
+                value = "plain"
+            else:
+                value = "other"
+            sink(value)  # not reached
+
+
+        def no_else(flag):
+            value = SECRET
+            if flag:
+                value = "plain"
+            sink(value)  # reached
+
+
+        def nested(flag, items):
+            value = SECRET
+            if flag:
+                value = "plain"
+            else:
+                for item in items:
+                    value = item
+            sink(value)  # reached
     """,
     # A class body's `name = value` is a field holding the value, at its keys; the class, its
     # instances and its subclasses read it until one stores its own.

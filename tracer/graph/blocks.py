@@ -5,7 +5,9 @@ read there takes it and never an earlier binding of the same name. At the top le
 function body that is the rest of the function; in a branch of an `if` it is the rest of
 that branch (a binding in one branch never reaches a read in its sibling `else`). A name a
 `case` pattern binds runs before every line of that case's body (the lines up to the first
-one indented as much as the `case`), never before another case's."""
+one indented as much as the `case`), never before another case's. An `if` with an `else` each
+of whose branches binds the name in its own body runs a binding before every line after it in
+its block: the bindings before the `if` are overwritten there."""
 
 from __future__ import annotations
 
@@ -80,6 +82,9 @@ def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list
             and dominates(tables, d, line)
         ):
             last = step.line
+    # An `if`/`else` binding in each branch overwrites what came before it.
+    own = [d for d in defs if not step_ids.is_param(d) and tables.scope_of[d] == scope]
+    last = max(last, covered_before(tables, own, line))
     kept = [d for d in defs if tables.steps[d].line >= last]
     # A store at a constant key is overwritten by a later store at that key (`d["k"] = b`).
     return [
@@ -94,6 +99,103 @@ def reaching(tables: FileTables, scope: str, defs: list[str], line: int) -> list
             for e in kept
         )
     ]
+
+
+def covered_before(tables: FileTables, defs: list[str], line: int) -> int:
+    """The first line of the latest `if` statement before LINE whose every branch (an `else`
+    among them) binds in its own body one of DEFS (plain assignments replacing what the name
+    held), when LINE comes after the whole statement and in the block that holds it: every
+    binding before that line is overwritten for LINE. 0 when there is none."""
+    branches: dict[int, set[int]] = {}  # an `if`'s first line -> its branches that bind
+    for d in defs:
+        step = tables.steps[d]
+        if step.line >= line or not rebinds(tables, d) or binds_case(tables, d):
+            continue
+        if block_end(tables, step.line, step.end_line) is None:
+            continue  # not a plain assignment
+        found = branch_of(tables, step.line)
+        if found is not None:
+            branches.setdefault(found[0], set()).add(found[1])
+    best = 0
+    for first, binding in branches.items():
+        chain = if_chain(tables, first)
+        if chain is None or first <= best:
+            continue
+        headers, end, enclosing = chain
+        if set(headers) <= binding and end <= line < enclosing:
+            best = first
+    return best
+
+
+def indent_at(tables: FileTables, number: int) -> tuple[int, str] | None:
+    """The indentation and the text (stripped) of line NUMBER; None past the end."""
+    text = tables.lines.line(number)
+    if text is None:
+        return None
+    body = text.lstrip()
+    return len(text) - len(body), body
+
+
+def branch_of(tables: FileTables, line: int) -> tuple[int, int] | None:
+    """For a statement at LINE in the body of a branch of an `if` (not nested deeper): the
+    first line of the `if` statement and of the branch's header."""
+    own = indent_at(tables, line)
+    if own is None:
+        return None
+    number = line
+    while (above := indent_at(tables, number := number - 1)) is not None:
+        level, body = above
+        if not body or body.startswith("#") or level >= own[0]:
+            continue
+        if not body.startswith(("if ", "elif ", "else:")):
+            return None
+        header = number
+        while not body.startswith("if "):
+            found = indent_at(tables, number := number - 1)
+            if found is None:
+                return None
+            upper, body = found
+            if body and not body.startswith("#") and upper < level:
+                return None
+            if upper != level or not body:
+                continue
+            if not body.startswith(("if ", "elif ", "else:")):
+                return None
+        return number, header
+    return None
+
+
+def if_chain(tables: FileTables, first: int) -> tuple[list[int], int, int] | None:
+    """The headers of the `if` statement at line FIRST (`if`, each `elif`, the `else`), the
+    first line after the statement, and the first line after the block holding it; None when
+    it has no `else` (a path binds nothing)."""
+    found = indent_at(tables, first)
+    if found is None:
+        return None
+    level = found[0]
+    headers = [first]
+    number = first
+    while (below := indent_at(tables, number := number + 1)) is not None:
+        indent, body = below
+        if not body or body.startswith("#") or indent > level:
+            continue
+        if indent == level and body.startswith(("elif ", "else:")):
+            headers.append(number)
+            continue
+        break
+    end = number  # the first line after the statement (or past the file's end)
+    last = indent_at(tables, headers[-1])
+    if last is None or not last[1].startswith("else:"):
+        return None
+    enclosing = end
+    while (below := indent_at(tables, enclosing)) is not None:
+        indent, body = below
+        if body and not body.startswith("#") and indent < level:
+            break
+        enclosing += 1
+    else:
+        enclosing = 1 << 30
+    return headers, end, enclosing
 
 
 def rebinds(tables: FileTables, step_id: str) -> bool:

@@ -14,7 +14,7 @@ import networkx as nx
 from tracer.extract.facts import MODULE_SCOPE, Arg
 from tracer.extract.values import call_of_ref
 from tracer.graph.binding import bindings
-from tracer.graph.blocks import dominates, reaching, rebinds, stored_key
+from tracer.graph.blocks import covered_before, dominates, reaching, rebinds, stored_key
 from tracer.graph.call_values import CallValues
 from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSites
 from tracer.graph.contents import Contents, store_target
@@ -292,7 +292,11 @@ class FlowGraph:
         first = step.end_line + 1 if after and step.line in tables.flows.straight else step.line
         for reader in tables.local_reads.get((scope, name), []):
             line = tables.steps[reader].line
-            if (not after or line >= first) and not any(dominates(tables, d, line) for d in later):
+            if (
+                (not after or line >= first)
+                and not any(dominates(tables, d, line) for d in later)
+                and covered_before(tables, later, line) <= step.line
+            ):
                 yield Edge(step.id, reader, "local", 1.0)
         # Closures and globals: functions inside that read the name without binding it.
         for (inner, local), readers in tables.inner_reads(scope):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.extract.facts import MODULE_SCOPE
-from tracer.graph.blocks import block_end, dominates, reaching
+from tracer.graph.blocks import block_end, covered_before, dominates, reaching
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -147,6 +147,9 @@ class Instances:
             events = [Event(made_line, self.constructed(targets, attr), call=made_by)]
             events += self.events(tables, scope, base, attr, window, classes)
             events.sort(key=lambda e: e.line)
+            # Stores in every branch of an `if`/`else` overwrite what was stored before it.
+            covered = covered_before(tables, [e.replaces for e in events if e.replaces], line)
+            events = [e for e in events if e.line >= covered]
             kept: list[Event] = []
             for event in events:
                 if event.line < line and (
