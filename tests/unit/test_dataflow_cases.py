@@ -20,6 +20,7 @@ HOLDING = frozenset(
         "conditions decided by constants",
         "call contexts merged",
         "comprehensions keep their elements' parts",
+        "getattr and setattr by a constant name",
     }
 )
 

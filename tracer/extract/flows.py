@@ -23,7 +23,7 @@ from tracer.extract.facts import (
     Value,
 )
 from tracer.extract.parse import Match, Parsed, matches_by_concern
-from tracer.extract.values import NOTHING, CallIds, dotted, part_shape, value_of
+from tracer.extract.values import NOTHING, CallIds, dotted, part_shape, string_literal, value_of
 
 TUPLES = frozenset({"expression_list", "tuple", "pattern_list", "tuple_pattern", "list_pattern"})
 
@@ -54,7 +54,8 @@ def extract_flows(parsed: Parsed, summary: FileSummary) -> FileFlows:
     call_ids: CallIds = {(n.start_byte, n.end_byte): i for i, n in enumerate(call_nodes)}
     calls = tuple(call_fact(i, node, scopes, call_ids) for i, node in enumerate(call_nodes))
     returned = by_concern["returns"]
-    assigns, patterns = assignments(by_concern["assignments"], scopes, call_ids)
+    setattrs = [n for n in call_nodes if constant_setattr(n) is not None]
+    assigns, patterns = assignments(by_concern["assignments"], scopes, call_ids, setattrs)
     return FileFlows(
         calls=calls,
         assigns=tuple(assigns),
@@ -165,14 +166,22 @@ def items(node: Node, call_ids: CallIds) -> tuple[Value, ...]:
 
 
 def assignments(
-    matched: list[Match], scopes: Scopes, call_ids: CallIds
+    matched: list[Match], scopes: Scopes, call_ids: CallIds, setattrs: list[Node] = ()
 ) -> tuple[list[Assign], dict[int, Shape]]:
-    """The assignments, in source order (a `case` gives one per name it binds), and by index
-    the whole target of those that store into more than names and one flat tuple of them
-    (`a, (b, c) = ...`, `a, *b = ...`, `d["k"] = ...`)."""
+    """The assignments, in source order (a `case` gives one per name it binds; a statement
+    `setattr(o, "x", v)` is `o.x = v`), and by index the whole target of those that store into
+    more than names and one flat tuple of them (`a, (b, c) = ...`, `a, *b = ...`, `d["k"] =
+    ...`)."""
     found: list[Assign] = []
     shapes: dict[int, Shape] = {}
-    for match in matched:
+    stores = sorted(
+        [(statement_start(m), 0, m) for m in matched] + [(n.start_byte, 1, n) for n in setattrs],
+        key=lambda item: item[:2],
+    )
+    for _, is_setattr, match in stores:
+        if is_setattr:
+            found.append(setattr_assignment(match, scopes, call_ids))  # type: ignore[arg-type]
+            continue
         if "assign.case" in match:
             clause = match["assign.case"][0]
             found.extend(case_bindings(clause, scopes.at(clause.start_byte), call_ids))
@@ -182,6 +191,51 @@ def assignments(
             shapes[len(found)] = shape
         found.append(assignment(match, scopes, call_ids))
     return found, shapes
+
+
+def statement_start(match: Match) -> int:
+    """Where the assignment (or `case` clause) MATCH starts."""
+    if "assign.case" in match:
+        return match["assign.case"][0].start_byte
+    return next(match[k][0] for k in ASSIGN_OPS if k in match).start_byte
+
+
+def constant_setattr(node: Node) -> tuple[str, Node] | None:
+    """A statement `setattr(o, "x", v)`, O a dotted name and "x" a constant name: the
+    attribute it stores into (`o.x`) and the value's node; None for any other call."""
+    parent = node.parent
+    function = node.child_by_field_name("function")
+    arguments = node.child_by_field_name("arguments")
+    if parent is None or parent.type != "expression_statement" or arguments is None:
+        return None
+    if function is None or function.text != b"setattr":
+        return None
+    given = [c for c in arguments.named_children if c.type != "comment"]
+    if len(given) != 3 or any(
+        c.type in ("keyword_argument", "list_splat", "dictionary_splat") for c in given
+    ):
+        return None
+    base, name = dotted(given[0]), string_literal(given[1])
+    if base is None or name is None or not name.isidentifier():
+        return None
+    return f"{base}.{name}", given[2]
+
+
+def setattr_assignment(node: Node, scopes: Scopes, call_ids: CallIds) -> Assign:
+    """`setattr(o, "x", v)` as the assignment `o.x = v` it is."""
+    found = constant_setattr(node)
+    assert found is not None
+    target, value = found
+    return Assign(
+        scope=scopes.at(node.start_byte),
+        targets=(Target(target, None),),
+        value=value_of(value, call_ids),
+        items=(),
+        op="=",
+        annotation=None,
+        line=node.start_point[0] + 1,
+        end_line=node.end_point[0] + 1,
+    )
 
 
 def assignment(match: Match, scopes: Scopes, call_ids: CallIds) -> Assign:

@@ -75,6 +75,9 @@ def collect(node: Node, call_ids: CallIds | None, refs: list[str], calls: list[i
             refs.append(".".join([call_ref(call_id), *reversed(attrs)]))
             return False
         return collect(node.child_by_field_name("object"), call_ids, refs, calls)
+    if kind == "call" and (read := constant_getattr(node)) is not None:
+        refs.append(read[0])  # `getattr(o, "x")` reads `o.x` (or its default)
+        return collect(read[1], call_ids, refs, calls) if read[1] is not None else False
     if kind == "call" and call_ids is not None:
         call_id = call_ids.get((node.start_byte, node.end_byte))
         if call_id is not None:
@@ -97,6 +100,24 @@ def collect(node: Node, call_ids: CallIds | None, refs: list[str], calls: list[i
     for child in node.named_children:
         arithmetic = collect(child, call_ids, refs, calls) or arithmetic
     return arithmetic
+
+
+def constant_getattr(node: Node) -> tuple[str, Node | None] | None:
+    """`getattr(o, "x")` and `getattr(o, "x", default)`, O a dotted name and "x" a constant
+    name: the attribute it reads (`o.x`) and the default's node; None for any other call."""
+    function = node.child_by_field_name("function")
+    arguments = node.child_by_field_name("arguments")
+    if function is None or function.text != b"getattr" or arguments is None:
+        return None
+    given = [c for c in arguments.named_children if c.type != "comment"]
+    if not 2 <= len(given) <= 3 or any(
+        c.type in ("keyword_argument", "list_splat", "dictionary_splat") for c in given
+    ):
+        return None
+    base, name = dotted(given[0]), string_literal(given[1])
+    if base is None or name is None or not name.isidentifier():
+        return None
+    return f"{base}.{name}", given[2] if len(given) == 3 else None
 
 
 def live_branch(node: Node) -> Node | None:

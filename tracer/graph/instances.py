@@ -381,7 +381,9 @@ class Instances:
             return not all(self.graph.index.method(k, m) for k in classes for m in methods)
         if not targets:
             symbol = self.graph.index.resolve(self.graph.index.module_of[tables.path], call.callee)
-            return symbol is None or symbol.kind != "external" or call.callee == "setattr"
+            if call.callee == "setattr":  # by a constant name it is a store (`b.x = v`) of its own
+                return not named_store(call)
+            return symbol is None or symbol.kind != "external"
         for target in targets:
             for arg in given:
                 for bound, _, _ in self.graph.bindings(target, arg, call.args):
@@ -593,6 +595,16 @@ class Instances:
                 else:
                     found.append((caller, call.scope, local))
         return found
+
+
+def named_store(call: Call) -> bool:
+    """Is CALL `setattr(b, "x", v)`, by a constant name (the extractor makes it the
+    assignment `b.x = v`)?"""
+    args = call.args
+    if len(args) != 3 or any(a.keyword is not None or a.star for a in args):
+        return False
+    name = args[1].value.literal
+    return name is not None and name.isidentifier() and not args[1].value.refs
 
 
 def call_dominates(tables: FileTables, call_id: int | None, line: int) -> bool:
