@@ -81,3 +81,46 @@ def test_the_spine_takes_the_factorys_default_class_where_another_is_a_step_shor
     assert "return budget // 128" not in code
     reasons = [e.condition for e in chain.edges if e.condition]
     assert "pool is a DefaultPool by default" in reasons
+
+
+def test_an_if_else_binding_in_each_branch_overwrites_what_came_before(snippet_session):
+    """Both branches bind in their own bodies: the binding before the `if` reaches no read
+    after it. A branch that binds only in a nested one-line `if` (or an `else:` written on
+    the header's line) does not count: a path keeps the old value."""
+    from tracer.graph.blocks import covered_before
+
+    session = snippet_session(
+        {
+            "app.py": """
+                def f(a, c):
+                    x = 0
+                    if a:
+                        x = 1
+                    else:
+                        x = 2
+                    return x
+
+
+                def g(a, c):
+                    y = 0
+                    if a:
+                        if c: y = 1
+                    else:
+                        y = 2
+                    return y
+
+
+                def h(a):
+                    z = 0
+                    if a:
+                        z = 1
+                    else: z = 2
+                    return z
+            """
+        }
+    )
+    tables = session.graph.file("app.py")
+    for scope, name, expected in (("f", "x", 3), ("g", "y", 0), ("h", "z", 0)):
+        defs = tables.local_defs.get((scope, name))
+        read = max(tables.steps[d].line for d in defs) + 1
+        assert covered_before(tables, defs, read) == expected, scope

@@ -113,6 +113,9 @@ def covered_before(tables: FileTables, defs: list[str], line: int) -> int:
             continue
         if block_end(tables, step.line, step.end_line) is None:
             continue  # not a plain assignment
+        own = indent_at(tables, step.line)
+        if own is None or own[1].startswith(HEADERS):
+            continue  # `else: x = v` on one line: in no branch's own body below its header
         found = branch_of(tables, step.line)
         if found is not None:
             branches.setdefault(found[0], set()).add(found[1])
@@ -125,6 +128,9 @@ def covered_before(tables: FileTables, defs: list[str], line: int) -> int:
         if set(headers) <= binding and end <= line < enclosing:
             best = first
     return best
+
+
+HEADERS = ("if ", "elif ", "else", "try", "finally", "except", "for ", "while ", "with ")
 
 
 def indent_at(tables: FileTables, number: int) -> tuple[int, str] | None:
