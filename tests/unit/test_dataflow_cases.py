@@ -21,6 +21,7 @@ HOLDING = frozenset(
         "call contexts merged",
         "comprehensions keep their elements' parts",
         "getattr and setattr by a constant name",
+        "loop-carried values",
     }
 )
 

@@ -314,6 +314,23 @@ PROGRAMS = {
                     value = item
             sink(value)  # reached
     """,
+    # In a loop, a read before a binding takes it the next time round, unless a binding
+    # earlier in the loop's body always runs before the read.
+    "a loop's next round": """
+        def carried(items):
+            value = "plain"
+            for item in items:
+                sink(value)  # reached
+                value = SECRET
+
+
+        def overwritten_first(items):
+            value = "plain"
+            for item in items:
+                value = "other"
+                sink(value)  # not reached
+                value = SECRET
+    """,
     # A class body's `name = value` is a field holding the value, at its keys; the class, its
     # instances and its subclasses read it until one stores its own.
     "class attributes": """

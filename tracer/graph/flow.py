@@ -20,7 +20,7 @@ from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSite
 from tracer.graph.contents import Contents, store_target
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
-from tracer.graph.instances import Instances
+from tracer.graph.instances import Instances, loop_around
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.namespace_reads import flag_read_edges, flag_read_sources
 from tracer.graph.objects import splat_keys
@@ -290,13 +290,21 @@ class FlowGraph:
         ]
         # Outside every loop, a statement's reads run before its own targets are bound.
         first = step.end_line + 1 if after and step.line in tables.flows.straight else step.line
+        # In a loop, a read before the binding takes it the next time round.
+        loop = loop_around(tables, scope, step.line) if after and step.kind != "param" else None
         for reader in tables.local_reads.get((scope, name), []):
             line = tables.steps[reader].line
-            if (
+            follows = (
                 (not after or line >= first)
                 and not any(dominates(tables, d, line) for d in later)
                 and covered_before(tables, later, line) <= step.line
-            ):
+            )
+            carried = (
+                loop is not None
+                and loop[0] < line < step.line
+                and not self.bound_in_loop(tables, scope, name, loop[0], line)
+            )
+            if follows or carried:
                 yield Edge(step.id, reader, "local", 1.0)
         # Closures and globals: functions inside that read the name without binding it.
         for (inner, local), readers in tables.inner_reads(scope):
@@ -312,6 +320,19 @@ class FlowGraph:
                     continue
                 for reader in readers:
                     yield Edge(step.id, reader, "local", 1.0)
+
+    def bound_in_loop(
+        self, tables: FileTables, scope: str, name: str, start: int, line: int
+    ) -> bool:
+        """Is NAME bound in SCOPE, in the loop starting at line START, before LINE by a binding
+        that always runs before it (what the round before left is then overwritten)?"""
+        return any(
+            start < tables.steps[d].line < line
+            and rebinds(tables, d)
+            and dominates(tables, d, line)
+            for d in tables.local_defs.get((scope, name), [])
+            if not step_ids.is_param(d)
+        )
 
     def may_run(self, path: str, inner: str) -> bool:
         """May the nested function INNER ever run: is each function around it, from the
@@ -551,6 +572,16 @@ class FlowGraph:
                 return
             before = [d for d in defs if tables.steps[d].line < step.line or step_ids.is_param(d)]
             sources = reaching(tables, scope, before, step.line) or defs
+            # In a loop, a binding after the read reaches it the next time round.
+            loop = loop_around(tables, scope, step.line)
+            if loop is not None and not self.bound_in_loop(tables, scope, ref, loop[0], step.line):
+                sources = sources + [
+                    d
+                    for d in defs
+                    if d not in sources
+                    and tables.scope_of[d] == scope
+                    and step.line < tables.steps[d].line < loop[1]
+                ]
             for source in sources:
                 yield local_edge(tables, source, step.id, ref)
             # Stores into the container since (`conf.update(k=v)` after `conf = {}`).
