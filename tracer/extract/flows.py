@@ -23,7 +23,14 @@ from tracer.extract.facts import (
     Value,
 )
 from tracer.extract.parse import Match, Parsed, matches_by_concern
-from tracer.extract.values import NOTHING, CallIds, dotted, part_shape, string_literal, value_of
+from tracer.extract.values import (
+    NOTHING,
+    CallIds,
+    constant_attribute,
+    dotted,
+    part_shape,
+    value_of,
+)
 
 TUPLES = frozenset({"expression_list", "tuple", "pattern_list", "tuple_pattern", "list_pattern"})
 
@@ -204,21 +211,10 @@ def constant_setattr(node: Node) -> tuple[str, Node] | None:
     """A statement `setattr(o, "x", v)`, O a dotted name and "x" a constant name: the
     attribute it stores into (`o.x`) and the value's node; None for any other call."""
     parent = node.parent
-    function = node.child_by_field_name("function")
-    arguments = node.child_by_field_name("arguments")
-    if parent is None or parent.type != "expression_statement" or arguments is None:
+    if parent is None or parent.type != "expression_statement":
         return None
-    if function is None or function.text != b"setattr":
-        return None
-    given = [c for c in arguments.named_children if c.type != "comment"]
-    if len(given) != 3 or any(
-        c.type in ("keyword_argument", "list_splat", "dictionary_splat") for c in given
-    ):
-        return None
-    base, name = dotted(given[0]), string_literal(given[1])
-    if base is None or name is None or not name.isidentifier():
-        return None
-    return f"{base}.{name}", given[2]
+    found = constant_attribute(node, b"setattr", (3,))
+    return (found[0], found[1][0]) if found is not None else None
 
 
 def setattr_assignment(node: Node, scopes: Scopes, call_ids: CallIds) -> Assign:

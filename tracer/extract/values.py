@@ -105,19 +105,32 @@ def collect(node: Node, call_ids: CallIds | None, refs: list[str], calls: list[i
 def constant_getattr(node: Node) -> tuple[str, Node | None] | None:
     """`getattr(o, "x")` and `getattr(o, "x", default)`, O a dotted name and "x" a constant
     name: the attribute it reads (`o.x`) and the default's node; None for any other call."""
+    found = constant_attribute(node, b"getattr", (2, 3))
+    if found is None:
+        return None
+    attribute, rest = found
+    return attribute, rest[0] if rest else None
+
+
+def constant_attribute(
+    node: Node, function_name: bytes, counts: tuple[int, ...]
+) -> tuple[str, list[Node]] | None:
+    """A call `FUNCTION_NAME(o, "x", ...)` given COUNTS positional arguments (no keyword, no
+    splat), O a dotted name and "x" a constant name: the attribute `o.x` and the arguments
+    after the name; None for any other call."""
     function = node.child_by_field_name("function")
     arguments = node.child_by_field_name("arguments")
-    if function is None or function.text != b"getattr" or arguments is None:
+    if function is None or function.text != function_name or arguments is None:
         return None
     given = [c for c in arguments.named_children if c.type != "comment"]
-    if not 2 <= len(given) <= 3 or any(
+    if len(given) not in counts or any(
         c.type in ("keyword_argument", "list_splat", "dictionary_splat") for c in given
     ):
         return None
     base, name = dotted(given[0]), string_literal(given[1])
     if base is None or name is None or not name.isidentifier():
         return None
-    return f"{base}.{name}", given[2] if len(given) == 3 else None
+    return f"{base}.{name}", given[2:]
 
 
 def live_branch(node: Node) -> Node | None:

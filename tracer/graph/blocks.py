@@ -26,12 +26,32 @@ NOT_PLAIN = ("for ", "async ", "with ", "except", "if ", "elif ", "while ", "cas
 def dominates(tables: FileTables, def_id: str, line: int) -> bool:
     """Does the binding DEF_ID always run before LINE, a later line of its function?"""
     step = tables.steps[def_id]
-    if line <= step.end_line:
-        return False  # a read in the binding's own statement runs before it binds
-    if step.line in tables.flows.straight:
+    return runs_before(tables, step.line, step.end_line, line, binds_case(tables, def_id))
+
+
+def runs_before(tables: FileTables, first: int, last: int, line: int, case: bool = False) -> bool:
+    """Does the statement at lines FIRST..LAST (the header of a CASE) always run before LINE,
+    a later line of its function? A read in the statement itself runs before it."""
+    if line <= last:
+        return False
+    if first in tables.flows.straight:
         return True
-    end = block_end(tables, step.line, step.end_line, binds_case(tables, def_id))
+    end = block_end(tables, first, last, case)
     return end is not None and line < end
+
+
+def in_own_body(tables: FileTables, line: int) -> bool:
+    """Is the statement at LINE one of its function's own body, in no branch, loop, `with` or
+    `try` (the first line above it indented less is a `def`)?"""
+    own = indent_at(tables, line)
+    if own is None:
+        return False
+    number = line
+    while (above := indent_at(tables, number := number - 1)) is not None:
+        level, body = above
+        if body and not body.startswith("#") and level < own[0]:
+            return body.startswith(("def ", "async def "))
+    return False
 
 
 def binds_case(tables: FileTables, def_id: str) -> bool:

@@ -710,10 +710,12 @@ def closure_calls(tables: FileTables, outer: str, inner: str) -> list[int] | Non
     if tables.local_reads.get((outer, name)):
         return None
     found = []
-    for call in tables.calls:
-        if call.callee == name and call.scope == outer:
-            found.append(call.line)
-        elif call.callee == name and nested_in(call.scope, outer):
+    for call_id, scope, callee in tables.rows.callees.heads(name):
+        if callee != name:
+            continue  # `x.NAME(...)`: another name's attribute
+        if scope == outer:
+            found.append(tables.rows.call_line(call_id))
+        elif nested_in(scope, outer):
             return None  # called from another function nested in OUTER
     if any(local == name for (_, local), _ in tables.inner_reads(outer)):
         return None

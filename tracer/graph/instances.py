@@ -23,11 +23,19 @@ name and the receiver's class family (tracer/graph/flow.py)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.extract.facts import MODULE_SCOPE
-from tracer.graph.blocks import block_end, covered_before, dominates, reaching
+from tracer.graph.blocks import (
+    block_end,
+    covered_before,
+    dominates,
+    in_own_body,
+    reaching,
+    runs_before,
+)
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -613,41 +621,15 @@ def call_dominates(tables: FileTables, call_id: int | None, line: int) -> bool:
     if call_id is None:
         return False
     call = tables.calls[call_id]
-    if line <= call.end_line:
-        return False
-    if call.line in tables.flows.straight:
-        return True
-    end = block_end(tables, call.line, call.end_line)
-    return end is not None and line < end
+    return runs_before(tables, call.line, call.end_line, line)
 
 
-def in_own_body(tables: FileTables, line: int) -> bool:
-    """Is the statement at LINE one of its function's own body, in no branch, loop, `with` or
-    `try` (read from the indentation: the first line above it indented less is a `def`)?"""
-    text = tables.lines.line(line)
-    if text is None:
-        return False
-    indent = len(text) - len(text.lstrip())
-    number = line
-    while (above := tables.lines.line(number := number - 1)) is not None:
-        body = above.lstrip()
-        if body and not body.startswith("#") and len(above) - len(body) < indent:
-            return body.startswith(("def ", "async def "))
-    return False
-
-
-LEAVING = ("return", "raise", "yield")
+LEAVING = re.compile(r"\s*(?:return|raise|yield)\b")
 
 
 def leaves_before(tables: FileTables, first: int, last: int) -> bool:
     """Is a `return`, `raise` or `yield` written on the lines FIRST up to LAST (excluded)?"""
-    for number in range(first, last):
-        text = tables.lines.line(number)
-        if text is not None and text.lstrip().startswith(LEAVING):
-            word = text.lstrip().split(None, 1)[0].rstrip(";:")
-            if word in LEAVING:
-                return True
-    return False
+    return any(LEAVING.match(tables.lines.line(n) or "") for n in range(first, last))
 
 
 def names_in(shape: object, name: str) -> bool:
