@@ -54,8 +54,8 @@ def differences(session: Session) -> tuple[int, list[Difference]]:
     graph.build()
     per_site: dict[tuple[str, int], set[str]] = collections.defaultdict(set)
     for callee, sites in graph.sites.items():
-        for path, call in sites:
-            per_site[(path, call.id)].add(callee)
+        for path, call_id in sites:
+            per_site[(path, call_id)].add(callee)
     functions = session.index.functions
     flow = session.graph
     rules, statements, values = graph.rules, graph.statements, graph.values

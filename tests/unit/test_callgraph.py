@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tracer.analyses.callgraph import call_graph
+from tracer.analyses.callgraph import CallGraph, call_graph
 from tracer.analyses.calls.queries import CallEdge, CallQueries
 from tracer.cli.main import main
 
@@ -747,3 +747,58 @@ def test_one_function_at_a_time_by_the_rules_of_the_whole_graph(snippet_session)
     assert callers["main.work"] == ["main.timed.wrapper"]  # the wrapper calls what it wraps
     assert callers["main.on_done"] == ["main.notify"]  # passed by name
     assert callers["main.Layer.forward.<lambda1>"] == ["main.notify"]  # passed as a lambda
+
+
+# Functions that reach their calls through parameters, containers and attributes of other
+# files: the passes come back to each file after reading the others.
+SPREAD_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/run.py": """
+        def apply(fn, x):
+            return fn(x)
+
+        def each(fns, x):
+            for fn in fns:
+                fn(x)
+    """,
+    "pkg/ops.py": """
+        def scale(x):
+            return 2 * x
+
+        def shift(x):
+            return x + 1
+
+        class Box:
+            def open(self, x):
+                return x
+    """,
+    "pkg/use.py": """
+        from pkg.ops import Box, scale, shift
+        from pkg.run import apply, each
+
+        def main():
+            apply(scale, 3)
+            each([shift], 4)
+            box = Box()
+            apply(box.open, 5)
+    """,
+    "pkg/later.py": """
+        from pkg import run, ops
+
+        def go():
+            handlers = {"s": ops.shift}
+            run.apply(handlers["s"], 6)
+    """,
+}
+
+
+def test_the_call_graph_is_the_same_when_few_files_are_held_at_once(snippet_session):
+    whole = CallGraph(snippet_session(SPREAD_TREE), held_files=1_000_000).build()
+    session = snippet_session(SPREAD_TREE)
+    held = CallGraph(session, held_files=1).build()
+    assert held == whole
+    assert whole["pkg.run.apply"] == ["pkg.ops.Box.open", "pkg.ops.scale", "pkg.ops.shift"]
+    assert whole["pkg.run.each"] == ["pkg.ops.shift"]
+    # One file's flows were kept at a time: the others were read again when asked again.
+    assert list(session.facts.rows_by_path) == list(session.facts.flows_by_path)
+    assert len(session.facts.rows_by_path) == 1

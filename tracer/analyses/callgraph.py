@@ -14,7 +14,7 @@ found (tracer/index/calls/answers.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
 from functools import partial
 
@@ -29,6 +29,11 @@ from tracer.store.rows import row_at
 
 # Where an assignment's row holds its operator (rows follow the fields of the dataclass).
 ASSIGN_OP = [field.name for field in fields(Assign)].index("op")
+# The files whose flows are kept at once: a bound on memory, not on what is found (a file let
+# go is read again from the cache when asked again). Every file's flows, facts and rows, held
+# at once on a tree of 4,700 files took 1.9 GB of the 2 the call graph took; past a hundred
+# files held, more saved no reading (tests/bench, `bench_index --callgraph`).
+HELD_FILES = 128
 
 
 def call_graph(session: Session) -> dict[str, list[str]]:
@@ -39,50 +44,62 @@ def call_graph(session: Session) -> dict[str, list[str]]:
 class CallGraph:
     """One pass over the calls of every file, then the passes through parameters."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, held_files: int = HELD_FILES) -> None:
+        self.held_files = held_files
         self.index = session.index
         self.facts = session.facts
         self.rules = CallRules(session.index, session.facts, session.graph.resolver)
         self.values = FunctionValues(self.rules, whole=True)
-        self.sites: dict[str, list[tuple[str, Call]]] = {}  # function -> the calls that run it
-        self.objects = Objects(self.rules, self.values, lambda f: self.sites.get(f, ()))
+        # Function -> the calls that run it: (path, call id), each call made when read (the
+        # facts of every call of a large tree do not fit in memory beside the rest).
+        self.sites: dict[str, list[tuple[str, int]]] = {}
+        self.objects = Objects(self.rules, self.values, self.sites_of)
         self.statements = ValueStatements(self.rules, self.values, self.objects)
 
     def build(self) -> dict[str, list[str]]:
+        held = self.facts.held
+        self.facts.hold_at_most(self.held_files)
+        try:
+            return self.edges()
+        finally:
+            self.facts.hold_at_most(held)  # the session's other questions keep theirs
+
+    def edges(self) -> dict[str, list[str]]:
         edges: dict[str, set[str]] = {name: set() for name in self.index.functions}
         sites = self.sites
         # Calls the rules name nothing for, and calls of names bound by assignment (which the
         # values follow in order): what their callee may hold runs, else what the rules say.
-        by_value: list[tuple[str, Call, set[str]]] = []
+        # Statements are kept as (path, index), their facts made again when read.
+        by_value: list[tuple[str, int, set[str]]] = []
         # `f(...)` where f is a parameter, with the function whose parameter it is.
-        through_parameters: list[tuple[str, Call, str]] = []
+        through_parameters: list[tuple[str, int, str]] = []
         # Calls that run only code outside the tree, given arguments.
-        outward: list[tuple[str, Call]] = []
-        loops: list[tuple[str, Assign]] = []  # `for` loops over what the rules do not type
+        outward: list[tuple[str, int]] = []
+        loops: list[tuple[str, int]] = []  # `for` loops over what the rules do not type
         raises: list[tuple[str, Raise]] = []  # `raise E` where E may name a class
         for path, module in sorted(self.index.module_of.items()):
             edges.setdefault(module, set())
             for call in self.facts.flows(path).calls:
                 found = self.statements.named(path, call)
                 if self.statements.follows(path, call, found):
-                    by_value.append((path, call, found))
+                    by_value.append((path, call.id, found))
                     found = set()
                 edges.setdefault(caller_name(module, call.scope), set()).update(found)
                 for callee in found:
-                    sites.setdefault(callee, []).append((path, call))
+                    sites.setdefault(callee, []).append((path, call.id))
                 if self.statements.hands_out(call, found):
-                    outward.append((path, call))
+                    outward.append((path, call.id))
                 owner = self.values.parameter_owner(path, call)
                 if owner is not None:
-                    through_parameters.append((path, call, owner))
+                    through_parameters.append((path, call.id, owner))
             for caller, callee, _ in self.rules.decorations(path):
                 edges.setdefault(caller, set()).add(callee)
-            for assign in self.for_loops(path):
+            for i, assign in self.for_loops(path):
                 iterated = self.rules.iteration(path, assign)
                 for callee in iterated:
                     edges.setdefault(caller_name(module, assign.scope), set()).add(callee)
                 if self.statements.loops(assign, iterated):
-                    loops.append((path, assign))
+                    loops.append((path, i))
             raises += [
                 (path, r) for r in self.facts.flows(path).raises if self.statements.names_class(r)
             ]
@@ -95,7 +112,8 @@ class CallGraph:
         while new:
             new = False
             for i in due("call", len(by_value), dropped):
-                path, call, named = by_value[i]
+                path, call_id, named = by_value[i]
+                call = self.call(path, call_id)
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
                 runs = self.remembered(("call", i), partial(self.kept_runs, path, call, named))
                 for callee in runs:
@@ -105,11 +123,10 @@ class CallGraph:
                         self.add_site(callee, path, call)
                         new = True
             new = self.add_by_values(edges, outward, loops, raises, dropped) or new
-            for path, call, owner in through_parameters:
+            for path, call_id, owner in through_parameters:
+                call = self.call(path, call_id)
                 caller = edges[caller_name(self.index.module_of[path], call.scope)]
-                passed = self.values.passed(
-                    owner, call.callee, lambda f: sites.get(f, ()), frozenset()
-                )
+                passed = self.values.passed(owner, call.callee, self.sites_of, frozenset())
                 for callee in passed - caller:
                     caller.add(callee)
                     self.add_site(callee, path, call)
@@ -119,6 +136,7 @@ class CallGraph:
             # (tracer/index/calls/answers.py); a statement whose answer is kept has its
             # edges already.
             dropped = self.objects.answers.forget()
+        self.facts.flush()  # the greps, for the next run (as a trace keeps its own)
         callees = set().union(*edges.values())
         return {name: sorted(edges.get(name, ())) for name in edges.keys() | callees}
 
@@ -128,25 +146,35 @@ class CallGraph:
 
     def add_site(self, callee: str, path: str, call: Call) -> None:
         """CALL (in PATH) runs CALLEE, found by value or through a parameter."""
-        self.sites.setdefault(callee, []).append((path, call))
+        self.sites.setdefault(callee, []).append((path, call.id))
         self.objects.answers.grew(callee)
+
+    def sites_of(self, function: str) -> Iterator[tuple[str, Call]]:
+        """The calls found so far that run FUNCTION, with their paths."""
+        for path, call_id in self.sites.get(function, ()):
+            yield path, self.call(path, call_id)
+
+    def call(self, path: str, call_id: int) -> Call:
+        return self.facts.flows(path).calls[call_id]
 
     def remembered(self, key: tuple[str, int], answer: Callable[[], Iterable[str]]) -> frozenset:
         """What ANSWER finds for one statement (KEY), kept between passes until what it read
         changes (a question of its own: it does not count towards the depth bound)."""
         return self.objects.answers.ask(key, answer, counted=False)
 
-    def for_loops(self, path: str) -> list[Assign]:
-        """The `for` statements of PATH, in order (found by their rows: the file's other
-        assignments, most of its facts, are not made)."""
+    def for_loops(self, path: str) -> list[tuple[int, Assign]]:
+        """The `for` statements of PATH, in order, with their indices (found by their rows:
+        the file's other assignments, most of its facts, are not made)."""
         assigns = self.facts.flows(path).assigns
-        return [assigns[i] for i in range(len(assigns)) if row_at(assigns, i)[ASSIGN_OP] == "for"]
+        return [
+            (i, assigns[i]) for i in range(len(assigns)) if row_at(assigns, i)[ASSIGN_OP] == "for"
+        ]
 
     def add_by_values(
         self,
         edges: dict[str, set[str]],
-        outward: list[tuple[str, Call]],
-        loops: list[tuple[str, Assign]],
+        outward: list[tuple[str, int]],
+        loops: list[tuple[str, int]],
         raises: list[tuple[str, Raise]],
         dropped: set[Key] | None,
     ) -> bool:
@@ -156,7 +184,8 @@ class CallGraph:
         statements = self.statements
         found: list[tuple[str, str, str]] = []  # (path, scope, callee)
         for i in due("handed", len(outward), dropped):
-            path, call = outward[i]
+            path, call_id = outward[i]
+            call = self.call(path, call_id)
             runs = self.remembered(("handed", i), partial(statements.handed_out, path, call))
             found += [(path, call.scope, f) for f in runs]
         for i in due("raised", len(raises), dropped):
@@ -164,7 +193,8 @@ class CallGraph:
             runs = self.remembered(("raised", i), partial(statements.raised, path, raised))
             found += [(path, raised.scope, f) for f in runs]
         for i in due("loop", len(loops), dropped):
-            path, assign = loops[i]
+            path, at = loops[i]
+            assign = self.facts.flows(path).assigns[at]
             runs = self.remembered(("loop", i), partial(statements.iterated, path, assign))
             found += [(path, assign.scope, f) for f in runs]
         new = False
