@@ -24,6 +24,8 @@ from tracer.store.names import FLAG_METHODS, FileNames
 from tracer.store.rows import ASSIGN_LINE, file_rows
 from tracer.store.units import MEMBER_KINDS, top_classes, unit_of
 
+NOT_READ = -2  # a line whose indentation is not read yet
+
 
 class CodeLines:
     """The spans SourceLines gives, each decoded from the file's bytes when first asked: a
@@ -35,6 +37,9 @@ class CodeLines:
         self.source = source
         self.text = source[len(BOM) :] if source.startswith(BOM) else source
         self.split: list[bytes] | None = None  # the lines' bytes, without their line breaks
+        self.widths: list[int] | None = None  # each line's indentation, as read (`indent`)
+        self.parents: dict[int, int] = {}  # a line (0-based) -> the header of its block
+        self.ends: dict[int, int] = {}  # a header (0-based) -> the line after its block
 
     def raw(self) -> list[bytes]:
         """The file's lines as bytes (split in C, all at once: a line's bytes are what most
@@ -42,6 +47,60 @@ class CodeLines:
         found = self.split
         if found is None:
             found = self.split = self.text.split(b"\n")
+        return found
+
+    def indent(self, index: int) -> int:
+        """The indentation of line INDEX (0-based, within the file), -1 for a blank line or a
+        comment: read from the bytes when first asked (indentation is ASCII), kept."""
+        widths = self.widths
+        if widths is None:
+            widths = self.widths = [NOT_READ] * len(self.raw())
+        found = widths[index]
+        if found == NOT_READ:
+            raw = self.split[index]  # type: ignore[index]
+            body = raw.lstrip()
+            found = widths[index] = len(raw) - len(body) if body and body[0] != 35 else -1
+        return found
+
+    def parent(self, index: int) -> int:
+        """The nearest line above line INDEX (0-based) indented less, whose block holds it
+        (blank lines and comments skipped); -1 when there is none. Kept, for it and for the
+        lines of its block met on the way: a walk up from a line goes from block to block."""
+        found = self.parents.get(index)
+        if found is not None:
+            return found
+        indent = self.indent(index)
+        above = index - 1 if indent > 0 else -1
+        siblings = [index]  # lines of the same block met on the way: the same parent
+        while above >= 0:
+            width = self.indent(above)
+            if width < 0:
+                above -= 1
+            elif width < indent:
+                break
+            elif (known := self.parents.get(above)) is not None:
+                if width == indent:
+                    above = known
+                    break
+                above = known
+            else:
+                if width == indent:
+                    siblings.append(above)
+                above -= 1
+        for line in siblings:
+            self.parents[line] = above
+        return above
+
+    def block_end(self, index: int) -> int:
+        """The index of the first line after line INDEX's block (the next line indented no
+        more than it, blank lines and comments skipped; the number of lines at the end)."""
+        found = self.ends.get(index)
+        if found is None:
+            level, last = self.indent(index), len(self.raw())
+            found = index + 1
+            while found < last and not 0 <= self.indent(found) <= level:
+                found += 1
+            self.ends[index] = found
         return found
 
     def line(self, number: int) -> str | None:

@@ -78,6 +78,8 @@ class FlowGraph(Protocol):
 # not seen: a flow missed, never one made up (a call's stores add and replace nothing).
 MAX_CALL_DEPTH = 4
 LOOPS = ("for ", "while ", "async for ")
+LOOP_HEADS = tuple(head.encode() for head in LOOPS)
+HEADS_OF_SCOPES = (b"def ", b"async def ", b"class ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -659,27 +661,19 @@ def first_param(graph: FlowGraph, function: str) -> str | None:
 def loop_around(tables: FileTables, scope: str, line: int) -> tuple[int, int] | None:
     """The first line and the end of the innermost `for` or `while` loop around LINE in the
     same function (read from the source's indentation); None when there is none."""
-    text = tables.lines.line(line)
-    if text is None:
+    lines = tables.lines
+    raw = lines.raw()
+    if not 0 < line <= len(raw):
         return None
-    indent = len(text) - len(text.lstrip())
-    number = line
-    while indent > 0 and (above := tables.lines.line(number := number - 1)) is not None:
-        body = above.lstrip()
-        if not body or body.startswith("#"):
-            continue
-        level = len(above) - len(body)
-        if level >= indent:
-            continue
-        if body.startswith(("def ", "async def ", "class ")):
+    text = raw[line - 1]
+    if not text.strip() or text.lstrip().startswith(b"#"):
+        return None  # no statement here (a row's line always holds one)
+    index = lines.parent(line - 1)
+    while index >= 0:
+        body = raw[index].lstrip()
+        if body.startswith(HEADS_OF_SCOPES):
             return None
-        indent = level
-        if body.startswith(LOOPS):
-            end = number + 1
-            while (after := tables.lines.line(end)) is not None:
-                rest = after.lstrip()
-                if rest and not rest.startswith("#") and len(after) - len(rest) <= level:
-                    break
-                end += 1
-            return number, end
+        if body.startswith(LOOP_HEADS):
+            return index + 1, lines.block_end(index) + 1
+        index = lines.parent(index)
     return None
