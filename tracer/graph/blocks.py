@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
 
 # Statements whose targets are bound only if their body runs, or only in part of them.
-NOT_PLAIN = ("for ", "async ", "with ", "except", "if ", "elif ", "while ", "case ", "match ")
+NOT_PLAIN = (b"for ", b"async ", b"with ", b"except", b"if ", b"elif ", b"while ", b"case ")
+NOT_PLAIN += (b"match ",)
+# The source is read as bytes: indentation and the keywords that open a statement are ASCII.
 
 
 def dominates(tables: FileTables, def_id: str, line: int) -> bool:
@@ -43,15 +45,11 @@ def runs_before(tables: FileTables, first: int, last: int, line: int, case: bool
 def in_own_body(tables: FileTables, line: int) -> bool:
     """Is the statement at LINE one of its function's own body, in no branch, loop, `with` or
     `try` (the first line above it indented less is a `def`)?"""
-    own = indent_at(tables, line)
-    if own is None:
+    raw = tables.lines.raw()
+    if not 0 < line <= len(raw) or tables.lines.indent(line - 1) < 0:
         return False
-    number = line
-    while (above := indent_at(tables, number := number - 1)) is not None:
-        level, body = above
-        if body and not body.startswith("#") and level < own[0]:
-            return body.startswith(("def ", "async def "))
-    return False
+    header = tables.lines.parent(line - 1)
+    return header >= 0 and raw[header].lstrip().startswith((b"def ", b"async def "))
 
 
 def binds_case(tables: FileTables, def_id: str) -> bool:
@@ -70,16 +68,16 @@ def block_end(tables: FileTables, first: int, last: int, case: bool = False) -> 
     if (first, case) in ends:
         return ends[first, case]
     found: int | None = None
-    text = tables.lines.line(first)
-    if text is not None:
+    lines = tables.lines
+    raw = lines.raw()
+    if 0 < first <= len(raw):
+        text = raw[first - 1]
         stripped = text.lstrip()
         indent = len(text) - len(stripped) + case  # a case's body is indented more than it
-        if case or (not stripped.startswith(NOT_PLAIN) and ":=" not in stripped):
+        if case or (not stripped.startswith(NOT_PLAIN) and b":=" not in stripped):
             found = 1 << 30
-            number = last
-            while (line := tables.lines.line(number := number + 1)) is not None:
-                body = line.lstrip()
-                if body and not body.startswith("#") and len(line) - len(body) < indent:
+            for number in range(last + 1, len(raw) + 1):
+                if 0 <= lines.indent(number - 1) < indent:
                     found = number
                     break
     ends[first, case] = found
@@ -150,14 +148,15 @@ def covered_before(tables: FileTables, defs: list[str], line: int) -> int:
     return best
 
 
-HEADERS = ("if ", "elif ", "else", "try", "finally", "except", "for ", "while ", "with ")
+HEADERS = (b"if ", b"elif ", b"else", b"try", b"finally", b"except", b"for ", b"while ", b"with ")
 
 
-def indent_at(tables: FileTables, number: int) -> tuple[int, str] | None:
-    """The indentation and the text (stripped) of line NUMBER; None past the end."""
-    text = tables.lines.line(number)
-    if text is None:
+def indent_at(tables: FileTables, number: int) -> tuple[int, bytes] | None:
+    """The indentation and the bytes (stripped) of line NUMBER; None past the end."""
+    raw = tables.lines.raw()
+    if not 0 < number <= len(raw):
         return None
+    text = raw[number - 1]
     body = text.lstrip()
     return len(text) - len(body), body
 
@@ -171,21 +170,21 @@ def branch_of(tables: FileTables, line: int) -> tuple[int, int] | None:
     number = line
     while (above := indent_at(tables, number := number - 1)) is not None:
         level, body = above
-        if not body or body.startswith("#") or level >= own[0]:
+        if not body or body.startswith(b"#") or level >= own[0]:
             continue
-        if not body.startswith(("if ", "elif ", "else:")):
+        if not body.startswith((b"if ", b"elif ", b"else:")):
             return None
         header = number
-        while not body.startswith("if "):
+        while not body.startswith(b"if "):
             found = indent_at(tables, number := number - 1)
             if found is None:
                 return None
             upper, body = found
-            if body and not body.startswith("#") and upper < level:
+            if body and not body.startswith(b"#") and upper < level:
                 return None
             if upper != level or not body:
                 continue
-            if not body.startswith(("if ", "elif ", "else:")):
+            if not body.startswith((b"if ", b"elif ", b"else:")):
                 return None
         return number, header
     return None
@@ -203,20 +202,20 @@ def if_chain(tables: FileTables, first: int) -> tuple[list[int], int, int] | Non
     number = first
     while (below := indent_at(tables, number := number + 1)) is not None:
         indent, body = below
-        if not body or body.startswith("#") or indent > level:
+        if not body or body.startswith(b"#") or indent > level:
             continue
-        if indent == level and body.startswith(("elif ", "else:")):
+        if indent == level and body.startswith((b"elif ", b"else:")):
             headers.append(number)
             continue
         break
     end = number  # the first line after the statement (or past the file's end)
     last = indent_at(tables, headers[-1])
-    if last is None or not last[1].startswith("else:"):
+    if last is None or not last[1].startswith(b"else:"):
         return None
     enclosing = end
     while (below := indent_at(tables, enclosing)) is not None:
         indent, body = below
-        if body and not body.startswith("#") and indent < level:
+        if body and not body.startswith(b"#") and indent < level:
             break
         enclosing += 1
     else:

@@ -626,12 +626,13 @@ def call_dominates(tables: FileTables, call_id: int | None, line: int) -> bool:
     return runs_before(tables, call.line, call.end_line, line)
 
 
-LEAVING = re.compile(r"\s*(?:return|raise|yield)\b")
+LEAVING = re.compile(rb"\s*(?:return|raise|yield)\b")  # read from the line's bytes
 
 
 def leaves_before(tables: FileTables, first: int, last: int) -> bool:
     """Is a `return`, `raise` or `yield` written on the lines FIRST up to LAST (excluded)?"""
-    return any(LEAVING.match(tables.lines.line(n) or "") for n in range(first, last))
+    raw = tables.lines.raw()
+    return any(LEAVING.match(raw[n - 1]) for n in range(max(first, 1), min(last, len(raw) + 1)))
 
 
 def names_in(shape: object, name: str) -> bool:
