@@ -7,6 +7,8 @@ import json
 from tracer.analyses.callgraph import CallGraph, call_graph
 from tracer.analyses.calls.queries import CallEdge, CallQueries
 from tracer.cli.main import main
+from tracer.session import open_session
+from tracer.store.cache import FactCache
 
 
 def test_simple_calls_nested_functions_and_module_code(snippet_session):
@@ -802,3 +804,19 @@ def test_the_call_graph_is_the_same_when_few_files_are_held_at_once(snippet_sess
     # One file's flows were kept at a time: the others were read again when asked again.
     assert list(session.facts.rows_by_path) == list(session.facts.flows_by_path)
     assert len(session.facts.rows_by_path) == 1
+
+
+def test_files_are_held_at_most_n_only_with_the_cache_on(write_tree, tmp_path):
+    root = write_tree(SPREAD_TREE)
+    uncached = open_session(str(root), cache=FactCache(tmp_path / "off", enabled=False))
+    uncached.facts.hold_at_most(1)
+    assert uncached.facts.held is None  # a file let go would be parsed again: all are kept
+    assert CallGraph(uncached, held_files=1).build()["pkg.run.each"] == ["pkg.ops.shift"]
+    assert len(uncached.facts.rows_by_path) == len(SPREAD_TREE)
+    cached = open_session(str(root), cache=FactCache(tmp_path / "on"))
+    cached.facts.hold_at_most(2)
+    for path in sorted(SPREAD_TREE):
+        cached.facts.flows(path)
+    # The two files read last are held, in the order they were read.
+    assert list(cached.facts.rows_by_path) == sorted(SPREAD_TREE)[-2:]
+    assert list(cached.facts.flows_by_path) == sorted(SPREAD_TREE)[-2:]
