@@ -216,9 +216,9 @@ def test_a_worker_that_fails_on_a_chunk_ends_quietly_for_the_index_to_report(tmp
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert worker.stdin is not None and worker.stdout is not None
-    send(worker.stdin, [b"x = 1\n"])
+    send(worker.stdin, ("summaries", [b"x = 1\n"]))
     assert isinstance(receive(worker.stdout), list)
-    send(worker.stdin, ["not bytes"])  # what no index sends: parse() fails on it
+    send(worker.stdin, ("summaries", ["not bytes"]))  # what no index sends: parse() fails
     assert receive(worker.stdout) is None
     worker.stdin.close()
     assert worker.wait(timeout=60) == 0

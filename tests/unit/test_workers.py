@@ -134,3 +134,26 @@ def test_ctrl_c_during_a_cold_index_ends_it_cleanly_workers_and_all(tmp_path):
     while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(Path(f"/proc/{w}").exists() for w in workers), "a worker outlived sgtrace"
+
+
+def test_flows_made_by_workers_are_those_made_here(tmp_path, monkeypatch):
+    """The call graph has the flows of files not cached made in workers: the entries they
+    cache hold what this process would have made, a file no worker made is made when asked,
+    and nothing is parsed again when every entry is there."""
+    root = tree(tmp_path / "src", 60)
+    monkeypatch.setenv(JOBS_ENV, "2")
+    workers = index_snapshot(local_snapshot(root), FactCache(tmp_path / "c2"))
+    paths = sorted(workers.index.module_of)
+    before = workers.facts.parsed_files
+    workers.facts.make_flows(paths)
+    assert workers.facts.parsed_files == before + len(paths)
+    assert all(workers.facts.cached_flows(path) for path in paths)
+    workers.facts.make_flows(paths)  # all cached: nothing made again
+    assert workers.facts.parsed_files == before + len(paths)
+    monkeypatch.setenv(JOBS_ENV, "1")
+    here = index_snapshot(local_snapshot(root), FactCache(tmp_path / "c1"))
+    for path in paths:
+        made, read = here.facts.flows(path), workers.facts.flows(path)
+        assert (list(made.calls), list(made.assigns)) == (list(read.calls), list(read.assigns))
+        assert (list(made.returns), list(made.uses)) == (list(read.returns), list(read.uses))
+    assert workers.facts.parsed_files == before + len(paths)  # read from the entries made

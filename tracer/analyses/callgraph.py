@@ -59,6 +59,7 @@ class CallGraph:
     def build(self) -> dict[str, list[str]]:
         held = self.facts.held
         self.facts.hold_at_most(self.held_files)
+        self.facts.make_flows(sorted(self.index.module_of))  # those not cached, in workers
         try:
             return self.edges()
         finally:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 import pickle
 import re
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from tracer.store.names import READS, FileNames, names_parts, read_names
 from tracer.store.partial import PartialParts
 from tracer.store.parts import Parts, Remake, pack_entry
 from tracer.store.rows import METHOD_CALLS, UNIT_ROWS, FileRows, decode_flows, encode_flows
-from tracer.store.workers import summaries_made, worker_count
+from tracer.store.workers import flows_made, summaries_made, worker_count
 from tracer.versions import FLOWS, GREPS, NAMES, SUMMARIES, CachedKind
 
 Progress = Callable[[int, int], None]
@@ -205,6 +206,23 @@ class Facts:
         last (and moving a file at each ask) cost more than it saved. Only with the cache
         on: without it a file let go would be parsed again. None: keep every file."""
         self.held = files if self.cache.enabled else None
+
+    def make_flows(self, paths: list[str]) -> None:
+        """Make and cache the flows of those of PATHS not cached yet, in worker processes when
+        they are many (`SGTRACE_JOBS`): for work that reads every file (the call graph), so
+        that this process parses nothing. Nothing without the cache."""
+        if not self.cache.enabled:
+            return
+        todo = [p for p in paths if not self.cached_flows(p)]
+        for path, parts in flows_made(todo, self.snapshot.read, worker_count(len(todo))):
+            if parts is not None:
+                self.parsed_files += 1
+                self.cache.put_bytes(FLOWS, self.key(path), pack_entry(parts))
+
+    def cached_flows(self, path: str) -> bool:
+        """Is there an entry for PATH's flows in the cache (whole or not: read when asked)?"""
+        where = self.cache.entry_path(FLOWS, self.key(path))
+        return where is not None and os.path.exists(where)
 
     def flows(self, path: str) -> FileFlows:
         """PATH's flows, each fact made when first read (see `rows`)."""

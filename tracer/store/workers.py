@@ -1,10 +1,11 @@
-"""Summaries made in worker processes: a cold index parses thousands of files, each on its own,
-and the machines sgtrace runs on have cores to spare.
+"""Summaries (and flows) made in worker processes: a cold index parses thousands of files, each on
+its own, and the machines sgtrace runs on have cores to spare.
 
 A worker is a new interpreter that runs `serve` (started with this package's path, not through
 `multiprocessing`, so it never re-runs the caller's main script and needs no shared memory): it
 reads chunks of file contents on its stdin and writes their summaries, pickled as the cache
-keeps them, on its stdout, each message a length and a pickle. It imports only the extractor
+keeps them (or their flows, the parts of the cache's entry: `flows_made`), on its stdout, each
+message a length and a pickle. It imports only the extractor
 and shares no state with the index. A thread of the index feeds each worker a chunk at a time;
 where a worker cannot start or dies, the files it had are parsed in the index's process."""
 
@@ -35,11 +36,26 @@ JOBS_ENV = "SGTRACE_JOBS"  # the processes that summarize, this one included; 1:
 LENGTH = struct.Struct("<Q")
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder `tracer/` is in
 FAILED = b""  # a chunk's result when its worker failed: parsed here instead
+TAKEN = b"taken"  # a chunk's result once asked: the pool keeps none
 
 
 def summary_bytes(source: bytes) -> bytes:
     """SOURCE's summary, pickled as the cache keeps it."""
     return pickle.dumps(summarize(parse(source)), pickle.HIGHEST_PROTOCOL)
+
+
+def flows_bytes(source: bytes) -> bytes:
+    """SOURCE's flows, as the parts of their cache entry (pickled)."""
+    from tracer.extract.flows import extract_flows
+    from tracer.store.rows import encode_flows
+
+    parsed = parse(source)
+    summary = summarize(parsed)
+    parts = encode_flows(extract_flows(parsed, summary), summary)
+    return pickle.dumps(parts, pickle.HIGHEST_PROTOCOL)
+
+
+MAKERS: dict[str, Callable[[bytes], bytes]] = {"summaries": summary_bytes, "flows": flows_bytes}
 
 
 def worker_count(files: int) -> int:
@@ -82,9 +98,10 @@ def serve() -> None:
     os.dup2(2, 1)
     requests = sys.stdin.buffer
     try:
-        while (chunk := receive(requests)) is not None:
-            assert isinstance(chunk, list)
-            send(answers, [summary_bytes(source) for source in chunk])
+        while (request := receive(requests)) is not None:
+            assert isinstance(request, tuple)
+            kind, chunk = request
+            send(answers, [MAKERS[kind](source) for source in chunk])
     except Exception:  # noqa: BLE001 - a pipe gone, or a file that fails: the index parses
         pass  # the chunk again and reports what is wrong once, not a worker's traceback too
     with contextlib.suppress(OSError):
@@ -92,9 +109,17 @@ def serve() -> None:
 
 
 class Pool:
-    """WORKERS worker processes, each fed by a thread, summarizing CHUNKS of paths."""
+    """WORKERS worker processes, each fed by a thread, making KIND (a key of MAKERS) of CHUNKS
+    of paths."""
 
-    def __init__(self, chunks: list[list[str]], read: Callable[[str], bytes], workers: int) -> None:
+    def __init__(
+        self,
+        chunks: list[list[str]],
+        read: Callable[[str], bytes],
+        workers: int,
+        kind: str = "summaries",
+    ) -> None:
+        self.kind = kind
         self.chunks = chunks
         self.read = read
         self.results: list[list[bytes] | bytes | None] = [None] * len(chunks)
@@ -129,7 +154,8 @@ class Pool:
                     current = self.todo.get_nowait()
                 except queue.Empty:
                     break
-                send(process.stdin, [self.read(path) for path in self.chunks[current]])
+                sources = [self.read(path) for path in self.chunks[current]]
+                send(process.stdin, (self.kind, sources))
                 answer = receive(process.stdout)
                 if not isinstance(answer, list) or len(answer) != len(self.chunks[current]):
                     raise EOFError("worker gave no answer")
@@ -155,11 +181,13 @@ class Pool:
             self.changed.notify_all()
 
     def result(self, chunk: int) -> list[bytes] | None:
-        """CHUNK's pickled summaries, once a worker has them; None when no worker will."""
+        """CHUNK's pickled summaries, once a worker has them; None when no worker will. The
+        pool lets go of them (each chunk is asked once)."""
         with self.changed:
             while self.results[chunk] is None and self.alive > 0:
                 self.changed.wait()
             found = self.results[chunk]
+            self.results[chunk] = FAILED if found is None else TAKEN
         return found if isinstance(found, list) else None
 
     def stop(self) -> None:
@@ -185,3 +213,22 @@ def summaries_made(
     finally:
         if pool is not None:
             pool.stop()
+
+
+def flows_made(
+    paths: list[str], read: Callable[[str], bytes], workers: int
+) -> Iterator[tuple[str, list[bytes] | None]]:
+    """Each of PATHS with the parts of its flows' cache entry, made in WORKERS (more than one)
+    worker processes; None for the files no worker made (their flows are made when asked)."""
+    chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
+    if workers < 2 or not chunks:
+        yield from ((path, None) for path in paths)
+        return
+    pool = Pool(chunks, read, min(workers, len(chunks)), "flows")
+    try:
+        for i, chunk in enumerate(chunks):
+            made = pool.result(i)
+            for j, path in enumerate(chunk):
+                yield path, None if made is None else pickle.loads(made[j])
+    finally:
+        pool.stop()
