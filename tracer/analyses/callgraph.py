@@ -31,8 +31,8 @@ from tracer.store.rows import row_at
 ASSIGN_OP = [field.name for field in fields(Assign)].index("op")
 # The files whose flows are kept at once: a bound on memory, not on what is found (a file let
 # go is read again from the cache when asked again). Every file's flows, facts and rows, held
-# at once on a tree of 4,700 files took 1.9 GB of the 2 the call graph took; past a hundred
-# files held, more saved no reading (tests/bench, `bench_index --callgraph`).
+# at once on a tree of 4,700 files took 1.2 GB of the 1.9 the call graph took; holding 128 to
+# 512 files read as many files again (tests/bench/bench_callgraph.py, docs/performance.md).
 HELD_FILES = 128
 
 

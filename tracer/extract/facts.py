@@ -136,6 +136,11 @@ class FileSummary:
     aliases: tuple[AliasDef, ...]
     warnings: tuple[str, ...]
 
+    def function_at(self, line: int) -> FunctionDef | None:
+        """The innermost function whose lines hold LINE; None at the module's level."""
+        around = (f for f in self.functions if f.line <= line <= f.end_line)
+        return max(around, key=lambda f: f.line, default=None)
+
 
 # The structure of an expression that holds values inside it, as nested tuples (plain
 # tuples pickle small and load fast), each headed by its form:

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from tracer.graph.file_steps import FileTables
 
 # Statements whose targets are bound only if their body runs, or only in part of them.
-NOT_PLAIN = (b"for ", b"async ", b"with ", b"except", b"if ", b"elif ", b"while ", b"case ")
-NOT_PLAIN += (b"match ",)
-# The source is read as bytes: indentation and the keywords that open a statement are ASCII.
+# (The source is read as bytes: indentation and the keywords that open a statement are ASCII.)
+NOT_PLAIN = (
+    b"for ", b"async ", b"with ", b"except", b"if ", b"elif ", b"while ", b"case ", b"match "
+)  # fmt: skip
 
 
 def dominates(tables: FileTables, def_id: str, line: int) -> bool:
@@ -164,30 +165,27 @@ def indent_at(tables: FileTables, number: int) -> tuple[int, bytes] | None:
 def branch_of(tables: FileTables, line: int) -> tuple[int, int] | None:
     """For a statement at LINE in the body of a branch of an `if` (not nested deeper): the
     first line of the `if` statement and of the branch's header."""
-    own = indent_at(tables, line)
-    if own is None:
+    if indent_at(tables, line) is None:
         return None
-    number = line
-    while (above := indent_at(tables, number := number - 1)) is not None:
-        level, body = above
-        if not body or body.startswith(b"#") or level >= own[0]:
+    number = header = tables.lines.parent(line - 1) + 1  # the header of its block
+    above = indent_at(tables, header) if header else None
+    if above is None:
+        return None
+    level, body = above
+    if not body.startswith((b"if ", b"elif ", b"else:")):
+        return None
+    while not body.startswith(b"if "):
+        found = indent_at(tables, number := number - 1)
+        if found is None:
+            return None
+        upper, body = found
+        if body and not body.startswith(b"#") and upper < level:
+            return None
+        if upper != level or not body:
             continue
         if not body.startswith((b"if ", b"elif ", b"else:")):
             return None
-        header = number
-        while not body.startswith(b"if "):
-            found = indent_at(tables, number := number - 1)
-            if found is None:
-                return None
-            upper, body = found
-            if body and not body.startswith(b"#") and upper < level:
-                return None
-            if upper != level or not body:
-                continue
-            if not body.startswith((b"if ", b"elif ", b"else:")):
-                return None
-        return number, header
-    return None
+    return number, header
 
 
 def if_chain(tables: FileTables, first: int) -> tuple[list[int], int, int] | None:

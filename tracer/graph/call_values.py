@@ -469,8 +469,7 @@ class CallValues:
                 continue  # `from m import (\n    NAME,\n)`
             if not quoted and ANNOTATION.search(source, start, at):
                 continue  # `x: NAME,`, `Optional[NAME]`, `-> NAME`: a type, not a value
-            around = [f for f in summary.functions if f.line <= line <= f.end_line]
-            inner = max(around, key=lambda f: f.line, default=None)
+            inner = summary.function_at(line)
             if inner is not None and body_only:
                 continue
             if inner is not None:

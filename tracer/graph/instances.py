@@ -77,8 +77,7 @@ class FlowGraph(Protocol):
 # followed out of) to the writes on the parameter an object is bound to. A write made deeper is
 # not seen: a flow missed, never one made up (a call's stores add and replace nothing).
 MAX_CALL_DEPTH = 4
-LOOPS = ("for ", "while ", "async for ")
-LOOP_HEADS = tuple(head.encode() for head in LOOPS)
+LOOP_HEADS = (b"for ", b"while ", b"async for ")
 HEADS_OF_SCOPES = (b"def ", b"async def ", b"class ")
 
 

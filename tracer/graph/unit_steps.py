@@ -430,8 +430,8 @@ class UnitSteps:
         """The number of the class-body assignment at LINE that binds NAME, if one does: of
         the assignments to NAME in the scope around the class (the class body's names are
         assigned there), the one on LINE."""
-        around = [f for f in self.summary.functions if f.line <= line <= f.end_line]
-        scope = max(around, key=lambda f: f.line).qualname if around else MODULE_SCOPE
+        inner = self.summary.function_at(line)
+        scope = inner.qualname if inner is not None else MODULE_SCOPE
         for number in self.rows.scope_targets.get(scope, {}).get(name, ()):
             assign = self.rows.row(ASSIGN_ROWS, number)
             if assign[ASSIGN_LINE] == line and assign[ASSIGN_OP] == "=":

@@ -5,8 +5,8 @@ A worker is a new interpreter that runs `serve` (started with this package's pat
 `multiprocessing`, so it never re-runs the caller's main script and needs no shared memory): it
 reads chunks of file contents on its stdin and writes their summaries, pickled as the cache
 keeps them (or their flows, the parts of the cache's entry: `flows_made`), on its stdout, each
-message a length and a pickle. It imports only the extractor
-and shares no state with the index. A thread of the index feeds each worker a chunk at a time;
+message a length and a pickle. It imports only the extractor (and the rows' encoder) and
+shares no state with the index. A thread of the index feeds each worker a chunk at a time;
 where a worker cannot start or dies, the files it had are parsed in the index's process."""
 
 from __future__ import annotations
@@ -181,8 +181,8 @@ class Pool:
             self.changed.notify_all()
 
     def result(self, chunk: int) -> list[bytes] | None:
-        """CHUNK's pickled summaries, once a worker has them; None when no worker will. The
-        pool lets go of them (each chunk is asked once)."""
+        """CHUNK's answers (each file's summary or flows, pickled), once a worker has them;
+        None when no worker will. The pool lets go of them (each chunk is asked once)."""
         with self.changed:
             while self.results[chunk] is None and self.alive > 0:
                 self.changed.wait()
