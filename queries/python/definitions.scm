@@ -14,3 +14,7 @@
 
 ; Lambdas are scopes too (`mod.<lambda1>` in the call graph)
 (lambda) @definition.lambda
+
+; Names a function binds in its module or an enclosing function: `global x`, `nonlocal x`
+(global_statement (identifier) @declared.global)
+(nonlocal_statement (identifier) @declared.nonlocal)

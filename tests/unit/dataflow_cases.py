@@ -373,6 +373,58 @@ CASES: tuple[Case, ...] = (
             sink(kept)  # not reached
 
 
+        def read_current():
+            sink(current)  # reached
+
+
+        def deeper():
+            found = "plain"
+
+            def middle():
+                def inner():
+                    nonlocal found
+                    found = SECRET
+
+                inner()
+
+            middle()
+            sink(found)  # reached
+
+
+        def overwritten_after():
+            seen = "plain"
+
+            def fill():
+                nonlocal seen
+                seen = SECRET
+
+            fill()
+            seen = "plain"
+            sink(seen)  # not reached
+
+
+        def read_before_the_call():
+            early = "plain"
+
+            def fill():
+                nonlocal early
+                early = SECRET
+
+            sink(early)  # not reached
+            fill()
+
+
+        def handed_on(run):
+            later = "plain"
+
+            def fill():
+                nonlocal later
+                later = SECRET
+
+            run(fill)
+            sink(later)  # reached
+
+
         set_current()
         sink(current)  # reached
         """,

@@ -22,6 +22,7 @@ HOLDING = frozenset(
         "comprehensions keep their elements' parts",
         "getattr and setattr by a constant name",
         "loop-carried values",
+        "global and nonlocal",
     }
 )
 

@@ -63,6 +63,9 @@ class FunctionDef:
     start_byte: int
     end_byte: int
     is_lambda: bool = False
+    # The names its body declares `global` or `nonlocal`, each with the declaration's word:
+    # (name, "global" | "nonlocal"). Its bindings of such a name are of that outer scope.
+    declared: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_static(self) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tree_sitter import Node
 
 from tracer.extract.facts import (
@@ -26,6 +28,7 @@ def summarize(parsed: Parsed) -> FileSummary:
     """The symbols of PARSED; the tree is only read."""
     by_concern = matches_by_concern(SUMMARY_QUERIES, parsed.tree.root_node, CONCERNS)
     functions, classes = definitions(by_concern["definitions"], class_fields(by_concern["fields"]))
+    functions = with_declarations(functions, classes, by_concern["declarations"])
     return FileSummary(
         imports=tuple(imports(by_concern["imports"])),
         classes=tuple(classes),
@@ -45,6 +48,8 @@ CONCERNS = {
     "reference.import.from": "imports",
     "definition.field": "fields",
     "name.definition.alias": "aliases",
+    "declared.global": "declarations",
+    "declared.nonlocal": "declarations",
 }
 
 
@@ -93,6 +98,36 @@ def definitions(
         functions.append(function_def(match, node, name, qualname, outer if in_class else None))
         stack.append((node.end_byte, qualname, False))
     return functions, classes
+
+
+def with_declarations(
+    functions: list[FunctionDef], classes: list[ClassDef], found: list[Match]
+) -> list[FunctionDef]:
+    """FUNCTIONS, each with the names its own body declares `global` or `nonlocal` (FOUND):
+    a declaration belongs to the innermost function around it, unless a class body nearer
+    holds it (a class body's own declaration binds no function's name)."""
+    declared: dict[int, list[tuple[str, str]]] = {}
+    for match in found:
+        word = "global" if "declared.global" in match else "nonlocal"
+        node = match[f"declared.{word}"][0]
+        around = [
+            (f.start_byte, i)
+            for i, f in enumerate(functions)
+            if f.start_byte <= node.start_byte < f.end_byte and not f.is_lambda
+        ]
+        if not around:
+            continue  # at the module's level: names the module's own
+        i = max(around)[1]
+        line = node.start_point[0] + 1
+        if any(functions[i].line < c.line and c.line <= line <= c.end_line for c in classes):
+            continue
+        pair = (text(node), word)
+        if pair not in declared.setdefault(i, []):
+            declared[i].append(pair)
+    return [
+        replace(f, declared=tuple(declared[i])) if i in declared else f
+        for i, f in enumerate(functions)
+    ]
 
 
 def definition_node(match: dict[str, list[Node]]) -> Node:

@@ -173,6 +173,47 @@ class FileTables(StepTables):
         self.unit_steps = UnitSteps(path, summary, flows, resolver, self, self.rows)
 
     @cached_property
+    def declared(self) -> dict[tuple[str, str], str]:
+        """(function, name) -> the scope whose variable NAME is in that function, where the
+        function declares it: `global` the module's, `nonlocal` the nearest function around
+        that binds it itself. The function's own bindings of NAME are kept under its own
+        scope (as its steps are) and reach that scope's reads by `FlowGraph.declared_readers`."""
+        functions = {f.qualname: f for f in self.summary.functions}
+
+        def binds(scope: str, name: str) -> bool:  # a function that binds NAME itself
+            around = functions.get(scope)
+            return (
+                around is not None
+                and (name, "nonlocal") not in around.declared
+                and (
+                    any(p.name == name for p in around.params)
+                    or name in (self.rows.scope_targets.get(scope) or {})
+                )
+            )
+
+        found: dict[tuple[str, str], str] = {}
+        for function in self.summary.functions:
+            for name, word in function.declared:
+                scope = function.qualname
+                if word == "global":
+                    scope = MODULE_SCOPE
+                while scope != MODULE_SCOPE:
+                    scope = scope.rpartition(".")[0] or MODULE_SCOPE
+                    if binds(scope, name):
+                        break
+                if scope != MODULE_SCOPE or word == "global":  # none binds it: not Python
+                    found[(function.qualname, name)] = scope
+        return found
+
+    @cached_property
+    def declarers(self) -> dict[tuple[str, str], list[str]]:
+        """(scope, name) -> the functions that declare NAME theirs (see `declared`)."""
+        found: dict[tuple[str, str], list[str]] = {}
+        for (function, name), scope in self.declared.items():
+            found.setdefault((scope, name), []).append(function)
+        return found
+
+    @cached_property
     def lines(self) -> CodeLines:
         # SOURCE may be how to read it: most files a query reaches show no step.
         source = self.source

@@ -50,6 +50,7 @@ class FlowGraph:
         self.stores: dict[str, dict[tuple[str, str], list[str]]] = {}  # see stores_into
         self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
         self.running: dict[tuple[str, str], bool] = {}  # see may_run
+        self.declared: dict[tuple[str, str, str], list[str]] = {}  # see declared_readers
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -320,6 +321,69 @@ class FlowGraph:
                     continue
                 for reader in readers:
                     yield Edge(step.id, reader, "local", 1.0)
+        # A name the function declares `global` or `nonlocal`: the outer scope's reads too.
+        if after and (scope, name) in tables.declared:
+            for reader in self.declared_readers(tables, scope, name):
+                yield Edge(step.id, reader, "local", 1.0)
+
+    def declared_readers(self, tables: FileTables, function: str, name: str) -> list[str]:
+        """The reads outside FUNCTION a binding of NAME in it reaches, where FUNCTION declares
+        NAME `global` or `nonlocal` (the variable of the scope S `tables.declared` names):
+        S's own reads after a call written in S of FUNCTION (of the function around it in S,
+        if each one on the way is called in the one around it), unless a binding of S always
+        runs in between (after the function's end, where S hands it on; none where it is
+        never called), and the reads of NAME of every other function that may run and reads
+        S's variable. [] for any other name."""
+        key = (tables.path, function, name)
+        found = self.declared.get(key)
+        if found is not None:
+            return found
+        found = self.declared[key] = []
+        scope = tables.declared.get((function, name))
+        if scope is None:
+            return found
+        # The function around it directly in S, if each one on the way is called in its own.
+        current: str | None = function
+        while current is not None and (current.rpartition(".")[0] or MODULE_SCOPE) != scope:
+            parent = current.rpartition(".")[0]
+            current = parent if closure_calls(tables, parent, current) != [] else None
+        starts: list[int] | None = []
+        if current is not None and scope == MODULE_SCOPE:
+            starts = [
+                tables.rows.call_line(call_id)
+                for call_id, where, callee in tables.rows.callees.heads(current)
+                if where == MODULE_SCOPE and callee == current
+            ]
+        elif current is not None:
+            starts = closure_calls(tables, scope, current)
+        if starts is None:  # handed on: it may run whenever after its definition
+            defined = [f.end_line for f in tables.summary.functions if f.qualname == current]
+            starts = defined[:1]
+        later = [
+            d
+            for d in tables.local_defs.get((scope, name), [])
+            if not step_ids.is_param(d) and rebinds(tables, d)
+        ]
+        for reader in tables.local_reads.get((scope, name), []):
+            line = tables.steps[reader].line
+            if any(
+                start < line
+                and not any(
+                    start < tables.steps[d].line < line and dominates(tables, d, line)
+                    for d in later
+                )
+                for start in starts
+            ):
+                found.append(reader)
+        for (inner, local), readers in tables.inner_reads(scope):
+            if local != name or inner in (scope, function) or (inner, name) in tables.local_defs:
+                continue
+            defs = self.local_definitions(tables, inner, name)
+            if (tables.scope_of[defs[0]] if defs else MODULE_SCOPE) != scope:
+                continue  # a function nearer binds its own
+            if self.may_run(tables.path, inner):
+                found.extend(readers)
+        return found
 
     def bound_in_loop(
         self, tables: FileTables, scope: str, name: str, start: int, line: int
@@ -554,6 +618,13 @@ class FlowGraph:
         base, _, attr = ref.rpartition(".")
         if not base:
             defs = self.local_definitions(tables, scope, ref)
+            # Bindings in functions that declare the name theirs (`global`, `nonlocal`).
+            variable = tables.scope_of[defs[0]] if defs else MODULE_SCOPE
+            for function in tables.declarers.get((variable, ref), ()):
+                if function != scope and step.id in self.declared_readers(tables, function, ref):
+                    for source in tables.local_defs.get((function, ref), []):
+                        if not step_ids.is_param(source):
+                            yield local_edge(tables, source, step.id, ref)
             outer = tables.scope_of[defs[0]] if defs else scope
             calls = closure_calls(tables, outer, scope) if outer != scope else None
             if calls is not None:  # a closure run only where it is called: bound at a call
