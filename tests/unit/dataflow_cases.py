@@ -425,6 +425,20 @@ CASES: tuple[Case, ...] = (
             sink(later)  # reached
 
 
+        def store(value):
+            global stored
+            stored = value
+
+
+        def fetch():
+            return stored
+
+
+        def through_a_global():
+            store(SECRET)
+            sink(fetch())  # reached
+
+
         set_current()
         sink(current)  # reached
         """,

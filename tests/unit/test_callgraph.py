@@ -508,6 +508,51 @@ def test_names_bound_by_unpacking_a_tuple_of_functions(snippet_session):
     assert graph["main"] == ["main.load"]  # `first` takes the first element
 
 
+def test_names_bound_by_functions_that_declare_them_global_or_nonlocal(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                from helpers import save
+
+                handler = print
+
+                def work():
+                    pass
+
+                def install():
+                    global handler
+                    handler = work
+
+                def main():
+                    install()
+                    handler()
+
+                def outer():
+                    step = print
+
+                    def choose():
+                        nonlocal step
+                        step = save
+
+                    choose()
+                    step()
+
+                def shadowed():
+                    handler = print
+                    handler()
+            """,
+            "helpers.py": """
+                def save():
+                    pass
+            """,
+        }
+    )
+    graph = call_graph(session)
+    assert graph["main.main"] == ["<builtin>.print", "main.install", "main.work"]
+    assert graph["main.outer"] == ["<builtin>.print", "helpers.save", "main.outer.choose"]
+    assert graph["main.shadowed"] == ["<builtin>.print"]  # its own local, not the global
+
+
 def test_a_function_kept_in_an_attribute_runs_when_the_attribute_is_called(snippet_session):
     session = snippet_session(
         {

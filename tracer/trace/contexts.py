@@ -32,7 +32,16 @@ def after(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context
         if not context:
             return True, ()
         return takes_result(graph, edge.dst, context[-1]), context[:-1]
-    return True, context if edge.kind in SAME_FUNCTION else ()
+    return True, context if stays(graph, edge) else ()
+
+
+def stays(graph: FlowGraph, edge: Edge) -> bool:
+    """Does EDGE keep the value in the function (the call) it is in? A name's read in another
+    function (a closure's, a `global` or `nonlocal` name's) leaves the calls entered: any
+    caller may take what that function returns."""
+    if edge.kind not in SAME_FUNCTION:
+        return False
+    return edge.kind == "arg_to_field" or scope_of(graph, edge.src) == scope_of(graph, edge.dst)
 
 
 def before(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context]:
@@ -47,7 +56,7 @@ def before(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Contex
             return True, ()
         site = (step_ids.file_of(edge.src), step_ids.call_of(edge.src))
         return context[-1] == site, context[:-1]
-    return True, context if edge.kind in SAME_FUNCTION else ()
+    return True, context if stays(graph, edge) else ()
 
 
 def agree(ahead: Context, behind: Context) -> bool:

@@ -1,6 +1,7 @@
 """What a name holds, for the call graph's value follower (tracer/index/calls/
 objects.py): a binding in the nearest scope that binds it (the assignments that reach the
-read, a parameter: what its calls pass), else what the index names (a function, a class, an
+read, a parameter: what its calls pass, the bindings of the functions that declare it
+`global` or `nonlocal`), else what the index names (a function, a class, an
 outside name), else the global of another module of the tree it is imported from (`from
 registry import HANDLERS`: what any of its bindings there gives; `registry.HANDLERS` alike).
 
@@ -121,11 +122,35 @@ class Bindings:
         assignment or as a parameter; None when none does (a function, class or import)."""
         module = self.index.module_of[path]
         while True:
-            if self.parameter_of(path, scope, name) is not None or self.binding(path, scope, name):
+            word = self.declared(path, scope, name)
+            if word == "global":
+                return MODULE_SCOPE
+            if word is None and (
+                self.parameter_of(path, scope, name) is not None or self.binding(path, scope, name)
+            ):
                 return scope
             if scope == MODULE_SCOPE:
                 return None
             scope = self.rules.enclosing_scope(module, scope)
+
+    def declared(self, path: str, scope: str, name: str) -> str | None:
+        """ "global" or "nonlocal" when the function SCOPE declares NAME so, else None."""
+        function = self.resolver.function(path, scope)
+        if function is not None:
+            for declared, word in function[1].declared:
+                if declared == name:
+                    return word
+        return None
+
+    def declarers(self, path: str, scope: str, name: str) -> list[str]:
+        """The functions of PATH that declare NAME `global` or `nonlocal` and whose variable
+        of that name is SCOPE's: their bindings of it are SCOPE's too."""
+        return [
+            f.qualname
+            for f in self.facts.summaries[path].functions
+            if any(declared == name for declared, _ in f.declared)
+            and self.binding_scope(path, f.qualname, name) == scope
+        ]
 
     def parameter_of(self, path: str, scope: str, name: str) -> str | None:
         """The function SCOPE is, if NAME is one of its parameters."""
@@ -146,6 +171,10 @@ class Bindings:
         indices = self.binding(path, scope, name)
         for index in self.reaching(path, scope, reader, indices, line):
             found |= self.assigned(path, index, flows.assigns[index], name)
+        # A function that declares it `global` or `nonlocal` binds it too, whenever it runs.
+        for function in self.declarers(path, scope, name):
+            for index in self.binding(path, function, name):
+                found |= self.assigned(path, index, flows.assigns[index], name)
         return frozenset(found)
 
     def binding(self, path: str, scope: str, name: str) -> list[int]:
