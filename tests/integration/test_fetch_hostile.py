@@ -408,7 +408,7 @@ def test_a_host_s_tree_of_deep_and_hostile_code_is_traced_and_shown_safely(
     assert traced.out.splitlines()[3:] == [
         " 1. param        sglang/run.py:1  start",
         "       fraction",
-        "    | same function: the name is read here",
+        "    | the name is read here",
         " 2. formula      sglang/run.py:2  start",
         "       tokens = fraction * 2  # \\x1b]0;OWNED\\x07\\x1b[2J\\x9b2J",
     ]

@@ -8,6 +8,7 @@ from textwrap import dedent
 from tracer.extract.facts import MODULE_SCOPE
 from tracer.extract.parse import parse
 from tracer.extract.symbols import summarize
+from tracer.trace.chains import trace
 
 SOURCE = """
     count = 0
@@ -55,3 +56,50 @@ def test_a_declared_name_is_the_variable_of_the_scope_that_binds_it(snippet_sess
         ("outer.middle.inner", "limit"): "outer",
     }
     assert tables.declarers[("outer", "total")] == ["outer.middle.inner"]
+
+
+CONFIG_TREE = {
+    "pkg/__init__.py": "from .conf import LIMIT\n",
+    "pkg/conf.py": """
+        LIMIT = 4096
+        CURRENT = None
+
+        def install(value):
+            global CURRENT
+            CURRENT = value
+    """,
+    "main.py": """
+        import pkg.conf
+        from pkg import LIMIT
+        from pkg.conf import CURRENT
+
+        def sizes(budget):
+            pkg.conf.install(budget)
+            seen = pkg.conf.CURRENT
+            copied = CURRENT
+            doubled = LIMIT * 2
+            return seen, copied, doubled
+    """,
+}
+
+
+def reads_of(session, name: str, direction: str) -> set[tuple[str, int]]:
+    chain = trace(session.graph, name, direction=direction, max_depth=20, branch_depth=20)
+    steps = {s.id: s for s in chain.steps}
+    return {(steps[e.dst].file, steps[e.dst].line) for e in chain.edges if e.dst in steps}
+
+
+def test_a_module_global_is_read_where_it_is_imported_or_read_as_an_attribute(snippet_session):
+    session = snippet_session(CONFIG_TREE)  # its files dedented, their first line the code's
+    # `from pkg import LIMIT` (re-exported by the package) reads conf's own binding.
+    assert ("main.py", 9) in reads_of(session, "LIMIT", "forward")
+    found = reads_of(session, "budget", "forward")
+    # `pkg.conf.CURRENT` is read after install ran: it sees the function's global write;
+    # `from pkg.conf import CURRENT` took what conf's module code bound at import: it does not.
+    assert ("main.py", 7) in found
+    assert ("main.py", 8) not in found
+    # Both ways: backward from `seen`, the function's write and the module's own binding.
+    chain = trace(session.graph, "seen", direction="backward", max_depth=20, branch_depth=20)
+    assert {(s.file, s.line) for s in chain.steps} >= {("pkg/conf.py", 2), ("pkg/conf.py", 6)}
+    chain = trace(session.graph, "copied", direction="backward", max_depth=20, branch_depth=20)
+    assert ("pkg/conf.py", 6) not in {(s.file, s.line) for s in chain.steps}

@@ -51,6 +51,8 @@ class FlowGraph:
         self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
         self.running: dict[tuple[str, str], bool] = {}  # see may_run
         self.declared: dict[tuple[str, str, str], list[str]] = {}  # see declared_readers
+        self.modules_imported: dict[str, set[str]] = {}  # see imports_module
+        self.global_reads: dict[tuple[str, str], list[tuple[FileTables, str, bool]]] = {}
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -322,9 +324,112 @@ class FlowGraph:
                 for reader in readers:
                     yield Edge(step.id, reader, "local", 1.0)
         # A name the function declares `global` or `nonlocal`: the outer scope's reads too.
-        if after and (scope, name) in tables.declared:
+        variable = tables.declared.get((scope, name)) if after else None
+        if variable is not None:
             for reader in self.declared_readers(tables, scope, name):
                 yield Edge(step.id, reader, "local", 1.0)
+        # A module's global: read in the modules that import it, or read it as `m.NAME`.
+        if after and MODULE_SCOPE in (scope, variable):
+            for reader_tables, reader, imported in self.global_readers(tables.path, name):
+                if imported and scope != MODULE_SCOPE:
+                    continue  # `from m import NAME` took what m's module code bound
+                if imported:
+                    yield Edge(step.id, reader, "local", 1.0)
+                else:
+                    yield attr_edge(reader_tables, step.id, reader, name, 1.0)
+
+    def global_home(self, path: str, base: str, name: str) -> tuple[str, str] | None:
+        """The module of the tree (its file) and the name there of the global that NAME, read
+        in PATH as `BASE.NAME` (BASE a module) or, BASE empty, imported by `from m import
+        NAME`, is: a name bound by assignment in that module, not a function, class or
+        module; followed through re-exports (`from .conf import NAME` in a package)."""
+        module = self.index.module_of[path]
+        for _ in range(8):  # re-exports, at most this deep
+            if base:
+                symbol = self.index.resolve(module, base)
+                if symbol is None or symbol.kind != "module":
+                    return None
+                source = symbol.name
+            else:
+                imp = self.index.namespace(module, path)[1].get(name)
+                if imp is None or imp.name is None:
+                    return None
+                source = self.index.absolute(imp.module, imp.level, module)
+                name = imp.name
+                if f"{source}.{name}" in self.index.path_of:
+                    return None  # a module
+            home = self.index.path_of.get(source)
+            if home is None or self.index.resolve(source, name) is not None:
+                return None  # outside the tree; a function, class or module of it
+            if self.resolver.assigns(home, MODULE_SCOPE).get(name) or self.file(home).declarers.get(
+                (MODULE_SCOPE, name)
+            ):
+                return home, name
+            module, path, base = source, home, ""  # perhaps imported there in turn
+        return None
+
+    def global_bindings(self, path: str, base: str, name: str, imported: bool) -> list[str]:
+        """The steps binding the global `BASE.NAME` (or NAME imported) read in PATH: its
+        module's own bindings of it at its top level, and, read as an attribute of the module
+        at any time (not IMPORTED once), those of its functions that declare it `global`."""
+        home = self.global_home(path, base, name)
+        if home is None:
+            return []
+        tables = self.file(home[0])
+        found = list(tables.local_defs.get((MODULE_SCOPE, home[1]), []))
+        for function in () if imported else tables.declarers.get((MODULE_SCOPE, home[1]), ()):
+            found += [
+                d
+                for d in tables.local_defs.get((function, home[1]), [])
+                if not step_ids.is_param(d)
+            ]
+        return found
+
+    def imports_module(self, path: str, module: str) -> bool:
+        """Does PATH's module import MODULE, or a package holding it, as a module?"""
+        found = self.modules_imported.get(path)
+        if found is None:
+            here = self.index.module_of[path]
+            found = self.modules_imported[path] = set()
+            for imp in self.index.summaries[path].imports:
+                if imp.name is None:  # `import a.b` (a module), else `from a import b`
+                    found.add(self.index.absolute(imp.module, imp.level, here))
+                else:
+                    source = self.index.absolute(imp.module, imp.level, here)
+                    found.add(f"{source}.{imp.name}" if source else imp.name)
+        return any(module == m or module.startswith(m + ".") for m in found)
+
+    def global_readers(self, path: str, name: str) -> list[tuple[FileTables, str, bool]]:
+        """The reads in other modules of the global NAME of PATH's module: of NAME imported
+        from it (True) and of `m.NAME`, m that module (False), with their files' tables."""
+        key = (path, name)
+        found = self.global_reads.get(key)
+        if found is not None:
+            return found
+        found = self.global_reads[key] = []
+        module = self.index.module_of[path]
+        if not self.index.importers.get(module):
+            return found  # a module no module imports (a script)
+        for other in self.mentioning(name):
+            if other == path:
+                continue
+            # What the index says first (no file read): does it import NAME, or the module?
+            imported = self.global_home(other, "", name) == (path, name)
+            homes: set[str] = set()
+            if self.imports_module(other, module):
+                reads = self.facts.names(other).reads.get(name, ())
+                bases = {base for _, base in reads if base}
+                homes = {b for b in bases if self.global_home(other, b, name) == (path, name)}
+            if not homes and not imported:
+                continue
+            tables = self.file(other)
+            for read in tables.attr_reads.get(name, []) if homes else []:
+                if read.base in homes:
+                    found.append((tables, read.step, False))
+            for (scope, local), readers in tables.inner_reads(MODULE_SCOPE) if imported else ():
+                if local == name and not self.local_definitions(tables, scope, name):
+                    found += [(tables, reader, True) for reader in readers]
+        return found
 
     def declared_readers(self, tables: FileTables, function: str, name: str) -> list[str]:
         """The reads outside FUNCTION a binding of NAME in it reaches, where FUNCTION declares
@@ -641,6 +746,9 @@ class FlowGraph:
                 for source in dict.fromkeys(sources):
                     yield local_edge(tables, source, step.id, ref)
                 return
+            if not defs:  # `from m import NAME`: what m's own module code binds it to
+                for source in self.global_bindings(tables.path, "", ref, imported=True):
+                    yield local_edge(tables, source, step.id, ref)
             before = [d for d in defs if tables.steps[d].line < step.line or step_ids.is_param(d)]
             sources = reaching(tables, scope, before, step.line) or defs
             # In a loop, a binding after the read reaches it the next time round.
@@ -665,6 +773,10 @@ class FlowGraph:
                     found = tables.steps.get(store)
                     if found is not None and since <= found.line < step.line:
                         yield local_edge(tables, store, step.id, ref)
+            return
+        if self.global_home(tables.path, base, attr) is not None:  # `m.NAME`, m a module
+            for source in self.global_bindings(tables.path, base, attr, imported=False):
+                yield attr_edge(tables, source, step.id, ref, 1.0)
             return
         made = self.instances.writes_reaching(tables, scope, step.id, base, attr)
         if made is not None:  # an object made here: followed, not joined by name

@@ -29,9 +29,9 @@ KINDS = (
 
 # Edge kinds: how a value moves from one step to the next, said the way the output says it.
 EDGE_REASONS = {
-    "local": "same function: the name is read here",
+    "local": "the name is read here",
     "attr": "attribute written there, read here",
-    "local_via_call": "same function: passed to a call outside the tree, whose result is read",
+    "local_via_call": "passed to a call outside the tree, whose result is read",
     "attr_via_call": "attribute passed to a call outside the tree, whose result is read",
     "default": "the parameter's default value",
     "arg_to_param": "argument bound to the parameter",
