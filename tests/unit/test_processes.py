@@ -204,3 +204,35 @@ def test_an_objects_way_back_through_a_splat_keeps_to_its_key(snippet_session):
     route = route_back(graph, [start], lambda s: bool(constructions(graph, s, 0.8)))
     assert [graph.step(e.dst).code.strip() for e in route][0] == "made = Settings()"
     assert "spare = Settings()" not in [graph.step(e.dst).code.strip() for e in route]
+
+
+def test_an_objects_way_back_out_of_a_tuple_keeps_to_its_position(snippet_session):
+    """`first, second = pair` after `pair = (spare, made)`: `second` is `made`, not `spare`
+    (the way back carries the access path, as the spine's search does)."""
+    session = snippet_session(
+        {
+            "m.py": """
+                class Settings:
+                    pass
+
+
+                class Server:
+                    def __init__(self, settings: Settings):
+                        self.settings = settings
+
+
+                def main():
+                    spare = Settings()
+                    made = Settings()
+                    pair = (spare, made)
+                    first, second = pair
+                    return Server(second)
+            """,
+        }
+    )
+    graph = session.graph
+    start = "m.py#p:Server.__init__.settings"
+    route = route_back(graph, [start], lambda s: bool(constructions(graph, s, 0.8)))
+    codes = [graph.step(e.dst).code.strip() for e in route]
+    assert codes[0] == "made = Settings()"
+    assert "spare = Settings()" not in codes

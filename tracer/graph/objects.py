@@ -12,7 +12,7 @@ from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
-from tracer.graph.keyed import keyed_sources, splat_key
+from tracer.graph.contents import Keys, step
 from tracer.graph.steps import CARRYING, TRUSTED, Edge
 from tracer.store import step_ids
 from tracer.store.rows import (
@@ -28,6 +28,7 @@ from tracer.store.rows import (
 )
 
 if TYPE_CHECKING:
+    from tracer.graph.contents import Contents
     from tracer.graph.file_steps import CodeLines, FileTables
     from tracer.graph.steps import Step
     from tracer.index.resolve import Resolver
@@ -49,6 +50,9 @@ class FlowGraph(Protocol):
     ) -> Iterator[Edge]: ...
 
     def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]: ...
+
+    @property
+    def contents(self) -> Contents: ...
 
 
 MAX_ROUTE = 40  # steps of an object's route, at most
@@ -72,38 +76,39 @@ def route_back(
     edges that carry a whole object; never into a formula, never through test code) to the
     nearest step that HOLDS what is sought: the route from it to a start, in forward order,
     as the edges between its steps, after a first edge (its kind "start") into the holder;
-    [] when none is found within the bounds. Nearest by steps, where a call made in a
-    branch of a dispatch counts as GUARD_COST steps (see `guards`): of two launchers, the
-    route through the one a server runs by default."""
-    parent: dict[str, Edge | None] = dict.fromkeys(starts)
-    # Through `f(**d)` back to where d is made, only the value at the parameter's key.
-    keys: dict[str, str] = {}  # a `**d` argument -> the key it is followed back for
-    only: dict[str, set[str]] = {}  # d's binding -> where the value at that key comes from
-    depth = dict.fromkeys(starts, 0)
-    cost = dict.fromkeys(starts, 0)
-    queue = [(0, i, step) for i, step in enumerate(starts)]
+    [] when none is found within the bounds. The search carries the value's access path
+    (tracer/graph/contents.py): through `f(**d)` back to where d is made only the value at
+    the parameter's key is taken, out of `a, b = pair` only the element at its position. A
+    holder ends it at whatever keys the value is kept there (`tops[k] = bag` holds the bag
+    at k of `tops`). Nearest by steps, where a call
+    made in a branch of a dispatch counts as GUARD_COST steps (see `guards`): of two
+    launchers, the route through the one a server runs by default."""
+    State = tuple[str, Keys]
+    parent: dict[State, tuple[Edge, State] | None] = {(s, ()): None for s in starts}
+    depth = dict.fromkeys(parent, 0)
+    cost = dict.fromkeys(parent, 0)
+    queue = [(0, i, state) for i, state in enumerate(parent)]
     order = len(queue)
-    done: set[str] = set()
+    done: set[State] = set()
     visits = 0
     while queue:
-        spent, _, current = heappop(queue)
-        if current in done or spent > cost[current]:
+        spent, _, state = heappop(queue)
+        if state in done or spent > cost[state]:
             continue
-        done.add(current)
+        done.add(state)
+        current, keys = state
         if holds(current):
             route = [Edge(current, current, "start", 1.0)]
-            step = current
-            while (edge := parent[step]) is not None:
-                route.append(edge)
-                step = edge.dst
+            link = parent[state]
+            while link is not None:
+                route.append(link[0])
+                link = parent[link[1]]
             return route
         visits += 1
-        if visits > MAX_VISITS or depth[current] >= MAX_ROUTE:
+        if visits > MAX_VISITS or depth[state] >= MAX_ROUTE:
             continue
         for edge in graph.edges(current, False):
-            if edge.kind not in kinds or edge.confidence < least or edge.src in done:
-                continue
-            if current in only and edge.src not in only[current]:
+            if edge.kind not in kinds or edge.confidence < least:
                 continue
             # The step without its code: most sources are never shown.
             source = graph.file(step_ids.file_of(edge.src)).steps[edge.src]
@@ -112,23 +117,16 @@ def route_back(
             reached = (
                 spent + 1 + (GUARD_COST * guards(graph, source) if source.kind == "call_arg" else 0)
             )
-            if edge.src in cost and cost[edge.src] <= reached:
-                continue
-            parent[edge.src] = edge
-            depth[edge.src] = depth[current] + 1
-            cost[edge.src] = reached
-            keys.pop(edge.src, None)
-            only.pop(edge.src, None)
-            if edge.kind == "arg_to_param" and source.kind == "call_arg":
-                key = splat_key(graph, edge.src, current)
-                if key is not None:
-                    keys[edge.src] = key
-            elif current in keys and edge.kind == "local":
-                sources = keyed_sources(graph, edge.src, keys[current])
-                if sources is not None:
-                    only[edge.src] = sources
-            heappush(queue, (reached, order, edge.src))
-            order += 1
+            for ops in graph.contents.alternatives(edge):
+                allowed, held = step(keys, ops, False)
+                after = (edge.src, held)
+                if not allowed or after in done or cost.get(after, reached + 1) <= reached:
+                    continue
+                parent[after] = (edge, state)
+                depth[after] = depth[state] + 1
+                cost[after] = reached
+                heappush(queue, (reached, order, after))
+                order += 1
     return []
 
 
