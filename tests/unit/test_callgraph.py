@@ -514,7 +514,7 @@ def test_names_bound_by_functions_that_declare_them_global_or_nonlocal(snippet_s
             "main.py": """
                 from helpers import save
 
-                handler = print
+                handler = None
 
                 def work():
                     pass
@@ -528,7 +528,7 @@ def test_names_bound_by_functions_that_declare_them_global_or_nonlocal(snippet_s
                     handler()
 
                 def outer():
-                    step = print
+                    step = None
 
                     def choose():
                         nonlocal step
@@ -548,9 +548,35 @@ def test_names_bound_by_functions_that_declare_them_global_or_nonlocal(snippet_s
         }
     )
     graph = call_graph(session)
-    assert graph["main.main"] == ["<builtin>.print", "main.install", "main.work"]
-    assert graph["main.outer"] == ["<builtin>.print", "helpers.save", "main.outer.choose"]
+    # `None` holds no function: what the declaring function binds is what runs, surely.
+    assert graph["main.main"] == ["main.install", "main.work"]
+    assert graph["main.outer"] == ["helpers.save", "main.outer.choose"]
     assert graph["main.shadowed"] == ["<builtin>.print"]  # its own local, not the global
+
+
+def test_a_class_bodys_field_binds_no_name_of_the_module(snippet_session):
+    session = snippet_session(
+        {
+            "main.py": """
+                def run():
+                    pass
+
+                def check():
+                    pass
+
+                class Options:
+                    run: bool = False
+
+                def main(quick):
+                    if quick:
+                        job = run
+                    else:
+                        job = check
+                    job()
+            """
+        }
+    )
+    assert call_graph(session)["main.main"] == ["main.check", "main.run"]
 
 
 def test_a_function_kept_in_an_attribute_runs_when_the_attribute_is_called(snippet_session):

@@ -13,7 +13,7 @@ scope).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tracer.extract.facts import MODULE_SCOPE, Assign
 from tracer.index.calls.answers import Answers
@@ -21,6 +21,7 @@ from tracer.index.calls.contents import Contents, contains
 from tracer.index.calls.obj import NONE, UNKNOWN, Follower, Obj, Objs
 from tracer.index.calls.rules import CallRules, binding_of
 from tracer.index.calls.values import FunctionValues
+from tracer.store.names import class_bodies
 
 
 class Bindings:
@@ -42,6 +43,7 @@ class Bindings:
         self.facts = rules.facts
         self.resolver = rules.resolver
         self.answers = answers
+        self.class_bodies: dict[str, Callable[[int], bool]] = {}  # path -> see class_bodies
 
     def name(self, path: str, scope: str, name: str, line: int) -> Objs:
         """What NAME (dotted) may hold in SCOPE at LINE."""
@@ -178,12 +180,22 @@ class Bindings:
         return frozenset(found)
 
     def binding(self, path: str, scope: str, name: str) -> list[int]:
-        """The assignments of SCOPE that bind NAME (`d["k"] = v` stores into d, binds none)."""
+        """The assignments of SCOPE that bind NAME (`d["k"] = v` stores into d, binds none; a
+        class body's `NAME = v` binds the class's field, no name of the scope around it)."""
         indices = self.resolver.assigns(path, scope).get(name)
         if not indices:
             return []
-        patterns = self.facts.flows(path).patterns
-        return [i for i in indices if i not in patterns or contains(patterns[i], ("name", name))]
+        flows = self.facts.flows(path)
+        patterns = flows.patterns
+        bodies = self.class_bodies.get(path)
+        if bodies is None:
+            bodies = self.class_bodies[path] = class_bodies(self.facts.summaries[path])
+        return [
+            i
+            for i in indices
+            if (i not in patterns or contains(patterns[i], ("name", name)))
+            and not bodies(flows.assigns[i].line)
+        ]
 
     def reaching(
         self, path: str, scope: str, reader: str, indices: Iterable[int], line: int

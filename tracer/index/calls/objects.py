@@ -213,6 +213,8 @@ class Objects:
             return self.result(path, self.facts.flows(path).calls[value.calls[0]])
         if value.literal is not None and not value.refs and not value.calls:
             return frozenset({Obj("const", key=value.literal)})
+        if not value.refs and not value.calls and value.shape is None:
+            return NONE  # reads no name and calls nothing: a literal (`None`, `0`), no object
         return frozenset({UNKNOWN})
 
     def shape(self, path: str, scope: str, shape: Shape | None, line: int) -> Objs:
