@@ -315,6 +315,17 @@ CASES: tuple[Case, ...] = (
             sink(box["k"])  # reached
 
 
+        def updates_captured():
+            options = {}
+
+            def fill():
+                options.update(k=SECRET)
+
+            sink(options["k"])  # not reached
+            fill()
+            sink(options["k"])  # reached
+
+
         def reads_at_call_time():
             value = SECRET
 
@@ -421,6 +432,7 @@ CASES: tuple[Case, ...] = (
                 nonlocal later
                 later = SECRET
 
+            sink(later)  # not reached
             run(fill)
             sink(later)  # reached
 
@@ -439,6 +451,19 @@ CASES: tuple[Case, ...] = (
             sink(fetch())  # reached
 
 
+        REGISTRY = {}
+
+
+        def register(key, value):
+            REGISTRY[key] = value
+
+
+        def lookup(key):
+            return REGISTRY[key]
+
+
+        register("model", SECRET)
+        sink(lookup("model"))  # reached
         set_current()
         sink(current)  # reached
         """,

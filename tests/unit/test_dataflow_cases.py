@@ -23,6 +23,7 @@ HOLDING = frozenset(
         "getattr and setattr by a constant name",
         "loop-carried values",
         "global and nonlocal",
+        "closures",
     }
 )
 

@@ -18,10 +18,11 @@ from tracer.graph.step_tables import LoneTables, Read, StepTables
 from tracer.graph.steps import Step
 from tracer.graph.unit_steps import ASSIGN_ROWS, RETURN_ROWS, UNREAD, UnitIndex, UnitSteps
 from tracer.index.calls.rules import CallRules
+from tracer.index.library import STORING_METHODS
 from tracer.index.resolve import CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, FileNames
-from tracer.store.rows import ASSIGN_LINE, file_rows
+from tracer.store.rows import ASSIGN_LINE, file_rows, row_at
 from tracer.store.units import MEMBER_KINDS, top_classes, unit_of
 
 NOT_READ = -2  # a line whose indentation is not read yet
@@ -191,18 +192,62 @@ class FileTables(StepTables):
                 )
             )
 
+        def around(function: str, name: str) -> str | None:  # the scope that binds NAME
+            scope = function
+            while scope != MODULE_SCOPE:
+                scope = scope.rpartition(".")[0] or MODULE_SCOPE
+                if binds(scope, name):
+                    return scope
+            return None
+
         found: dict[tuple[str, str], str] = {}
         for function in self.summary.functions:
             for name, word in function.declared:
-                scope = function.qualname
-                if word == "global":
-                    scope = MODULE_SCOPE
-                while scope != MODULE_SCOPE:
-                    scope = scope.rpartition(".")[0] or MODULE_SCOPE
-                    if binds(scope, name):
-                        break
-                if scope != MODULE_SCOPE or word == "global":  # none binds it: not Python
+                scope = MODULE_SCOPE if word == "global" else around(function.qualname, name)
+                if scope is not None:  # else no function around binds it: not Python
                     found[(function.qualname, name)] = scope
+        # Stores into a container the function does not bind (`d["k"] = v`, `d.update(...)`
+        # on the module's or an enclosing function's d): into that scope's variable.
+        module = self.rows.scope_targets.get(MODULE_SCOPE) or {}
+        for function, name in self.mutated:
+            if (function, name) not in found:
+                scope = around(function, name)
+                if scope is None and name in module:
+                    scope = MODULE_SCOPE
+                if scope is not None:
+                    found[(function, name)] = scope
+        return found
+
+    @cached_property
+    def mutated(self) -> set[tuple[str, str]]:
+        """(function, name): the functions that store into a name they never bind (no
+        parameter, no assignment but `NAME[k] = v`; a storing method called on it)."""
+        patterns = self.flows.patterns
+        candidates = set(self.stores_into)
+        for i, pattern in patterns.items():  # the item stores `NAME[k] = v`, by their scope
+            if pattern[0] == "item" and pattern[1][:1] == ("name",) and "." not in pattern[1][1]:
+                candidates.add((row_at(self.flows.assigns, i)[0], pattern[1][1]))
+        functions = {f.qualname: f for f in self.summary.functions}
+        found: set[tuple[str, str]] = set()
+        for scope, name in candidates:
+            function = functions.get(scope)
+            if function is None or any(p.name == name for p in function.params):
+                continue
+            indices = (self.rows.scope_targets.get(scope) or {}).get(name, ())
+            if all(patterns.get(i, ("",))[0] == "item" for i in indices):
+                found.add((scope, name))
+        return found
+
+    @cached_property
+    def stores_into(self) -> dict[tuple[str, str], list[str]]:
+        """(scope, local) -> the calls of the file that store into the local and throw their
+        result away (`conf.update(k=v)`, see contents.store_target)."""
+        found: dict[tuple[str, str], list[str]] = {}
+        for method in STORING_METHODS:
+            for call_id, scope, callee in self.rows.callees.heads(method):
+                base, _, _ = callee.rpartition(".")
+                if base.isidentifier():
+                    found.setdefault((scope, base), []).append(step_ids.call_id(self.path, call_id))
         return found
 
     @cached_property

@@ -29,7 +29,6 @@ from tracer.graph.step_tables import Read
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, Step, field_class
 from tracer.index.calls.rules import CallRules
 from tracer.index.index import Index
-from tracer.index.library import STORING_METHODS
 from tracer.index.resolve import DYNAMIC, OPAQUE, CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.facts import Facts
@@ -47,7 +46,6 @@ class FlowGraph:
         self.tables: dict[str, FileTables] = {}
         self.expanded: dict[tuple[str, bool], list[Edge]] = {}
         self.flag_only: dict[str, list[Edge]] = {}  # see flag_edges
-        self.stores: dict[str, dict[tuple[str, str], list[str]]] = {}  # see stores_into
         self.attr_writes: dict[tuple[str, str], list[Read]] = {}  # (path, attribute) -> writes
         self.running: dict[tuple[str, str], bool] = {}  # see may_run
         self.declared: dict[tuple[str, str, str], list[str]] = {}  # see declared_readers
@@ -331,7 +329,7 @@ class FlowGraph:
         # A module's global: read in the modules that import it, or read it as `m.NAME`.
         if after and MODULE_SCOPE in (scope, variable):
             for reader_tables, reader, imported in self.global_readers(tables.path, name):
-                if imported and scope != MODULE_SCOPE:
+                if imported and scope != MODULE_SCOPE and (scope, name) not in tables.mutated:
                     continue  # `from m import NAME` took what m's module code bound
                 if imported:
                     yield Edge(step.id, reader, "local", 1.0)
@@ -371,19 +369,25 @@ class FlowGraph:
     def global_bindings(self, path: str, base: str, name: str, imported: bool) -> list[str]:
         """The steps binding the global `BASE.NAME` (or NAME imported) read in PATH: its
         module's own bindings of it at its top level, and, read as an attribute of the module
-        at any time (not IMPORTED once), those of its functions that declare it `global`."""
+        at any time (not IMPORTED once), those of its functions that declare it `global`;
+        either way, the stores of its functions into it (`REGISTRY[k] = v` in a function:
+        an import copies the container, whose contents change after)."""
         home = self.global_home(path, base, name)
         if home is None:
             return []
         tables = self.file(home[0])
         found = list(tables.local_defs.get((MODULE_SCOPE, home[1]), []))
-        for function in () if imported else tables.declarers.get((MODULE_SCOPE, home[1]), ()):
-            found += [
-                d
-                for d in tables.local_defs.get((function, home[1]), [])
-                if not step_ids.is_param(d)
-            ]
+        for function in tables.declarers.get((MODULE_SCOPE, home[1]), ()):
+            if not imported or (function, home[1]) in tables.mutated:
+                found += self.declared_bindings(tables, function, home[1])
         return found
+
+    @staticmethod
+    def declared_bindings(tables: FileTables, function: str, name: str) -> list[str]:
+        """The steps of FUNCTION that bind or store into NAME, a name it declares `global` or
+        `nonlocal` or stores into without binding it (`tables.declared`)."""
+        found = [d for d in tables.local_defs.get((function, name), []) if not step_ids.is_param(d)]
+        return found + tables.stores_into.get((function, name), [])
 
     def imports_module(self, path: str, module: str) -> bool:
         """Does PATH's module import MODULE, or a package holding it, as a module?"""
@@ -461,9 +465,13 @@ class FlowGraph:
             ]
         elif current is not None:
             starts = closure_calls(tables, scope, current)
-        if starts is None:  # handed on: it may run whenever after its definition
+        if starts is None and current is not None:
+            # Handed on: it may run once its name is read (`map(fill, xs)`, `run(fill)`),
+            # and where that is not seen in S, whenever after its definition.
+            simple = current.rpartition(".")[2]
+            named = [tables.steps[r].line for r in tables.local_reads.get((scope, simple), [])]
             defined = [f.end_line for f in tables.summary.functions if f.qualname == current]
-            starts = defined[:1]
+            starts = named or defined[:1]
         later = [
             d
             for d in tables.local_defs.get((scope, name), [])
@@ -727,9 +735,8 @@ class FlowGraph:
             variable = tables.scope_of[defs[0]] if defs else MODULE_SCOPE
             for function in tables.declarers.get((variable, ref), ()):
                 if function != scope and step.id in self.declared_readers(tables, function, ref):
-                    for source in tables.local_defs.get((function, ref), []):
-                        if not step_ids.is_param(source):
-                            yield local_edge(tables, source, step.id, ref)
+                    for source in self.declared_bindings(tables, function, ref):
+                        yield local_edge(tables, source, step.id, ref)
             outer = tables.scope_of[defs[0]] if defs else scope
             calls = closure_calls(tables, outer, scope) if outer != scope else None
             if calls is not None:  # a closure run only where it is called: bound at a call
@@ -764,7 +771,7 @@ class FlowGraph:
             for source in sources:
                 yield local_edge(tables, source, step.id, ref)
             # Stores into the container since (`conf.update(k=v)` after `conf = {}`).
-            stores = self.stores_into(tables).get((scope, ref))
+            stores = tables.stores_into.get((scope, ref))
             if stores:
                 since = max(
                     (tables.steps[d].line for d in sources if rebinds(tables, d)), default=0
@@ -806,20 +813,6 @@ class FlowGraph:
                 )
                 if confidence:
                     yield attr_edge(tables, write.step, step.id, ref, confidence)
-
-    def stores_into(self, tables: FileTables) -> dict[tuple[str, str], list[str]]:
-        """(scope, local) -> the calls in TABLES' file that store into the local and throw
-        their result away (`conf.update(k=v)`, see contents.store_target), found once."""
-        found = self.stores.get(tables.path)
-        if found is None:
-            found = self.stores[tables.path] = {}
-            for method in STORING_METHODS:
-                for call_id, scope, callee in tables.rows.callees.heads(method):
-                    base, _, _ = callee.rpartition(".")
-                    if base.isidentifier():
-                        step_id = step_ids.call_id(tables.path, call_id)
-                        found.setdefault((scope, base), []).append(step_id)
-        return found
 
     def local_definitions(self, tables: FileTables, scope: str, name: str) -> list[str]:
         """Steps binding NAME in SCOPE, else in the nearest enclosing scope that binds it."""
