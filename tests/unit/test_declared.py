@@ -103,3 +103,35 @@ def test_a_module_global_is_read_where_it_is_imported_or_read_as_an_attribute(sn
     assert {(s.file, s.line) for s in chain.steps} >= {("pkg/conf.py", 2), ("pkg/conf.py", 6)}
     chain = trace(session.graph, "copied", direction="backward", max_depth=20, branch_depth=20)
     assert ("pkg/conf.py", 6) not in {(s.file, s.line) for s in chain.steps}
+
+
+def test_a_function_storing_into_a_name_it_never_binds_stores_into_the_scope_around(
+    snippet_session,
+):
+    source = """
+        REGISTRY = {}
+
+        def register(key, value):
+            REGISTRY[key] = value
+            make()[key] = value  # into a call's result: no name
+            holder.table[key] = value  # into an attribute: no name
+
+        def outer():
+            seen = {}
+            local = {}
+
+            def note(key):
+                seen[key] = True
+                seen.update(last=key)
+                local = {}
+                local["x"] = key
+
+            note("a")
+            return seen
+    """
+    tables = snippet_session({"m.py": source}).graph.file("m.py")
+    assert tables.mutated == {("register", "REGISTRY"), ("outer.note", "seen")}
+    assert tables.declared == {
+        ("register", "REGISTRY"): MODULE_SCOPE,
+        ("outer.note", "seen"): "outer",
+    }

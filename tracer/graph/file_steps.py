@@ -225,8 +225,9 @@ class FileTables(StepTables):
         patterns = self.flows.patterns
         candidates = set(self.stores_into)
         for i, pattern in patterns.items():  # the item stores `NAME[k] = v`, by their scope
-            if pattern[0] == "item" and pattern[1][:1] == ("name",) and "." not in pattern[1][1]:
-                candidates.add((row_at(self.flows.assigns, i)[0], pattern[1][1]))
+            container = pattern[1] if pattern[0] == "item" else None
+            if container is not None and container[0] == "name" and "." not in container[1]:
+                candidates.add((row_at(self.flows.assigns, i)[0], container[1]))
         functions = {f.qualname: f for f in self.summary.functions}
         found: set[tuple[str, str]] = set()
         for scope, name in candidates:
