@@ -208,6 +208,18 @@ CASES: tuple[Case, ...] = (
                 sink(cls.token)  # reached
 
 
+        class Outer:
+            value = "plain"
+
+            class Inner:
+                value = SECRET
+
+
+        def from_a_function():
+            sink(Outer.Inner.value)  # reached
+            sink(Outer.value)  # not reached
+
+
         sink(Settings.token)  # reached
         sink(Settings().token)  # reached
         sink(Settings.Nested.inner)  # reached

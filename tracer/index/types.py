@@ -210,8 +210,9 @@ class Types:
         return list(found)
 
     def attr_type(self, klass: str, attr: str) -> str | None:
-        """The class of attribute ATTR on instances of KLASS: a field annotation, or what
-        `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
+        """The class of attribute ATTR on instances of KLASS: a class defined in its body (a
+        nested class), a field annotation, or what `self.ATTR = ...` assigns in the methods
+        of KLASS and its ancestors."""
         key = (klass, attr)
         if key in self.attr_types:
             return self.attr_types[key]
@@ -220,6 +221,8 @@ class Types:
     def infer_attr(self, klass: str, attr: str) -> str | None:
         found = None
         for owner in self.index.mro(klass):
+            if f"{owner}.{attr}" in self.index.classes:
+                return f"{owner}.{attr}"  # a class defined in the body: that class
             path, definition = self.index.classes[owner]
             module = self.index.module_of[path]
             for field in definition.fields:
