@@ -559,6 +559,12 @@ CASES: tuple[Case, ...] = (
             built = list((plain, SECRET) for _ in range(3))
             sink(built[1][1])  # reached
             sink(built[1][0])  # not reached
+
+
+        def lambdas_called_in_place(xs):
+            made = [(lambda x: SECRET)(x) for x in xs]
+            sink(made[0])  # reached
+            sink((lambda x: x)(SECRET))  # reached
         """,
     ),
     case(

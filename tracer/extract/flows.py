@@ -314,7 +314,7 @@ def returns(matched: list[Match], scopes: Scopes, call_ids: CallIds) -> list[Ret
         value = match["return.value"][0]
         found.append(
             Return(
-                scope=scopes.at(statement.start_byte),
+                scope=scopes.at(value.start_byte),  # a lambda's own, for its body
                 value=value_of(value, call_ids),
                 items=items(value, call_ids),
                 line=statement.start_point[0] + 1,

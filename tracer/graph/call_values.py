@@ -336,14 +336,13 @@ class CallValues:
         if name == "__init__" and owner in index.classes:
             name, meant = owner.rpartition(".")[2], owner
         method = meant == function and owner in index.classes
-        written = {
-            path
-            for path in self.graph.facts.mentioning(name)
-            if path == home or (not method and binds(index, path, name, meant))
-        }
         places: dict[str, set[str]] = {}  # file -> scopes where the value is written
-        for path in written:
-            places[path] = self.value_scopes(path, name, body_only=method)
+        if definition.is_lambda:  # written where it is defined, and nowhere by name
+            outer = definition.qualname.rpartition(".")[0]
+            places[home] = {outer or ANYWHERE}
+        for path in () if definition.is_lambda else self.graph.facts.mentioning(name):
+            if path == home or (not method and binds(index, path, name, meant)):
+                places[path] = self.value_scopes(path, name, body_only=method)
         given = self.given_to(places, name)
         decorators = list(definition.decorators)
         if owner in index.classes:
