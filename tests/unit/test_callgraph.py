@@ -540,6 +540,13 @@ def test_names_bound_by_functions_that_declare_them_global_or_nonlocal(snippet_s
                 def shadowed():
                     handler = print
                     handler()
+
+                def install_other():
+                    global unbound
+                    unbound = work
+
+                def run_other():
+                    unbound()  # bound only by the function that declares it global
             """,
             "helpers.py": """
                 def save():
@@ -552,6 +559,7 @@ def test_names_bound_by_functions_that_declare_them_global_or_nonlocal(snippet_s
     assert graph["main.main"] == ["main.install", "main.work"]
     assert graph["main.outer"] == ["helpers.save", "main.outer.choose"]
     assert graph["main.shadowed"] == ["<builtin>.print"]  # its own local, not the global
+    assert graph["main.run_other"] == ["main.work"]
 
 
 def test_a_class_bodys_field_binds_no_name_of_the_module(snippet_session):

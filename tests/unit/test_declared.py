@@ -135,3 +135,40 @@ def test_a_function_storing_into_a_name_it_never_binds_stores_into_the_scope_aro
         ("register", "REGISTRY"): MODULE_SCOPE,
         ("outer.note", "seen"): "outer",
     }
+
+
+def test_stores_aliases_and_the_order_of_the_functions_that_store(snippet_session):
+    session = snippet_session(
+        {
+            "reg.py": """
+                REG = {}
+                REG.update(base=1)
+
+                def reg_c(value):
+                    REG["c"] = value
+
+                def reg_a(value):
+                    REG["a"] = value
+
+                def reg_b(value):
+                    REG["b"] = value
+            """,
+            "use.py": """
+                from reg import REG as TABLE
+
+                def read():
+                    got = TABLE
+                    return got
+            """,
+        }
+    )
+    tables = session.graph.file("reg.py")
+    # In a fixed order, whatever the hash seed (the functions' names sorted).
+    assert tables.declarers[(MODULE_SCOPE, "REG")] == ["reg_a", "reg_b", "reg_c"]
+    # `from reg import REG as TABLE`: read under its alias, both ways, with the module's
+    # own store (`REG.update(...)`) and the functions' stores.
+    forward = reads_of(session, "REG", "forward")
+    assert ("use.py", 4) in forward
+    chain = trace(session.graph, "got", direction="backward", max_depth=20, branch_depth=20)
+    lines = {(s.file, s.line) for s in chain.steps}
+    assert {("reg.py", 1), ("reg.py", 2), ("reg.py", 5)} <= lines

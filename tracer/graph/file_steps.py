@@ -181,14 +181,17 @@ class FileTables(StepTables):
         scope (as its steps are) and reach that scope's reads by `FlowGraph.declared_readers`."""
         functions = {f.qualname: f for f in self.summary.functions}
 
+        patterns = self.flows.patterns
+
         def binds(scope: str, name: str) -> bool:  # a function that binds NAME itself
             around = functions.get(scope)
+            indices = (self.rows.scope_targets.get(scope) or {}).get(name, ())
             return (
                 around is not None
                 and (name, "nonlocal") not in around.declared
                 and (
                     any(p.name == name for p in around.params)
-                    or name in (self.rows.scope_targets.get(scope) or {})
+                    or any(patterns.get(i, ("",))[0] != "item" for i in indices)  # not d[k] = v
                 )
             )
 
@@ -209,7 +212,7 @@ class FileTables(StepTables):
         # Stores into a container the function does not bind (`d["k"] = v`, `d.update(...)`
         # on the module's or an enclosing function's d): into that scope's variable.
         module = self.rows.scope_targets.get(MODULE_SCOPE) or {}
-        for function, name in self.mutated:
+        for function, name in sorted(self.mutated):  # in a fixed order: declarers' order
             if (function, name) not in found:
                 scope = around(function, name)
                 if scope is None and name in module:

@@ -377,6 +377,7 @@ class FlowGraph:
             return []
         tables = self.file(home[0])
         found = list(tables.local_defs.get((MODULE_SCOPE, home[1]), []))
+        found += tables.stores_into.get((MODULE_SCOPE, home[1]), [])  # `REG.update(k=v)`
         for function in tables.declarers.get((MODULE_SCOPE, home[1]), ()):
             if not imported or (function, home[1]) in tables.mutated:
                 found += self.declared_bindings(tables, function, home[1])
@@ -417,8 +418,13 @@ class FlowGraph:
         for other in self.mentioning(name):
             if other == path:
                 continue
-            # What the index says first (no file read): does it import NAME, or the module?
-            imported = self.global_home(other, "", name) == (path, name)
+            # What the index says first (no file read): does it import NAME (under which
+            # names: `from m import NAME as N`), or the module?
+            imported = {
+                imp.alias
+                for imp in self.index.summaries[other].imports
+                if imp.name == name and self.global_home(other, "", imp.alias) == (path, name)
+            }
             homes: set[str] = set()
             if self.imports_module(other, module):
                 reads = self.facts.names(other).reads.get(name, ())
@@ -431,7 +437,7 @@ class FlowGraph:
                 if read.base in homes:
                     found.append((tables, read.step, False))
             for (scope, local), readers in tables.inner_reads(MODULE_SCOPE) if imported else ():
-                if local == name and not self.local_definitions(tables, scope, name):
+                if local in imported and not self.local_definitions(tables, scope, local):
                     found += [(tables, reader, True) for reader in readers]
         return found
 

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 CallSite = tuple[str, int]  # a call: its file and its id there
 Context = tuple[CallSite, ...]  # the calls entered and not yet left, innermost last
 DEPTH = 8
-# Edges that stay in one function: a local read, and an argument kept in the field of the
-# object its call makes (the object is made where the argument is).
+# Edges that may stay in one function: a read of a name (in the same function only: see
+# `stays`), and an argument kept in the field of the object its call makes (the object is
+# made where the argument is).
 SAME_FUNCTION = frozenset({"local", "local_via_call", "arg_to_field"})
 
 

@@ -44,6 +44,7 @@ class Bindings:
         self.resolver = rules.resolver
         self.answers = answers
         self.class_bodies: dict[str, Callable[[int], bool]] = {}  # path -> see class_bodies
+        self.declaring: dict[str, dict[str, list[str]]] = {}  # path -> name -> functions
 
     def name(self, path: str, scope: str, name: str, line: int) -> Objs:
         """What NAME (dotted) may hold in SCOPE at LINE."""
@@ -131,8 +132,8 @@ class Bindings:
                 self.parameter_of(path, scope, name) is not None or self.binding(path, scope, name)
             ):
                 return scope
-            if scope == MODULE_SCOPE:
-                return None
+            if scope == MODULE_SCOPE:  # a function may bind it there (`global NAME`)
+                return MODULE_SCOPE if self.declarers(path, MODULE_SCOPE, name) else None
             scope = self.rules.enclosing_scope(module, scope)
 
     def declared(self, path: str, scope: str, name: str) -> str | None:
@@ -147,11 +148,18 @@ class Bindings:
     def declarers(self, path: str, scope: str, name: str) -> list[str]:
         """The functions of PATH that declare NAME `global` or `nonlocal` and whose variable
         of that name is SCOPE's: their bindings of it are SCOPE's too."""
+        declaring = self.declaring.get(path)
+        if declaring is None:
+            declaring = self.declaring[path] = {}
+            for f in self.facts.summaries[path].functions:
+                for declared, _ in f.declared:
+                    declaring.setdefault(declared, []).append(f.qualname)
+        word = "global" if scope == MODULE_SCOPE else "nonlocal"  # a nonlocal is a function's
         return [
-            f.qualname
-            for f in self.facts.summaries[path].functions
-            if any(declared == name for declared, _ in f.declared)
-            and self.binding_scope(path, f.qualname, name) == scope
+            function
+            for function in declaring.get(name, ())
+            if self.declared(path, function, name) == word
+            and (word == "global" or self.binding_scope(path, function, name) == scope)
         ]
 
     def parameter_of(self, path: str, scope: str, name: str) -> str | None:
