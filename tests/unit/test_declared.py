@@ -172,3 +172,59 @@ def test_stores_aliases_and_the_order_of_the_functions_that_store(snippet_sessio
     chain = trace(session.graph, "got", direction="backward", max_depth=20, branch_depth=20)
     lines = {(s.file, s.line) for s in chain.steps}
     assert {("reg.py", 1), ("reg.py", 2), ("reg.py", 5)} <= lines
+
+
+def test_a_function_declaring_a_name_reads_the_other_bindings_of_it_too(snippet_session):
+    """A cache and a registry: the declaring (storing) function's own reads take the
+    module's binding and the other functions' writes, besides its own; a `global x` read in
+    a function nested in one binding `x` reads the module's `x`, not the enclosing one."""
+    source = """
+        _value = None
+        _cache = {}
+        x = 1
+
+        def set_value(v):
+            global _value
+            _value = v
+
+        def get_value():
+            global _value
+            if _value is None:
+                _value = 5
+            return _value
+
+        def put(key, val):
+            _cache[key] = val
+
+        def get(key):
+            if key not in _cache:
+                _cache[key] = 0
+            return _cache[key]
+
+        def outer(secret):
+            x = secret
+
+            def inner():
+                global x
+                return x
+
+            return inner()
+    """
+    session = snippet_session({"m.py": source})
+    graph = session.graph
+    tables = graph.file("m.py")
+    returns = {
+        tables.steps[s].line: s for s in list(tables.steps) if tables.steps[s].kind == "return"
+    }
+
+    def sources(line: int) -> set[int]:
+        return {tables.steps[e.src].line for e in graph.edges(returns[line], False)}
+
+    def readers(line: int) -> set[int]:
+        made = [s for s in list(tables.steps) if tables.steps[s].line == line]
+        return {tables.steps[e.dst].line for s in made for e in graph.edges(s, True)}
+
+    assert sources(13) == {1, 7, 12}  # _value: the module's, set_value's, its own
+    assert sources(21) == {2, 16, 20}  # _cache: the module's, put's store, its own
+    assert sources(28) == {3}  # the module's x only
+    assert 13 in readers(7) and 21 in readers(16) and 28 not in readers(24)

@@ -279,18 +279,7 @@ class FlowGraph:
     ) -> Iterator[Edge]:
         name = name or tables.bound.get(step.id, step.name)
         after = step.kind != "param"
-        # A later binding that always runs before a read overwrites this one for it; so does
-        # a later store at the constant key this store is at (`d["k"] = a; d["k"] = b`).
-        key = stored_key(tables, step.id)
-        later = [
-            d
-            for d in tables.local_defs.get((scope, name), [])
-            if tables.steps[d].line > step.line
-            and not step_ids.is_param(d)
-            and (rebinds(tables, d) or (key is not None and stored_key(tables, d) == key))
-        ]
-        # Outside every loop, a statement's reads run before its own targets are bound.
-        first = step.end_line + 1 if after and step.line in tables.flows.straight else step.line
+        first, later = binding_span(tables, scope, step, name)
         # In a loop, a read before the binding takes it the next time round.
         loop = loop_around(tables, scope, step.line) if after and step.kind != "param" else None
         for reader in tables.local_reads.get((scope, name), []):
@@ -308,17 +297,14 @@ class FlowGraph:
             if follows or carried:
                 yield Edge(step.id, reader, "local", 1.0)
         # Closures and globals: functions inside that read the name without binding it.
+        # (A function that declares the name this scope's reads it so even where it binds it.)
         for (inner, local), readers in tables.inner_reads(scope):
-            if inner == scope or local != name:
-                continue
-            if (inner, name) not in tables.local_defs and self.may_run(tables.path, inner):
-                # Run only where it is called here: it reads the value bound at a call.
-                calls = closure_calls(tables, scope, inner)
-                if calls is not None and not any(
-                    line >= first and not any(dominates(tables, d, line) for d in later)
-                    for line in calls
-                ):
-                    continue
+            declared = tables.declared.get((inner, name))
+            if inner == scope or local != name or declared not in (None, scope):
+                continue  # (a name INNER declares another scope's is not this one's)
+            if ((inner, name) not in tables.local_defs or declared == scope) and self.closure_reads(
+                tables, scope, inner, first, later
+            ):
                 for reader in readers:
                     yield Edge(step.id, reader, "local", 1.0)
         # A name the function declares `global` or `nonlocal`: the outer scope's reads too.
@@ -382,6 +368,19 @@ class FlowGraph:
             if not imported or (function, home[1]) in tables.mutated:
                 found += self.declared_bindings(tables, function, home[1])
         return found
+
+    def declared_sources(
+        self, tables: FileTables, scope: str, name: str, reader: str
+    ) -> Iterator[str]:
+        """The bindings (and stores) of NAME in SCOPE that reach the reads of the function
+        READER, which declares NAME SCOPE's (see `closure_reads`)."""
+        for source in [
+            *tables.local_defs.get((scope, name), []),
+            *tables.stores_into.get((scope, name), []),
+        ]:
+            first, later = binding_span(tables, scope, tables.steps[source], name)
+            if self.closure_reads(tables, scope, reader, first, later):
+                yield source
 
     @staticmethod
     def declared_bindings(tables: FileTables, function: str, name: str) -> list[str]:
@@ -495,14 +494,31 @@ class FlowGraph:
             ):
                 found.append(reader)
         for (inner, local), readers in tables.inner_reads(scope):
-            if local != name or inner in (scope, function) or (inner, name) in tables.local_defs:
+            declared = tables.declared.get((inner, name))
+            if local != name or inner in (scope, function) or declared not in (None, scope):
                 continue
-            defs = self.local_definitions(tables, inner, name)
-            if (tables.scope_of[defs[0]] if defs else MODULE_SCOPE) != scope:
-                continue  # a function nearer binds its own
+            if declared is None:  # else it reads S's, as it declares
+                if (inner, name) in tables.local_defs:
+                    continue
+                defs = self.local_definitions(tables, inner, name)
+                if (tables.scope_of[defs[0]] if defs else MODULE_SCOPE) != scope:
+                    continue  # a function nearer binds its own
             if self.may_run(tables.path, inner):
                 found.extend(readers)
         return found
+
+    def closure_reads(
+        self, tables: FileTables, scope: str, inner: str, first: int, later: list[str]
+    ) -> bool:
+        """Does a binding of SCOPE, read from line FIRST on unless one of LATER always runs
+        before, reach the reads of the function INNER nested in SCOPE? When INNER may run;
+        where it runs only where SCOPE calls it, when a call comes after the binding."""
+        if not self.may_run(tables.path, inner):
+            return False
+        calls = closure_calls(tables, scope, inner)
+        return calls is None or any(
+            line >= first and not any(dominates(tables, d, line) for d in later) for line in calls
+        )
 
     def bound_in_loop(
         self, tables: FileTables, scope: str, name: str, start: int, line: int
@@ -736,9 +752,17 @@ class FlowGraph:
     def ref_sources(self, tables: FileTables, scope: str, step: Step, ref: str) -> Iterator[Edge]:
         base, _, attr = ref.rpartition(".")
         if not base:
-            defs = self.local_definitions(tables, scope, ref)
+            # A name this function declares another scope's (`global`, `nonlocal`, stores
+            # into it): its own bindings, and that scope's, as a closure reads them.
+            own = tables.declared.get((scope, ref))
+            if own is None or tables.local_defs.get((scope, ref)):
+                defs = self.local_definitions(tables, scope, ref)
+            else:
+                defs = []  # not the scopes between (`global x` skips an enclosing `x`)
+            for source in () if own is None else self.declared_sources(tables, own, ref, scope):
+                yield local_edge(tables, source, step.id, ref)
             # Bindings in functions that declare the name theirs (`global`, `nonlocal`).
-            variable = tables.scope_of[defs[0]] if defs else MODULE_SCOPE
+            variable = own or (tables.scope_of[defs[0]] if defs else MODULE_SCOPE)
             for function in tables.declarers.get((variable, ref), ()):
                 if function != scope and step.id in self.declared_readers(tables, function, ref):
                     for source in self.declared_bindings(tables, function, ref):
@@ -876,6 +900,24 @@ class FlowGraph:
                             confidence * target.confidence,
                             condition=target.why,
                         )
+
+
+def binding_span(tables: FileTables, scope: str, step: Step, name: str) -> tuple[int, list[str]]:
+    """The first line a binding STEP of NAME in SCOPE is read from, and the later bindings
+    that replace it where they always run before a read (and a later store at the constant
+    key this store is at: `d["k"] = a; d["k"] = b`)."""
+    key = stored_key(tables, step.id)
+    later = [
+        d
+        for d in tables.local_defs.get((scope, name), [])
+        if tables.steps[d].line > step.line
+        and not step_ids.is_param(d)
+        and (rebinds(tables, d) or (key is not None and stored_key(tables, d) == key))
+    ]
+    # Outside every loop, a statement's reads run before its own targets are bound.
+    after = step.kind != "param"
+    first = step.end_line + 1 if after and step.line in tables.flows.straight else step.line
+    return first, later
 
 
 COMMENT = re.compile(rb"#[^\n]*")  # a comment (a `#` in a string cuts more: it only widens)
