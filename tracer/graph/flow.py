@@ -393,14 +393,7 @@ class FlowGraph:
         """Does PATH's module import MODULE, or a package holding it, as a module?"""
         found = self.modules_imported.get(path)
         if found is None:
-            here = self.index.module_of[path]
-            found = self.modules_imported[path] = set()
-            for imp in self.index.summaries[path].imports:
-                if imp.name is None:  # `import a.b` (a module), else `from a import b`
-                    found.add(self.index.absolute(imp.module, imp.level, here))
-                else:
-                    source = self.index.absolute(imp.module, imp.level, here)
-                    found.add(f"{source}.{imp.name}" if source else imp.name)
+            found = self.modules_imported[path] = self.index.modules_imported(path)
         return any(module == m or module.startswith(m + ".") for m in found)
 
     def global_readers(self, path: str, name: str) -> list[tuple[FileTables, str, bool]]:

@@ -363,17 +363,22 @@ class Index:
     def importers(self) -> dict[str, int]:
         """How many modules import each module: a measure of how central a module is."""
         counts: dict[str, int] = {}
-        for path, summary in self.summaries.items():
-            current = self.module_of[path]
-            targets = set()
-            for imp in summary.imports:
-                module = self.absolute(imp.module, imp.level, current)
-                targets.add(module)
-                if imp.name and f"{module}.{imp.name}" in self.path_of:
-                    targets.add(f"{module}.{imp.name}")
-            for target in targets:
+        for path in self.summaries:
+            for target in self.modules_imported(path):
                 counts[target] = counts.get(target, 0) + 1
         return counts
+
+    def modules_imported(self, path: str) -> set[str]:
+        """The modules PATH's module imports: what each import names as a module, and the
+        module each `from m import x` reads (m)."""
+        current = self.module_of[path]
+        targets = set()
+        for imp in self.summaries[path].imports:
+            module = self.absolute(imp.module, imp.level, current)
+            targets.add(module)
+            if imp.name and f"{module}.{imp.name}" in self.path_of:
+                targets.add(f"{module}.{imp.name}")
+        return targets
 
     def renamings(self) -> Iterator[tuple[str | None, str]]:
         """Each import or alias of the tree that binds something under another name, as (the
