@@ -804,7 +804,10 @@ def test_a_flags_value_rides_in_the_object_made_from_the_parsed_flags(snippet_se
     the package's own entry parses (the module most modules import, not the bench script
     beside it, nor the object `quick_test` makes by hand), through the branch of `run` whose
     own import binds `start`, and the class-valued local `WorkerClass`. Before the field, the
-    namespace the parser returns, handed to the constructor that copies it."""
+    namespace the parser returns, handed to the constructor that copies it. After the field,
+    the object's own way, as the search follows it: made by `cls(...)`, returned to where the
+    package parses (the bench script calls `from_cli_args` too: not the call the value
+    entered by), kept by the worker's constructor, and read in the method called on it."""
     session = snippet_session(FLAGS_PACKAGE)
     chain = trace(session.graph, "fraction", sinks=["tokens"])
     kinds = [e.kind for e in chain.edges if e.kind in ("parsed", "copied_to_field")]
@@ -817,6 +820,7 @@ def test_a_flags_value_rides_in_the_object_made_from_the_parsed_flags(snippet_se
         "args",
         "return cls(**{name: getattr(args, name) for name in names})",
         "fraction: float = 0.9",
+        "return cls(**{name: getattr(args, name) for name in names})",
         "return Settings.from_cli_args(raw_args)",
         "settings = prepare_settings(sys.argv[1:])",
         "run(settings)",
@@ -826,6 +830,8 @@ def test_a_flags_value_rides_in_the_object_made_from_the_parsed_flags(snippet_se
         "worker = WorkerClass(settings)",
         "settings",
         "self.settings = settings",
+        "worker = WorkerClass(settings)",  # the worker the constructor made keeps it
+        "self",  # `worker.size(100)`: the object the method is called on
         "self.tokens = total * self.settings.fraction",
     ]
 

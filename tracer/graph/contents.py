@@ -71,6 +71,8 @@ WHOLE = CARRYING | {
     "read",
     "read_by_name",
     "filled_by_name",
+    "receiver",
+    "after_call",
 }
 # Edges into a step that reads the value as an attribute of an object (`x.attr`).
 ATTRIBUTE_READS = frozenset({"attr", "attr_via_call", "flag_read", "read"})
@@ -84,8 +86,9 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
     one; going backward (KEYS: where the value sought is inside the later step's value) a
     take pushes and a put pops. A take (forward) or put (backward) with no keys left is the
     container itself being read or made: allowed, and the keys stay none. A value made
-    anew from the one that arrives is kept at no key. An except lets the value by, either
-    way, unless it is kept at one of the keys named."""
+    anew from the one that arrives is kept at no key; going backward, a value sought inside
+    one made anew (by a call outside the tree) is not followed into what it was made of.
+    An except lets the value by, either way, unless it is kept at one of the keys named."""
     for code, key in ops if forward else reversed(ops):
         if code == SAME:
             continue
@@ -96,6 +99,8 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
             keys = found
             continue
         if code == NEW:
+            if keys and not forward:
+                return False, ()  # kept in a value made anew: where it was put is not seen
             keys = ()
         elif code == EXCEPT:
             if keys and keys[-1] in key:
@@ -202,6 +207,16 @@ class Contents:
             if opaque and not found:
                 return MAKES_NEW  # passed to a call outside the tree: its result is new
             ops = found or KEEP
+        elif edge.kind == "store" and edge.label:
+            # Put in the object at the attribute (`x.a.f = v`: at .f of .a).
+            return tuple((PUT, key) for key in reversed(edge.label.split(".")))
+        elif edge.kind == "read" and edge.label:
+            # Taken out of the object at the attribute, then read as the step reads it.
+            takes = tuple((TAKE, key) for key in edge.label.split("."))
+            found = read_ops(dst_tables, edge.dst, "." + edge.label.rpartition(".")[2])
+            if found is None:
+                return (*takes, *MAKES_NEW)
+            ops = (*takes, *found)
         elif edge.kind in ATTRIBUTE_READS:
             # Read as an attribute of any object that holds it (a read edge names it).
             attr = "." + (edge.label or graph.step(edge.src).name)
@@ -372,9 +387,10 @@ def value_ops(
 
 def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | None:
     """`dict(k=NAME)`: put at k; `NAME.get("k")`: take k; a callable outside the tree the
-    library table knows (`zip(NAME, other)`, `list(reversed(NAME))`, `NAME.items()`): what it
-    makes of the value; another call outside the tree (the edge is an opaque one): None; a
-    call in the tree: KEEP (its binding says)."""
+    library table knows (`zip(NAME, other)`, `list(reversed(NAME))`, `NAME.items()`,
+    `NAME.copy()`): what it makes of the value; another method outside the tree called on
+    NAME: a new value made from it; another call outside the tree (the edge is an opaque
+    one): None; a call in the tree: KEEP (its binding says)."""
     found = library_ops(tables, call_id, name)
     if found:
         return found
@@ -390,6 +406,8 @@ def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | No
         given = args[0][ARG_VALUE]
         literal = given[VALUE_LITERAL]
         return ((TAKE, literal if literal is not None else constant(given[VALUE_SHAPE])),)
+    if refers(base, name) and method not in STORING_METHODS and not tables.targets[call_id]:
+        return MAKES_NEW  # `parser.parse_args()`: what a method outside the tree makes of it
     return KEEP
 
 

@@ -20,6 +20,7 @@ from tracer.graph.callsites import COMMON_WORD_FILES, MAX_FAMILY_NAMES, CallSite
 from tracer.graph.contents import Contents, store_target
 from tracer.graph.file_steps import FileTables
 from tracer.graph.flags import FlagEdges
+from tracer.graph.held import Held
 from tracer.graph.instances import Instances, loop_around
 from tracer.graph.launches import launch_edges, launch_sources
 from tracer.graph.namespace_reads import flag_read_edges, flag_read_sources
@@ -65,6 +66,7 @@ class FlowGraph:
         self.contents = Contents(self)
         self.values = CallValues(self)
         self.instances = Instances(self)
+        self.held = Held(self)
 
     @property
     def graph(self) -> nx.MultiDiGraph:

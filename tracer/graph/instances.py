@@ -214,22 +214,9 @@ class Instances:
     ) -> tuple[list[CallTarget], int] | None:
         """The targets of the constructor call BINDING takes whole (`b = C(...)`), when every
         one constructs a class, and the call; None otherwise."""
-        from tracer.graph.contents import value_row
-        from tracer.store.rows import VALUE_CALLS, VALUE_REFS, VALUE_SHAPE
-
         if tables.bound.get(binding, "") != tables.steps[binding].name:
             return None  # `b.x = ...`, or a target inside a pattern
-        found = value_row(tables, binding)
-        if found is None or found[1] is not None:
-            return None
-        value = found[0]
-        calls = value[VALUE_CALLS]
-        if value[VALUE_REFS] or value[VALUE_SHAPE] is not None or len(calls) != 1:
-            return None
-        targets = tables.targets[calls[0]]
-        if not targets or any(t.klass is None for t in targets):
-            return None
-        return list(targets), calls[0]
+        return construction(tables, binding)
 
     def constructed(self, targets: list[CallTarget], attr: str) -> frozenset[str]:
         """What a construction stores into ATTR: its class family's declared field ATTR (the
@@ -604,6 +591,25 @@ class Instances:
                 else:
                     found.append((caller, call.scope, local))
         return found
+
+
+def construction(tables: FileTables, step_id: str) -> tuple[list[CallTarget], int] | None:
+    """The targets of the constructor call whose result STEP_ID takes whole (`x = C()`,
+    `return C()`, `f(C())`), when each constructs a class, and the call; None otherwise."""
+    from tracer.graph.contents import value_row
+    from tracer.store.rows import VALUE_CALLS, VALUE_REFS, VALUE_SHAPE
+
+    found = value_row(tables, step_id)
+    if found is None or found[1] is not None:
+        return None
+    value = found[0]
+    calls = value[VALUE_CALLS]
+    if value[VALUE_REFS] or value[VALUE_SHAPE] is not None or len(calls) != 1:
+        return None
+    targets = tables.targets[calls[0]]
+    if not targets or any(t.klass is None for t in targets):
+        return None
+    return list(targets), calls[0]
 
 
 def named_store(call: Call) -> bool:

@@ -105,8 +105,10 @@ FLOW_ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("<builtin>.enumerate", "0", "[i]", "[i][1]"),
     ("<builtin>.zip", "*", "[i]", "[i][*]"),
     ("<builtin>.filter", "1", "[]", "[]"),
+    (".copy", "receiver", "", ""),  # a shallow copy: each value where it was
     (".values", "receiver", "[]", "[]"),
     (".items", "receiver", "[]", "[][1]"),
+    (".popitem", "receiver", "[]", "[1]"),  # (key, value): the value at 1
 )
 
 

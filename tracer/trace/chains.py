@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from tracer.errors import NameNotFound
 from tracer.graph.objects import TEST_CODE
-from tracer.graph.steps import TRUSTED, Edge, Step
+from tracer.graph.parsed import flag_route
+from tracer.graph.steps import TRUSTED, Edge, Step, field_class
 from tracer.store import step_ids
 from tracer.trace.carriers import with_carriers
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
@@ -126,14 +127,39 @@ def chain_of(
         targets = sink_goals(graph, ends)
         spent = Budget()
         named = [s for s in seeds if is_setting(graph, s)]
+        # A field starts the link where its value came from (the constructor's argument that
+        # fills it: the object that call makes holds it, not every object of its class).
+        inside = {
+            s: ((), came, ())
+            for s in seeds
+            if graph.step(s).kind == "field" and (came := filled_from(graph, s, before([s])))
+        }
         found: list[str] = []
         if named and len(named) < len(seeds):
             found = find_link(
-                graph, named, targets, max_depth, edges, set(), (TRUSTED,), before, budget=spent
+                graph,
+                named,
+                targets,
+                max_depth,
+                edges,
+                set(),
+                (TRUSTED,),
+                before,
+                inside,
+                budget=spent,
             )
         if not found:
             found = find_link(
-                graph, seeds, targets, max_depth, edges, set(), (TRUSTED, 0.0), before, budget=spent
+                graph,
+                seeds,
+                targets,
+                max_depth,
+                edges,
+                set(),
+                (TRUSTED, 0.0),
+                before,
+                inside,
+                budget=spent,
             )
         return found, targets, max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * spent.used)
 
@@ -230,18 +256,22 @@ def chain_of(
         dead = around_forward.dead_ends() - set(spine)
         reached.update(s for s in ahead if s not in dead)
     if direction != "forward":
-        reached.update(
-            walk(
-                graph,
-                around,
-                False,
-                branch_depth,
-                edges,
-                through=few_guesses(graph, False),
-                start_keys=kept_at,
-                calls=True,
-            )
+        # Backward likewise: an object the value is read out of is shown only on the way
+        # back to where the value was put in it.
+        around_backward = Contents()
+        behind = walk(
+            graph,
+            around,
+            False,
+            branch_depth,
+            edges,
+            through=few_guesses(graph, False),
+            start_keys=kept_at,
+            learnt=around_backward,
+            calls=True,
         )
+        dead = around_backward.dead_ends(forward=False) - set(spine)
+        reached.update(s for s in behind if s not in dead)
     for route in routes[1:]:
         reached.update(route)
     graph.flush()
@@ -264,6 +294,20 @@ def chain_of(
         sinks=asked,
         sink_reached=ends_at_sink(graph, spine, link, asked) if asked else None,
     )
+
+
+def filled_from(graph: FlowGraph, field: str, origin: list[str]) -> str | None:
+    """The step a field's value comes from, on the way ORIGIN found to it: the constructor's
+    argument that copies a flag's value out of the namespace its parser returns, where the
+    flag sets the field (the object made there holds it), else the step before the field."""
+    if not origin:
+        return None
+    came = origin[-1]
+    if graph.step(came).kind == "cli_flag":
+        route = flag_route(graph, came, field, field_class(graph.index, graph.step(field)))
+        if route is not None:
+            return route.edges[-1].src
+    return came
 
 
 MAX_SEEDS_TRIED = 8  # bindings of the name asked whether their value reaches a local sink

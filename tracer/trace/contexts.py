@@ -20,7 +20,8 @@ DEPTH = 8
 # Edges that may stay in one function: a read of a name (in the same function only: see
 # `stays`), and an argument kept in the field of the object its call makes (the object is
 # made where the argument is).
-SAME_FUNCTION = frozenset({"local", "local_via_call", "arg_to_field"})
+FILLING = frozenset({"arg_to_field", "copied_to_field"})  # a constructor's argument into a field
+SAME_FUNCTION = FILLING | {"local", "local_via_call", "store", "read"}
 
 
 def after(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context]:
@@ -42,7 +43,7 @@ def stays(graph: FlowGraph, edge: Edge) -> bool:
     caller may take what that function returns."""
     if edge.kind not in SAME_FUNCTION:
         return False
-    return edge.kind == "arg_to_field" or scope_of(graph, edge.src) == scope_of(graph, edge.dst)
+    return edge.kind in FILLING or scope_of(graph, edge.src) == scope_of(graph, edge.dst)
 
 
 def before(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context]:
@@ -158,6 +159,12 @@ def walk_contexts(
             found.append(())
             continue
         edge = joined[0]
+        if edge.kind == "store" and previous is not None and step_ids.is_field(src):
+            site = (step_ids.file_of(previous), step_ids.call_of(previous))
+            fills = any(e.kind in FILLING for e in by_pair.get((previous, src), []))
+            made = any(e.dst == dst and e.kind == "store" for e in graph.edges(src, True))
+            if fills and made and not takes_result(graph, dst, site):
+                return found, i + 1  # a field is in the object its constructor's call makes
         if edge.kind in ("store", "read"):
             maker = previous if edge.kind == "store" else src
             same = maker is not None and scope_of(graph, maker) == scope_of(graph, dst)

@@ -50,6 +50,7 @@ def origin_path(
             follow=lambda s: carried(s) or updates_itself(graph, s),
             min_confidence=min_confidence,
             through=lambda s, e: carried(s) or graph.step(e.src).name == graph.step(s).name,
+            objects=False,
         )
 
     def named_origins(parent: dict[str, str | None]) -> list[str]:

@@ -14,14 +14,18 @@ from tracer.graph.steps import TRUSTED, Edge, by_condition, edge_pairs, field_cl
 from tracer.store import step_ids
 from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
 from tracer.trace.contexts import (
+    FILLING,
     Context,
     after,
     agree,
     before,
     contexts_along,
+    scope_of,
+    takes_result,
     through,
     unmatched_return,
 )
+from tracer.trace.walks import MAX_INSIDE
 
 if TYPE_CHECKING:
     from tracer.graph.flow import FlowGraph
@@ -76,7 +80,10 @@ def find_link(
     name join that led there (BANNED keeps them)."""
     for _ in range(MAX_ROUTE_SEARCHES):
         path: list[str] = []
-        for min_confidence in levels:
+        # Trusted steps first; where none leads, the objects the value is kept in, before
+        # any guess (a join by name where no object is followed).
+        tries = [(level, objects) for level in levels for objects in (False, level >= TRUSTED)]
+        for min_confidence, objects in dict.fromkeys(tries):
             path = meet(
                 graph,
                 starts,
@@ -88,6 +95,7 @@ def find_link(
                 start_states,
                 avoid,
                 budget,
+                objects,
             )
             if path:
                 break
@@ -270,6 +278,30 @@ def is_jump(links: dict[tuple[str, str], list[Edge]], src: str, dst: str) -> boo
     return bool(joined) and all(e.kind in JUMPS for e in joined)
 
 
+def made_there(
+    graph: FlowGraph,
+    edge: Edge,
+    previous: str | None,
+    forward: bool,
+    edges: dict[tuple[str, str, str], Edge],
+) -> bool:
+    """A field filled by a constructor's argument is in the object that call makes, not in
+    every object of its class: going forward from the argument (PREVIOUS) through the field
+    into an object (a `store` EDGE), or backward from an object through the field (PREVIOUS)
+    to an argument, the object must be that call's result."""
+    if previous is None:
+        return True
+    if forward and edge.kind == "store" and step_ids.is_field(edge.src):
+        if not any(e.dst == edge.src and e.kind in FILLING for e in graph.edges(previous, True)):
+            return True
+        site = (step_ids.file_of(previous), step_ids.call_of(previous))
+        return takes_result(graph, edge.dst, site)
+    if not forward and edge.kind in FILLING and (edge.dst, previous, "store") in edges:
+        site = (step_ids.file_of(edge.src), step_ids.call_of(edge.src))
+        return takes_result(graph, previous, site)
+    return True
+
+
 def meet(
     graph: FlowGraph,
     starts: list[str],
@@ -281,13 +313,16 @@ def meet(
     start_states: dict[str, Inside] | None = None,
     avoid: frozenset[str] = frozenset(),
     budget: Budget | None = None,
+    objects: bool = False,
 ) -> list[str]:
     """Bidirectional breadth-first search: grow the smaller frontier one layer at a time
     (forward from STARTS, backward from GOALS) until they touch. Each side carries the call
     it is inside of (`contexts`), so that a value entering a function by one call leaves it
     by the same call's result. A start may be given the calls it is inside of and the step
     before it (START_STATES); no path passes through a step of AVOID. With a BUDGET, the
-    search counts the steps it expands in it, and gives up (no path) when it has none left."""
+    search counts the steps it expands in it, and gives up (no path) when it has none left.
+    With OBJECTS, a value is followed into the objects it is stored in and out of them where
+    it is read (tracer/graph/held.py), at most MAX_INSIDE states each way."""
     State = tuple[str, Context, Keys]
     known = start_states or {}
     ahead: dict[State, State | None] = {}
@@ -314,6 +349,7 @@ def meet(
 
     pairs: dict[tuple[str, str], list[Edge]] = {}
     contents = graph.contents
+    inside = {True: 0, False: 0}  # states expanded with the value inside another, each way
     one_way = graph.values.one_way  # edges found by value, with no twin going backward
     crossed = False  # has the forward half gone along one?
 
@@ -337,6 +373,13 @@ def meet(
                 return True, (), keys
             allowed, context = through(graph, route, context, forward, filled_by)
             return allowed, context, keys
+        if not made_there(graph, edge, previous, forward, edges):
+            return False, (), ()
+        if edge.kind == "store" and forward:
+            # Kept in the object made where the value came from (a field filled by a
+            # constructor's argument: the object that call makes).
+            same = previous is not None and scope_of(graph, previous) == scope_of(graph, edge.dst)
+            return True, context if same else (), keys
         allowed, context = (after if forward else before)(graph, edge, context)
         return allowed, context, keys
 
@@ -402,7 +445,13 @@ def meet(
             step, context, keys = current
             if budget is not None and not budget.spend():
                 return []
+            if keys:
+                inside[forward] += 1
+                if inside[forward] > MAX_INSIDE:
+                    continue
             found = graph.edges(step, forward)
+            if objects:  # into and out of the objects the value is kept in
+                found = found + graph.held.edges(step, forward, keys)
             found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
             parent = parents[current]
             previous = parent[0] if parent else known.get(step, NOWHERE)[1]

@@ -17,6 +17,11 @@ if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not
     from tracer.graph.flow import FlowGraph
 
 
+# States a search expands with the value inside another (an object, a container), at most:
+# an object many parts of a program hand on (a settings record) would take the search over
+# all of them. Past the bound, the search goes on with the value itself only (the joins by
+# name stand for the objects).
+MAX_INSIDE = 300
 # A step, the keys the value is kept at in its value, and (in a walk that matches calls to
 # returns) the calls it entered and has not left.
 State = tuple[str, Keys, Context]
@@ -35,6 +40,7 @@ def walk(
     start_keys: dict[str, Keys] | None = None,
     learnt: Contents | None = None,
     calls: bool = False,
+    objects: bool = True,
 ) -> dict[str, str | None]:
     """Breadth-first in one direction over (step, access path) states, at most MAX_DEPTH
     steps from STARTS; only steps for which FOLLOW holds are expanded, along the edges
@@ -46,7 +52,9 @@ def walk(
     out at both. With CALLS, a state also holds the calls the value entered and has not left
     (tracer/trace/contexts.py): a value that enters a function by one call leaves it by that
     call's result only, and what a method or constructor given an object stores into it
-    reaches only that object (tracer/graph/instances.py).
+    reaches only that object (tracer/graph/instances.py). Without OBJECTS, a value is not
+    followed into the objects it is stored in (tracer/graph/held.py): the joins by name
+    stand for them.
     Returns each reached step with the step it was first reached from. LEARNT, when given,
     is filled with the states and what they learnt of containers (see `Contents`)."""
     first: dict[str, str | None] = dict.fromkeys(starts)
@@ -57,12 +65,19 @@ def walk(
         learnt.parent = parent
     contents = graph.contents
     queue = deque(states)
+    inside = 0  # states expanded with the value inside another (see MAX_INSIDE)
     while queue:
         state = queue.popleft()
         current, keys, context = state
         if depth[state] >= max_depth or not follow(current):
             continue
+        if keys:
+            inside += 1
+            if inside > MAX_INSIDE:
+                continue
         found = graph.edges(current, forward)
+        if objects:  # into and out of the objects the value is kept in
+            found = found + graph.held.edges(current, forward, keys)
         # Among equals, the step in the more central module is reached first.
         found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
         for edge in found:
@@ -89,7 +104,11 @@ def walk(
                 if learnt is not None:
                     if keys and not kept and comes_out(graph, edge, ops, forward):
                         learnt.out.add(following)
-                    elif kept and not keys:
+                    elif kept and not keys and edge.kind == "read" and not forward:
+                        learnt.opened.add(following)
+                    elif kept and not keys and edge.kind != "store":
+                        # (A store's own step is where it keeps the value: the object
+                        # it is in, handed on, is a container like any other.)
                         learnt.put.add(following)
                 if nxt not in first:
                     first[nxt] = current
@@ -110,13 +129,16 @@ class Contents:
         self.parent: dict[State, State | None] = {}
         self.put: set[State] = set()
         self.out: set[State] = set()
+        self.opened: set[State] = set()  # (backward) the objects a value is read out of
 
-    def dead_ends(self) -> set[str]:
+    def dead_ends(self, forward: bool = True) -> set[str]:
         """The steps of the walk none of whose states holds the value, or a container on the
         way to where it is taken out again: a container only handed on, which no step
         further on takes the value out of, gives nothing of it (`sink(box)` of `box = [v]`),
-        nor does anything reached only through it. Where the value is put into a container
-        stays (it is kept there: `return {"k": v}`)."""
+        nor does anything reached only through it. Going forward, where the value is put
+        into a container stays (it is kept there: `return {"k": v}`). Going backward, an
+        object a value is read out of (`x.f`), and where it came from, lead nowhere unless
+        the walk finds where the value was put in it."""
         parent = self.parent
         useful: set[State] = set()
         for state in self.out:  # each state, and the way to it, holds the value or leads to it
@@ -125,9 +147,15 @@ class Contents:
                 useful.add(at)
                 at = parent[at]
         dead: set[State] = set()
+        inside: set[State] = set()  # (backward) reached inside an object read out of
         for state in parent:  # breadth-first: a parent before its children
             up = parent[state]
-            held = bool(state[1]) and state not in self.put
+            if forward:
+                held = bool(state[1]) and state not in self.put
+            else:
+                held = bool(state[1]) and (state in self.opened or up in inside)
+                if held:
+                    inside.add(state)
             if (up is not None and up in dead) or (held and state not in useful):
                 dead.add(state)
         return {state[0] for state in parent} - {state[0] for state in set(parent) - dead}
