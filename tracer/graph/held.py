@@ -72,7 +72,7 @@ class FlowGraph(Protocol):
 
     def field_step(self, klass: str, attr: str) -> str: ...
 
-    def mentioning(self, word: str) -> list[str]: ...
+    def calling(self, name: str) -> list[str]: ...
 
     def calls_to(
         self, path: str, words: set[str], wanted: Callable[[CallTarget], bool]
@@ -92,6 +92,7 @@ class Held:
     def __init__(self, graph: FlowGraph) -> None:
         self.graph = graph
         self.known: dict[tuple[str, bool, object], list[Edge]] = {}
+        self.made: dict[str, list[str]] = {}  # class -> the steps taking its constructions
 
     # -- a step's own edges ---------------------------------------------------------------
 
@@ -489,19 +490,30 @@ class Held:
     def made_with_field(self, field: Step) -> Iterator[Edge]:
         """From a record's field to the steps taking each construction of its class (or a
         subclass) in the tree."""
+        for consumer in self.constructions(field_class(self.graph.index, field)):
+            yield Edge(field.id, consumer, "store", 1.0, field.name)
+
+    def constructions(self, klass: str) -> list[str]:
+        """The steps taking the result of a construction of KLASS or a subclass, found once
+        for the class (its fields all ask)."""
+        found = self.made.get(klass)
+        if found is not None:
+            return found
         graph = self.graph
-        klass = field_class(graph.index, field)
         heirs = {klass, *graph.index.descendants(klass)}
         names = {h.rpartition(".")[2] for h in heirs}
-        # (`cls(...)` in a classmethod makes the class it is called on: one of these.)
-        for path in sorted(set().union(*(graph.mentioning(name) for name in names))):
-            found = graph.calls_to(path, names | CONSTRUCTING, lambda t: t.klass in heirs)
-            if not found:
-                continue
-            caller = graph.file(path)
-            for call_id in found:
-                for consumer in caller.consumers.get(call_id, []):
-                    yield Edge(field.id, consumer, "store", 1.0, field.name)
+        found = []
+        # The files calling one by name, and those defining one (`cls(...)` in a classmethod
+        # makes the class it is called on).
+        paths = set().union(*(graph.calling(name) for name in names))
+        paths.update(graph.index.classes[h][0] for h in heirs if h in graph.index.classes)
+        for path in sorted(paths):
+            calls = graph.calls_to(path, names | CONSTRUCTING, lambda t: t.klass in heirs)
+            if calls:
+                caller = graph.file(path)
+                found.extend(c for call_id in calls for c in caller.consumers.get(call_id, []))
+        self.made[klass] = found
+        return found
 
 
 def assigned(step_id: str) -> bool:

@@ -21,6 +21,7 @@ from tracer.trace.routes import (
     MIN_ROUTE_BUDGET,
     ROUTE_BUDGET,
     Budget,
+    Inside,
     every_route,
     find_link,
     keys_along,
@@ -127,13 +128,16 @@ def chain_of(
         targets = sink_goals(graph, ends)
         spent = Budget()
         named = [s for s in seeds if is_setting(graph, s)]
+
         # A field starts the link where its value came from (the constructor's argument that
         # fills it: the object that call makes holds it, not every object of its class).
-        inside = {
-            s: ((), came, ())
-            for s in seeds
-            if graph.step(s).kind == "field" and (came := filled_from(graph, s, before([s])))
-        }
+        def inside() -> dict[str, Inside]:
+            return {
+                s: ((), came, ())
+                for s in seeds
+                if graph.step(s).kind == "field" and (came := filled_from(graph, s, before([s])))
+            }
+
         found: list[str] = []
         if named and len(named) < len(seeds):
             found = find_link(
@@ -145,8 +149,8 @@ def chain_of(
                 set(),
                 (TRUSTED,),
                 before,
-                inside,
                 budget=spent,
+                object_starts=inside,
             )
         if not found:
             found = find_link(
@@ -158,8 +162,8 @@ def chain_of(
                 set(),
                 (TRUSTED, 0.0),
                 before,
-                inside,
                 budget=spent,
+                object_starts=inside,
             )
         return found, targets, max(MIN_ROUTE_BUDGET, ROUTE_BUDGET * spent.used)
 

@@ -72,18 +72,27 @@ def find_link(
     start_states: dict[str, Inside] | None = None,
     avoid: frozenset[str] = frozenset(),
     budget: Budget | None = None,
+    objects: bool = True,
+    object_starts: Callable[[], dict[str, Inside]] | None = None,
 ) -> list[str]:
     """The shortest path from one of STARTS to one of GOALS, trusted steps first (LEVELS:
-    the least confidence tried in turn), searched from both ends at once so that neither
+    the least confidence tried in turn; where no trusted step leads and OBJECTS, through
+    the objects the value is stored in), searched from both ends at once so that neither
     search has to cover the whole tree; one whose calls, once BEFORE it and the objects'
     routes are added, return elsewhere than they came from is searched again without the
-    name join that led there (BANNED keeps them)."""
+    name join that led there (BANNED keeps them). OBJECT_STARTS gives the start states of a
+    search through objects (asked only if one is made: a field's filling argument)."""
     for _ in range(MAX_ROUTE_SEARCHES):
         path: list[str] = []
         # Trusted steps first; where none leads, the objects the value is kept in, before
         # any guess (a join by name where no object is followed).
-        tries = [(level, objects) for level in levels for objects in (False, level >= TRUSTED)]
-        for min_confidence, objects in dict.fromkeys(tries):
+        tries = [(level, inside) for level in levels for inside in (False, level >= TRUSTED)]
+        for min_confidence, inside in dict.fromkeys(tries):
+            if inside and not objects:
+                continue
+            if inside and object_starts is not None:
+                start_states = {**(start_states or {}), **object_starts()}
+                object_starts = None
             path = meet(
                 graph,
                 starts,
@@ -95,7 +104,7 @@ def find_link(
                 start_states,
                 avoid,
                 budget,
-                objects,
+                inside,
             )
             if path:
                 break
@@ -175,6 +184,7 @@ def every_route(
             inside,
             other_sinks,
             Budget(budget),
+            objects=False,  # (the spine's own search follows them: another route joins)
         )
 
     while remaining and len(found) < MAX_ROUTES:
