@@ -102,6 +102,56 @@ ORDERED = """
 
     def read(other):
         sink(other.value)  # reached
+
+
+    def overwritten(box):
+        box.value = SECRET
+        box.value = "plain"
+        show(box)
+
+
+    def show(shown):
+        sink(shown.value)  # not reached
+
+
+    def came_with(box):
+        box.value = SECRET
+        replace(box)
+
+
+    def replace(given):
+        given.value = "plain"
+        sink(given.value)  # not reached
+
+
+    def next_round(box):
+        for _ in range(3):
+            sink(box.value)  # reached (the next time round)
+            box.value = SECRET
+
+
+    def fresh_each_round(items):
+        for item in items:
+            peek(item)
+            item.value = SECRET
+
+
+    def peek(each):
+        sink(each.value)  # not reached
+
+
+    def as_a_dict():
+        given = {"value": SECRET}
+        dump(given)
+
+
+    def dump(mapping):
+        sink(mapping.value)  # not reached: a dict's key is no attribute
+
+
+    def deeper(box):
+        box.inner = SECRET
+        sink(box.inner.size)  # reached (read out of what was stored)
 """
 
 
@@ -122,6 +172,8 @@ def test_a_store_reaches_the_reads_after_it_until_another_store_replaces_it(snip
     assert surely_reached(session, "SECRET") == {
         "sink(box.value)  # reached",
         "sink(other.value)  # reached",
+        "sink(box.value)  # reached (the next time round)",
+        "sink(box.inner.size)  # reached (read out of what was stored)",
     }
 
 

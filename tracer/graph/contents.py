@@ -49,6 +49,7 @@ class FlowGraph(Protocol):
 
 
 Key = str | int | None  # a dict's constant key, a sequence's index; None: a key not known
+ATTRIBUTE = "."  # an object's attribute `f` is kept at the key ".f" (no dict's key is read so)
 Keys = tuple[Key, ...]  # an access path: the keys a value is kept at, outermost last
 # (PUT, k): put in at k; (TAKE, k): take out from k; (NEW, None); (EXCEPT, (k, ...)): the
 # container passes but for what it keeps at those keys (`case {"a": x, **rest}`)
@@ -72,7 +73,6 @@ WHOLE = CARRYING | {
     "read_by_name",
     "filled_by_name",
     "receiver",
-    "after_call",
 }
 # Edges into a step that reads the value as an attribute of an object (`x.attr`).
 ATTRIBUTE_READS = frozenset({"attr", "attr_via_call", "flag_read", "read"})
@@ -209,10 +209,10 @@ class Contents:
             ops = found or KEEP
         elif edge.kind == "store" and edge.label:
             # Put in the object at the attribute (`x.a.f = v`: at .f of .a).
-            return tuple((PUT, key) for key in reversed(edge.label.split(".")))
+            return tuple((PUT, ATTRIBUTE + key) for key in reversed(edge.label.split(".")))
         elif edge.kind == "read" and edge.label:
             # Taken out of the object at the attribute, then read as the step reads it.
-            takes = tuple((TAKE, key) for key in edge.label.split("."))
+            takes = tuple((TAKE, ATTRIBUTE + key) for key in edge.label.split("."))
             found = read_ops(dst_tables, edge.dst, "." + edge.label.rpartition(".")[2])
             if found is None:
                 return (*takes, *MAKES_NEW)

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from tracer.extract.facts import MODULE_SCOPE
 from tracer.extract.values import call_of_ref
-from tracer.graph.blocks import reaching
-from tracer.graph.contents import Keys
+from tracer.graph.blocks import dominates, reaching
+from tracer.graph.contents import ATTRIBUTE, Keys
 from tracer.graph.instances import construction, loop_around
 from tracer.graph.steps import Edge, Step, field_class
 from tracer.store import step_ids
@@ -48,11 +48,11 @@ if TYPE_CHECKING:
     from tracer.store.facts import Facts
 
 # The edges of objects this module makes (a step's own, and those asked with the keys).
-OBJECT_EDGES = frozenset({"store", "read", "receiver", "after_call"})
+OBJECT_EDGES = frozenset({"store", "read", "receiver"})
 NAMED = frozenset({"module", "class", "function", "external"})  # no object a store fills
 ASSIGNS = frozenset({"local_assign", "formula", "attr_write"})
 CONSTRUCTING = frozenset({"__init__", "cls"})  # callees naming no class that construct one
-AT_CALL = "at_call"  # the kind of the step `call_step` makes: no step of the graph
+AT_CALL = "@call"  # the kind (and id's end) of the step `call_step` makes: no graph step
 MAX_CALLERS_UP = 3  # callers a store on `self` is followed out through, at most
 # Where a use is: (edge kind, destination, the label: the attribute path it keeps or takes).
 Use = tuple[str, str, str]
@@ -93,6 +93,7 @@ class Held:
         self.graph = graph
         self.known: dict[tuple[str, bool, object], list[Edge]] = {}
         self.made: dict[str, list[str]] = {}  # class -> the steps taking its constructions
+        self.reaching: dict[tuple[str, str, str, str, int], list[str]] = {}  # stores_reaching
 
     # -- a step's own edges ---------------------------------------------------------------
 
@@ -125,6 +126,8 @@ class Held:
                 continue
             for kind, src, label in self.puts_before(tables, scope, root, step, path):
                 yield Edge(src, step.id, kind, 1.0, label)
+            if self.replaced(tables, scope, root, path, step):
+                continue  # what the object came with is no longer there
             for holder in self.bindings_at(tables, step, root):
                 yield Edge(holder, step.id, "read", 1.0, path)
 
@@ -143,9 +146,9 @@ class Held:
             own = self.known[(step_id, forward, None)] = list(
                 self.stored_in(tables, step) if forward else self.read_from(tables, step)
             )
-        if not keys or not isinstance(keys[-1], str):
-            return own
-        top = keys[-1]
+        if not keys or not isinstance(keys[-1], str) or not keys[-1].startswith(ATTRIBUTE):
+            return own  # (a dict's key is no attribute)
+        top = keys[-1][len(ATTRIBUTE) :]
         key = (step_id, forward, top)
         found = self.known.get(key)
         if found is None:
@@ -165,8 +168,10 @@ class Held:
         scope = tables.scope_of[step_id]
         for read, path in self.reads_along(tables, scope, name, top):
             reader = tables.steps[read]
-            if not self.followed(tables, scope, reader, name, path) and step_id in (
-                self.bindings_at(tables, reader, name)
+            if (
+                not self.followed(tables, scope, reader, name, path)
+                and not self.replaced(tables, scope, name, path, reader)
+                and step_id in self.bindings_at(tables, reader, name)
             ):
                 yield Edge(step_id, read, "read", 1.0, path)
         for call_id, target in self.calls_on(tables, scope, name):
@@ -211,19 +216,16 @@ class Held:
         head = path.partition(".")[0]
         for read, taken in self.reads_along(tables, scope, root, head):
             reader = tables.steps[read]
-            if not self.later(tables, scope, at, reader) or self.followed(
+            if not self.later(tables, scope, at, reader, root) or self.followed(
                 tables, scope, reader, root, taken
             ):
                 continue
-            if not holders & set(self.bindings_at(tables, reader, root)):
-                continue
-            if at.id not in self.stores_reaching(tables, scope, root, taken, reader):
-                continue
-            yield self.between(path, taken, reader.id)
+            if self.still_there(tables, scope, root, at, path, holders, reader):
+                yield self.between(path, taken, reader.id)
         for reader in tables.local_reads.get((scope, root), []):
             use = tables.steps[reader]
-            if self.later(tables, scope, at, use) and holders & set(
-                self.bindings_at(tables, use, root)
+            if self.later(tables, scope, at, use, root) and self.still_there(
+                tables, scope, root, at, path, holders, use
             ):
                 yield ("store", reader, path)
         for call_id, target in self.calls_on(tables, scope, root):
@@ -231,8 +233,8 @@ class Held:
             first = self.first_param(target)
             if (
                 first is not None
-                and self.later(tables, scope, at, call)
-                and holders & set(self.bindings_at(tables, call, root))
+                and self.later(tables, scope, at, call, root)
+                and self.still_there(tables, scope, root, at, path, holders, call)
             ):
                 yield ("store", first, path)
         if depth >= MAX_CALLERS_UP:
@@ -274,24 +276,40 @@ class Held:
         stores on `self`)."""
         head = path.partition(".")[0]
         holders = set(self.bindings_at(tables, at, root))
-        for attr, base, stored in self.prefixes(root, path):
-            for write in self.graph.writes(tables.path, attr):
-                if write.scope != scope or write.base != base or not assigned(write.step):
-                    continue
-                store = tables.steps.get(write.step)
-                if store is None or not self.later(tables, scope, store, at):
-                    continue
-                if not holders & set(self.bindings_at(tables, store, root, scope)):
-                    continue
-                if write.step in self.stores_reaching(tables, scope, root, stored, at):
-                    yield self.between(stored, path, write.step)
+        for _, _, stored in self.prefixes(root, path):
+            for write in self.stores_reaching(tables, scope, root, stored, at):
+                store = tables.steps[write]
+                if holders & set(self.bindings_at(tables, store, root, scope)):
+                    yield self.between(stored, path, write)
         for call_id, target in self.calls_on(tables, scope, root):
             call = self.call_step(tables, call_id)
-            if self.later(tables, scope, call, at) and holders & set(
+            if self.later(tables, scope, call, at, root) and holders & set(
                 self.bindings_at(tables, call, root)
             ):
                 for write in sorted(self.stores_in_method(target, head)):
                     yield ("read" if path != head else "attr", write, path)
+
+    def still_there(
+        self,
+        tables: FileTables,
+        scope: str,
+        root: str,
+        at: Step,
+        path: str,
+        holders: set[str],
+        then: Step,
+    ) -> bool:
+        """Is what the store AT put at PATH of ROOT's object still there at the step THEN: the
+        same binding of ROOT reaches both, and no store of PATH that always runs before THEN
+        replaced it?"""
+        if not holders & set(self.bindings_at(tables, then, root, scope)):
+            return False
+        stores = self.stores_reaching(tables, scope, root, path, then)
+        if at.kind == AT_CALL:  # what a method called on it stored: unless stored again
+            return not any(
+                tables.steps[s].line > at.line and dominates(tables, s, then.line) for s in stores
+            )
+        return at.id in stores
 
     def between(self, stored: str, taken: str, step: str) -> Use:
         """The edge from a store at STORED to a read at TAKEN (attribute paths on one
@@ -348,10 +366,13 @@ class Held:
             tables.ensure_all()
         else:
             tables.ensure(tables.unit_of(scope))
-        for attr, reads in tables.attr_reads.held_items():
-            for read in reads:
-                if read.base == base and nested_or_same(read.scope, scope):
-                    found.append((read.step, f"{head}.{attr}"))
+        deeper = [
+            (read.step, f"{head}.{attr}")
+            for attr, reads in tables.attr_reads.held_items()
+            for read in reads
+            if read.base == base and nested_or_same(read.scope, scope)
+        ]
+        found.extend(sorted(deeper))  # (in no order the units built before would give)
         return found
 
     def prefixes(self, root: str, path: str) -> list[tuple[str, str, str]]:
@@ -370,24 +391,46 @@ class Held:
         one that always runs before AT replaces those before it)."""
         attr = path.rpartition(".")[2]
         base = ".".join([root, *path.split(".")[:-1]])
-        stores = [
+        key = (scope, root, path, at.id, at.line)
+        found = self.reaching.get(key)
+        if found is not None:
+            return found
+        mine = [
             w.step
             for w in self.graph.writes(tables.path, attr)
-            if w.scope == scope
-            and w.base == base
-            and assigned(w.step)
-            and tables.steps[w.step].line < at.line
+            if w.scope == scope and w.base == base and assigned(w.step)
         ]
-        stores.sort(key=lambda s: tables.steps[s].line)
-        return reaching(tables, scope, stores, at.line) if stores else []
+        mine.sort(key=lambda s: tables.steps[s].line)
+        before = [s for s in mine if tables.steps[s].line < at.line]
+        found = reaching(tables, scope, before, at.line) if before else []
+        # In a loop, a store after the step reaches it the next time round (where ROOT is
+        # not bound again in the loop).
+        loop = loop_around(tables, scope, at.line)
+        if loop is not None and not rebound_in(tables, scope, root, loop):
+            found = found + [s for s in mine if at.line < tables.steps[s].line < loop[1]]
+        self.reaching[key] = found
+        return found
 
-    def later(self, tables: FileTables, scope: str, first: Step, then: Step) -> bool:
-        """Does THEN run after FIRST in SCOPE (a later line, or an earlier one in a loop
-        around both)?"""
+    def replaced(self, tables: FileTables, scope: str, root: str, path: str, at: Step) -> bool:
+        """Has a store of PATH (or of an object on the way to it) into ROOT's object that
+        always runs before the step AT replaced what the object came with?"""
+        for _, _, stored in self.prefixes(root, path):
+            for store in self.stores_reaching(tables, scope, root, stored, at):
+                if tables.steps[store].line < at.line and dominates(tables, store, at.line):
+                    return True
+        return False
+
+    def later(
+        self, tables: FileTables, scope: str, first: Step, then: Step, root: str = ""
+    ) -> bool:
+        """Does THEN run after FIRST in SCOPE: a later line, or an earlier one in a loop
+        around both where ROOT is not bound again (each time round, another object)?"""
         if then.line > first.end_line:
             return True
         loop = loop_around(tables, scope, first.line)
-        return loop is not None and loop[0] < then.line < first.line
+        if loop is None or not loop[0] < then.line < first.line:
+            return False
+        return not root or not rebound_in(tables, scope, root, loop)
 
     def followed(self, tables: FileTables, scope: str, step: Step, root: str, path: str) -> bool:
         """Does tracer/graph/instances.py follow the object ROOT holds at STEP (one made in
@@ -462,7 +505,14 @@ class Held:
         scope, _ = tables.rows.call_head(call_id)
         line = tables.rows.call_line(call_id)
         return Step(
-            step_ids.call_id(tables.path, call_id), AT_CALL, tables.path, line, line, scope, "", ""
+            f"{step_ids.call_id(tables.path, call_id)}{AT_CALL}",
+            AT_CALL,
+            tables.path,
+            line,
+            line,
+            scope,
+            "",
+            "",
         )
 
     def first_param(self, target: CallTarget) -> str | None:
@@ -514,6 +564,16 @@ class Held:
                 found.extend(c for call_id in calls for c in caller.consumers.get(call_id, []))
         self.made[klass] = found
         return found
+
+
+def rebound_in(tables: FileTables, scope: str, name: str, loop: tuple[int, int]) -> bool:
+    """Is NAME bound in SCOPE in the loop LOOP (its header's target too): each time round,
+    another object?"""
+    return any(
+        loop[0] <= tables.steps[d].line <= loop[1]
+        for d in tables.local_defs.get((scope, name), [])
+        if not step_ids.is_param(d)
+    )
 
 
 def assigned(step_id: str) -> bool:

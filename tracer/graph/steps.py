@@ -47,7 +47,6 @@ EDGE_REASONS = {
     "read_by_name": "read out of this object by a name held in a variable",
     "filled_by_name": "kept in the object this step makes, under the name it is given",
     "receiver": "the object the method is called on",
-    "after_call": "the object the method ran on, after the call",
 }
 
 

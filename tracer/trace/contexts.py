@@ -34,7 +34,24 @@ def after(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context
         if not context:
             return True, ()
         return takes_result(graph, edge.dst, context[-1]), context[:-1]
+    if edge.kind == "store" and not step_ids.is_field(edge.src):
+        return out_of_calls(graph, edge, context)
     return True, context if stays(graph, edge) else ()
+
+
+def out_of_calls(graph: FlowGraph, edge: Edge, context: Context) -> tuple[bool, Context]:
+    """Along a `store` EDGE from a store in one function into an object held in another (a
+    method's store on `self`, into its caller's object after the call, or a constructor's,
+    into the call's result), from a step reached in CONTEXT: the calls entered are left up
+    to the one made in the object's function; none entered (or some forgotten), any."""
+    if not context or scope_of(graph, edge.src) == scope_of(graph, edge.dst):
+        return True, context
+    path, function = scope_of(graph, edge.dst)
+    for i in range(len(context) - 1, -1, -1):
+        site_path, call_id = context[i]
+        if site_path == path and graph.file(path).rows.call_head(call_id)[0] == function:
+            return True, context[:i]
+    return len(context) >= DEPTH, ()
 
 
 def stays(graph: FlowGraph, edge: Edge) -> bool:

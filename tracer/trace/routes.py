@@ -20,12 +20,13 @@ from tracer.trace.contexts import (
     agree,
     before,
     contexts_along,
+    out_of_calls,
     scope_of,
     takes_result,
     through,
     unmatched_return,
 )
-from tracer.trace.walks import MAX_INSIDE
+from tracer.trace.walks import MAX_INSIDE, in_object
 
 if TYPE_CHECKING:
     from tracer.graph.flow import FlowGraph
@@ -82,6 +83,7 @@ def find_link(
     routes are added, return elsewhere than they came from is searched again without the
     name join that led there (BANNED keeps them). OBJECT_STARTS gives the start states of a
     search through objects (asked only if one is made: a field's filling argument)."""
+    found_starts: dict[str, Inside] | None = None  # OBJECT_STARTS, once asked
     for _ in range(MAX_ROUTE_SEARCHES):
         path: list[str] = []
         # Trusted steps first; where none leads, the objects the value is kept in, before
@@ -90,9 +92,10 @@ def find_link(
         for min_confidence, inside in dict.fromkeys(tries):
             if inside and not objects:
                 continue
+            starting = start_states
             if inside and object_starts is not None:
-                start_states = {**(start_states or {}), **object_starts()}
-                object_starts = None
+                found_starts = found_starts if found_starts is not None else object_starts()
+                starting = {**(start_states or {}), **found_starts}
             path = meet(
                 graph,
                 starts,
@@ -101,7 +104,7 @@ def find_link(
                 edges,
                 min_confidence,
                 banned,
-                start_states,
+                starting,
                 avoid,
                 budget,
                 inside,
@@ -385,6 +388,10 @@ def meet(
             return allowed, context, keys
         if not made_there(graph, edge, previous, forward, edges):
             return False, (), ()
+        if edge.kind == "store" and forward and not step_ids.is_field(edge.src):
+            # Out of a method into its caller's object: to where the calls it entered by
+            # were made (a constructor's store into the object that call made).
+            return (*out_of_calls(graph, edge, context), keys)
         if edge.kind == "store" and forward:
             # Kept in the object made where the value came from (a field filled by a
             # constructor's argument: the object that call makes).
@@ -455,7 +462,7 @@ def meet(
             step, context, keys = current
             if budget is not None and not budget.spend():
                 return []
-            if keys:
+            if objects and in_object(keys):
                 inside[forward] += 1
                 if inside[forward] > MAX_INSIDE:
                     continue

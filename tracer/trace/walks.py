@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.contents import NEW, Keys, Op, sure_by_key
+from tracer.graph.contents import ATTRIBUTE, NEW, Keys, Op, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge
 from tracer.store import step_ids
@@ -71,7 +71,7 @@ def walk(
         current, keys, context = state
         if depth[state] >= max_depth or not follow(current):
             continue
-        if keys:
+        if objects and in_object(keys):
             inside += 1
             if inside > MAX_INSIDE:
                 continue
@@ -98,6 +98,13 @@ def walk(
                     continue
                 following = (nxt, kept, arrives)
                 if following in depth:
+                    if (
+                        learnt is not None
+                        and keys
+                        and not kept
+                        and comes_out(graph, edge, ops, forward)
+                    ):
+                        learnt.out.add(state)  # (taken out where another way got first)
                     continue
                 depth[following] = depth[state] + 1
                 parent[following] = state
@@ -159,6 +166,11 @@ class Contents:
             if (up is not None and up in dead) or (held and state not in useful):
                 dead.add(state)
         return {state[0] for state in parent} - {state[0] for state in set(parent) - dead}
+
+
+def in_object(keys: Keys) -> bool:
+    """Is a value kept at KEYS inside an object (at an attribute), not a dict or a list?"""
+    return bool(keys) and isinstance(keys[-1], str) and keys[-1].startswith(ATTRIBUTE)
 
 
 def matched(graph: FlowGraph, edge: Edge, context: Context, forward: bool) -> tuple[bool, Context]:
