@@ -149,6 +149,12 @@ ORDERED = """
         sink(mapping.value)  # not reached: a dict's key is no attribute
 
 
+    def computed(box):
+        box.value = SECRET
+        text = repr(box)
+        sink(text)  # not reached: computed from the object, not what it holds
+
+
     def deeper(box):
         box.inner = SECRET
         sink(box.inner.size)  # reached (read out of what was stored)

@@ -87,7 +87,8 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
     take pushes and a put pops. A take (forward) or put (backward) with no keys left is the
     container itself being read or made: allowed, and the keys stay none. A value made
     anew from the one that arrives is kept at no key; going backward, a value sought inside
-    one made anew (by a call outside the tree) is not followed into what it was made of.
+    one made anew (by a call outside the tree) is not followed into what it was made of, nor,
+    forward, a value inside an object into what is computed from the object.
     An except lets the value by, either way, unless it is kept at one of the keys named."""
     for code, key in ops if forward else reversed(ops):
         if code == SAME:
@@ -101,6 +102,8 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
         if code == NEW:
             if keys and not forward:
                 return False, ()  # kept in a value made anew: where it was put is not seen
+            if in_object(keys):
+                return False, ()  # what is computed from an object is not what it holds
             keys = ()
         elif code == EXCEPT:
             if keys and keys[-1] in key:
@@ -112,6 +115,12 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
                 return False, ()
             keys = keys[:-1]
     return True, keys
+
+
+def in_object(keys: Keys) -> bool:
+    """Is a value kept at KEYS inside an object (at an attribute, perhaps of an object in a
+    list or a dict), not only in dicts and lists?"""
+    return any(isinstance(key, str) and key.startswith(ATTRIBUTE) for key in keys)
 
 
 def regroup(keys: Keys, inner: Key, forward: bool) -> Keys | None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tracer.graph.contents import Keys, compatible, sure_by_key
+from tracer.graph.contents import Keys, compatible, in_object, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge, by_condition, edge_pairs, field_class
 from tracer.store import step_ids
@@ -26,7 +26,7 @@ from tracer.trace.contexts import (
     through,
     unmatched_return,
 )
-from tracer.trace.walks import MAX_INSIDE, in_object
+from tracer.trace.walks import MAX_INSIDE
 
 if TYPE_CHECKING:
     from tracer.graph.flow import FlowGraph

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.contents import ATTRIBUTE, NEW, Keys, Op, sure_by_key
+from tracer.graph.contents import NEW, Keys, Op, in_object, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge
 from tracer.store import step_ids
@@ -166,11 +166,6 @@ class Contents:
             if (up is not None and up in dead) or (held and state not in useful):
                 dead.add(state)
         return {state[0] for state in parent} - {state[0] for state in set(parent) - dead}
-
-
-def in_object(keys: Keys) -> bool:
-    """Is a value kept at KEYS inside an object (at an attribute), not a dict or a list?"""
-    return bool(keys) and isinstance(keys[-1], str) and keys[-1].startswith(ATTRIBUTE)
 
 
 def matched(graph: FlowGraph, edge: Edge, context: Context, forward: bool) -> tuple[bool, Context]:
