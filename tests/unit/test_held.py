@@ -155,6 +155,21 @@ ORDERED = """
         sink(text)  # not reached: computed from the object, not what it holds
 
 
+    class Base:
+        def __init__(self, value):
+            self.value = value
+
+
+    class Child(Base):
+        def __init__(self, value):
+            super().__init__(value)
+
+
+    def through_super():
+        child = Child(SECRET)
+        sink(child.value)  # reached (stored by the base's __init__)
+
+
     def deeper(box):
         box.inner = SECRET
         sink(box.inner.size)  # reached (read out of what was stored)
@@ -180,6 +195,7 @@ def test_a_store_reaches_the_reads_after_it_until_another_store_replaces_it(snip
         "sink(other.value)  # reached",
         "sink(box.value)  # reached (the next time round)",
         "sink(box.inner.size)  # reached (read out of what was stored)",
+        "sink(child.value)  # reached (stored by the base's __init__)",
     }
 
 

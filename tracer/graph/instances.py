@@ -459,7 +459,8 @@ class Instances:
 
     def stores_on(self, function: str, param: str, attr: str, depth: int) -> frozenset[str]:
         """The writes `PARAM.ATTR = ...` FUNCTION makes, and those the calls it gives PARAM to
-        make on the parameter they bind it to, MAX_CALL_DEPTH calls deep."""
+        make on the parameter they bind it to (`super().m(...)` gives its `self`),
+        MAX_CALL_DEPTH calls deep."""
         key = (function, param, attr, depth)
         if key in self.stored_on:
             return self.stored_on[key]
@@ -473,9 +474,12 @@ class Instances:
         found = {w.step for w in graph.writes(path, attr) if w.scope == scope and w.base == param}
         if depth < MAX_CALL_DEPTH:
             tables = graph.file(path)
+            first = first_param(graph, function)
             for call_id in self.calls_in(tables, scope):
                 call = tables.calls[call_id]
                 receiver = call.callee.rpartition(".")[0]
+                if receiver == "super()" and param == first:
+                    receiver = param  # `super().__init__(...)`: the same object
                 given = [a for a in call.args if a.value.refs == (param,) and not a.star]
                 if receiver != param and not given:
                     continue
@@ -483,9 +487,9 @@ class Instances:
                     if target.function is None:
                         continue
                     if receiver == param and target.bound:
-                        first = first_param(graph, target.function)
-                        if first is not None:
-                            found |= self.stores_on(target.function, first, attr, depth + 1)
+                        bound = first_param(graph, target.function)
+                        if bound is not None:
+                            found |= self.stores_on(target.function, bound, attr, depth + 1)
                     for arg in given:
                         for bound, _, _ in graph.bindings(target, arg, call.args):
                             if step_ids.is_param(bound):
