@@ -264,3 +264,15 @@ def test_a_value_read_out_of_an_object_a_library_made_goes_no_further_back(snipp
         "args = parser.parse_args()",
         "scaled = args.rate * 2",
     ]
+
+
+def test_the_bound_on_states_inside_an_object_does_not_cut_a_dicts_contents(snippet_session):
+    """MAX_INSIDE counts the states with the value inside an object only: a dict handed to
+    more functions than the bound is followed into each of them."""
+    readers = "".join(f"def read_{i}(given):\n    sink(given['k'])\n\n\n" for i in range(400))
+    calls = "".join(f"    read_{i}(box)\n" for i in range(400))
+    source = f"SECRET = 's'\n\n\ndef sink(value):\n    pass\n\n\n{readers}def main():\n"
+    session = snippet_session({"many.py": source + "    box = {'k': SECRET}\n" + calls})
+    assert len(surely_reached(session, "SECRET")) == 1  # the one line text, in 400 places
+    chain = trace(session.graph, "SECRET", direction="forward", max_depth=20, branch_depth=20)
+    assert sum(s.code == "sink(given['k'])" for s in chain.steps) == 400

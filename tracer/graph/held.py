@@ -34,7 +34,7 @@ from tracer.extract.facts import MODULE_SCOPE
 from tracer.extract.values import call_of_ref
 from tracer.graph.blocks import dominates, reaching
 from tracer.graph.contents import ATTRIBUTE, Keys
-from tracer.graph.instances import construction, loop_around
+from tracer.graph.instances import construction, first_param, loop_around
 from tracer.graph.steps import Edge, Step, field_class
 from tracer.store import step_ids
 
@@ -152,9 +152,8 @@ class Held:
         key = (step_id, forward, top)
         found = self.known.get(key)
         if found is None:
-            found = self.known[key] = own + [
-                e for e in (self.ahead(step_id, top) if forward else self.behind(step_id, top))
-            ]
+            more = self.ahead(step_id, top) if forward else self.behind(step_id, top)
+            found = self.known[key] = own + list(more)
         return found
 
     def ahead(self, step_id: str, top: str) -> Iterator[Edge]:
@@ -176,7 +175,7 @@ class Held:
                 yield Edge(step_id, read, "read", 1.0, path)
         for call_id, target in self.calls_on(tables, scope, name):
             if step_id in self.bindings_at(tables, self.call_step(tables, call_id), name):
-                first = self.first_param(target)
+                first = self.self_step(target)
                 if first is not None:
                     yield Edge(step_id, first, "receiver", target.confidence)
 
@@ -190,9 +189,7 @@ class Held:
         scope = tables.scope_of[step_id]
         for ref in tables.refs.get(step_id, ()):
             if "." not in ref and ref.isidentifier() and self.plain_object(tables, step_id, ref):
-                for kind, src, label in self.puts_before(tables, scope, ref, step, top):
-                    if kind != "read":  # the object whole: what is kept in it
-                        yield Edge(src, step_id, "store" if kind == "attr" else kind, 1.0, label)
+                yield from self.kept_before(tables, scope, ref, step, top, step_id)
         if step.kind == "param" and self.is_self(tables, step):
             yield from self.into_method(tables, step, top)
         made = construction(tables, step_id)
@@ -230,7 +227,7 @@ class Held:
                 yield ("store", reader, path)
         for call_id, target in self.calls_on(tables, scope, root):
             call = self.call_step(tables, call_id)
-            first = self.first_param(target)
+            first = self.self_step(target)
             if (
                 first is not None
                 and self.later(tables, scope, at, call, root)
@@ -338,18 +335,23 @@ class Held:
             call = self.call_step(caller, call_id)
             for holder in self.bindings_at(caller, call, root):
                 yield Edge(holder, param.id, "receiver", target.confidence)
-            for kind, src, label in self.puts_before(caller, call.symbol, root, call, top):
-                if kind != "read":
-                    yield Edge(src, param.id, "store" if kind == "attr" else kind, 1.0, label)
+            yield from self.kept_before(caller, call.symbol, root, call, top, param.id)
+
+    def kept_before(
+        self, tables: FileTables, scope: str, root: str, at: Step, top: str, dst: str
+    ) -> Iterator[Edge]:
+        """Into DST, which takes the object ROOT holds at the step AT whole: what was put at
+        `.TOP` of it before AT (see `puts_before`; what a read takes is not the object)."""
+        for kind, src, label in self.puts_before(tables, scope, root, at, top):
+            if kind != "read":
+                yield Edge(src, dst, "store" if kind == "attr" else kind, 1.0, label)
 
     def stores_in_method(self, target: CallTarget, attr: str) -> frozenset[str]:
         """The stores of `self.ATTR` a method makes, or the methods it calls on `self`."""
-        if target.function is None:
+        first = first_param(self.graph, target.function) if target.function else None
+        if first is None:
             return frozenset()
-        entry = self.graph.index.functions.get(target.function)
-        if entry is None or not entry[1].params:
-            return frozenset()
-        return self.graph.instances.stores_on(target.function, entry[1].params[0].name, attr, 0)
+        return self.graph.instances.stores_on(target.function, first, attr, 0)
 
     # -- the object's reads, stores and calls in a function ---------------------------------
 
@@ -515,7 +517,7 @@ class Held:
             "",
         )
 
-    def first_param(self, target: CallTarget) -> str | None:
+    def self_step(self, target: CallTarget) -> str | None:
         """The step of the first parameter (`self`) of TARGET's function."""
         if target.function is None or target.function not in self.graph.index.functions:
             return None

@@ -20,7 +20,6 @@ from tracer.trace.contexts import (
     agree,
     before,
     contexts_along,
-    out_of_calls,
     scope_of,
     takes_result,
     through,
@@ -388,11 +387,7 @@ def meet(
             return allowed, context, keys
         if not made_there(graph, edge, previous, forward, edges):
             return False, (), ()
-        if edge.kind == "store" and forward and not step_ids.is_field(edge.src):
-            # Out of a method into its caller's object: to where the calls it entered by
-            # were made (a constructor's store into the object that call made).
-            return (*out_of_calls(graph, edge, context), keys)
-        if edge.kind == "store" and forward:
+        if edge.kind == "store" and forward and step_ids.is_field(edge.src):
             # Kept in the object made where the value came from (a field filled by a
             # constructor's argument: the object that call makes).
             same = previous is not None and scope_of(graph, previous) == scope_of(graph, edge.dst)
