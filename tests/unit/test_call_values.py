@@ -63,12 +63,13 @@ def test_a_class_from_a_registry_is_constructed_with_the_value(snippet_session):
     chain = trace(session.graph, "fraction", sinks=["max_total_num_tokens"])
     assert spine_code(chain) == [
         'parser.add_argument("--fraction", type=float, default=0.9)',
+        "args = parser.parse_args()",
         'pool = get_pool_class("big")(args.fraction)',
         "fraction",
         "self.max_total_num_tokens = int(fraction * 1000)",
     ]
     kinds = [step.kind for step in chain.steps if step.id in chain.spine]
-    assert kinds == ["cli_flag", "call_arg", "param", "attr_write"]
+    assert kinds == ["cli_flag", "local_assign", "call_arg", "param", "attr_write"]
 
 
 def test_a_method_chosen_by_a_constant_name_given_as_an_argument(snippet_session):

@@ -6,7 +6,7 @@ unpacked, `**kwargs` and `f(**d)`."""
 from __future__ import annotations
 
 from tests.conftest import spine_code
-from tracer.graph.contents import NEW, PUT, REGROUP, TAKE, compatible, step
+from tracer.graph.contents import AS_KEYS, NEW, PUT, REGROUP, TAKE, compatible, step
 from tracer.trace.chains import trace
 
 SETTINGS = {
@@ -62,7 +62,9 @@ def test_a_dict_gives_each_key_its_own_value(snippet_session):
     assert 'label = conf["name"]' not in codes
     other = trace(session.graph, "name", sinks=["max_total_num_tokens"])
     assert spine_code(other) == ['parser.add_argument("--name", default="x")']
-    around = trace(session.graph, "name", branch_depth=4).steps
+    # (Six steps on: the flag, the namespace, `settings(args)`, its parameter, the dict
+    # returned, the result, the read.)
+    around = trace(session.graph, "name", branch_depth=6).steps
     assert 'label = conf["name"]' in {s.code for s in around}
 
 
@@ -269,3 +271,59 @@ def test_zipped_tuples_give_each_argument_its_place(snippet_session):
     sink = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
     reached = sorted(steps[e.src].line for e in chain.edges if e.dst == sink)
     assert reached == [12, 16]
+
+
+def test_attributes_as_keys_of_their_names():
+    """`vars(o)` (and `{k: getattr(o, k) for k in names}`): what o keeps at the attribute
+    `.f` comes out at the key "f"; backward, a value sought at "f" is at `.f`; a dict's key
+    or an index has no attribute to come from."""
+    rekey = ((AS_KEYS, None),)
+    assert step((".rate",), rekey, True) == (True, ("rate",))
+    assert step(("rate",), rekey, True) == (False, ())
+    assert step((None,), rekey, True) == (True, (None,))
+    assert step((), rekey, True) == (True, ())  # the object itself
+    assert step(("rate",), rekey, False) == (True, (".rate",))
+    assert step((".rate",), rekey, False) == (False, ())
+
+
+def test_a_namespace_copied_by_name_fills_the_parameter_of_that_name(snippet_session):
+    """`Settings(**{k: getattr(ns, k) for k in names})` and `Settings(**ns.__dict__)`: each
+    attribute of ns goes to the parameter of its own name, not to the others."""
+    session = snippet_session(
+        {
+            "app.py": """
+                import types
+
+
+                class Settings:
+                    def __init__(self, rate=1, size=2):
+                        self.rate = rate
+                        self.size = size
+
+
+                def build(ns, names):
+                    return Settings(**{k: getattr(ns, k) for k in names if hasattr(ns, k)})
+
+
+                def copy(ns):
+                    return Settings(**ns.__dict__)
+
+
+                def main(source):
+                    ns = types.SimpleNamespace()
+                    ns.rate = source * 2
+                    ns.size = 5
+                    built = build(ns, ["rate", "size"])
+                    copied = copy(ns)
+                    return built, copied
+            """
+        }
+    )
+    chain = trace(session.graph, "source", direction="forward", max_depth=40, branch_depth=40)
+    params = {(s.symbol, s.name) for s in chain.steps if s.kind == "param"}
+    assert ("Settings.__init__", "rate") in params
+    assert ("Settings.__init__", "size") not in params
+    writes = [s.code for s in chain.steps if s.kind == "attr_write"]
+    assert "self.rate = rate" in writes and "self.size = size" not in writes
+    into_rate = [e for e in chain.edges if e.dst.endswith("__init__.rate")]
+    assert len({e.src for e in into_rate}) == 2  # from both constructor calls

@@ -152,6 +152,8 @@ class FileSummary:
 #   ("dict", ((KEY, VALUE), ...))   a dict display; `**d` is (None, ("star", D))
 #   ("list" | "tuple" | "set", (ELEMENT, ...))   a display; `*xs` is ("star", XS)
 #   ("each", ELEMENT)           a comprehension: ELEMENT at every index (`[(a, b) for ...]`)
+#   ("as_keys", OBJECT)         OBJECT's attributes, each at the key of its name
+#                               (`{k: getattr(o, k) for k in names}`, as `vars(o)` holds them)
 #   ("item", CONTAINER, KEY)    `c[k]`; KEY may be ("slice", LO, HI), bounds int or None
 #   ("attr", OBJECT, "name")    an attribute of what is not a dotted name (`f().x`)
 #   ("lambda", START_BYTE)      the lambda defined there

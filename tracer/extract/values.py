@@ -200,6 +200,7 @@ COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "generato
 SHAPED = frozenset(
     {"dictionary", "list", "tuple", "expression_list", "set", "subscript", "lambda", "integer"}
     | COMPREHENSIONS
+    | {"dictionary_comprehension"}
 )
 
 
@@ -267,7 +268,34 @@ def part_shape(node: Node | None, call_ids: CallIds) -> Shape | None:
     if kind in COMPREHENSIONS:
         element = part_shape(node.child_by_field_name("body"), call_ids)
         return ("each", element) if element is not None and element[0] != "name" else None
+    if kind == "dictionary_comprehension":
+        return attributes_by_name(node)
     return None
+
+
+def attributes_by_name(node: Node) -> Shape | None:
+    """`{k: getattr(o, k) for k in names}` (a default beside or not, conditions after): each
+    attribute of O at the key of its own name, as `vars(o)` has them: ("as_keys", O's shape);
+    None for another dict comprehension."""
+    pair = node.child_by_field_name("body")
+    if pair is None or pair.type != "pair":
+        return None
+    key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+    if key is None or key.type != "identifier" or value is None or value.type != "call":
+        return None
+    function = value.child_by_field_name("function")
+    arguments = value.child_by_field_name("arguments")
+    if function is None or function.text != b"getattr" or arguments is None:
+        return None
+    given = [c for c in arguments.named_children if c.type != "comment"]
+    if len(given) not in (2, 3) or given[1].type != "identifier" or given[1].text != key.text:
+        return None
+    base = dotted(given[0])
+    loops = [c for c in node.named_children if c.type == "for_in_clause"]
+    targets = [c.child_by_field_name("left") for c in loops]
+    if base is None or not any(t is not None and t.text == key.text for t in targets):
+        return None
+    return ("as_keys", ("name", base))
 
 
 def parts_of(node: Node, call_ids: CallIds) -> Shape | None:

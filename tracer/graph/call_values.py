@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from tracer.store.facts import Facts
 
 # Edges into a step that reads a value by name (a local, an attribute, a flag's dest).
-READS = frozenset({"local", "local_via_call", "attr", "attr_via_call", "flag_read"})
+READS = frozenset({"local", "local_via_call", "attr", "attr_via_call", "read"})
 SURE = 0.8  # a call found by name at least this sure passes its values to a parameter
 DEPTH = 8  # questions the follower chains for one call, at most (the call graph's: 24)
 

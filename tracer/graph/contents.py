@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tracer.graph.steps import CARRYING, Edge
 from tracer.index.library import (
+    ANY_ATTRIBUTE,
     ANY_POSITION,
     ELEMENT_TAKERS,
     FLOWS,
     KEY_GETTERS,
     SAME_INDEX,
+    SAME_NAME,
     STORING_METHODS,
 )
 from tracer.store import step_ids
@@ -58,6 +60,8 @@ PUT, TAKE, NEW, EXCEPT, SAME = 1, 0, 2, 3, 4  # SAME: what arrives, as it was (a
 # (REGROUP, k): the element at index i comes out at [i][k] (zip's i-th tuple, at k, holds
 # each argument's i-th element)
 REGROUP = 5
+# (AS_KEYS, None): an attribute comes out at the key of its name (`vars(o)`)
+AS_KEYS = 6
 MAKES_NEW: tuple[Op, ...] = ((NEW, None),)  # a value computed from the one that arrives
 SAME_VALUE: tuple[Op, ...] = ((SAME, None),)  # through a call that hands it on as it was
 DEPTH = 3
@@ -67,7 +71,6 @@ KEEP: tuple[Op, ...] = ()  # the container moves whole
 WHOLE = CARRYING | {
     "local_via_call",
     "attr_via_call",
-    "flag_read",
     "store",
     "read",
     "read_by_name",
@@ -75,7 +78,7 @@ WHOLE = CARRYING | {
     "receiver",
 }
 # Edges into a step that reads the value as an attribute of an object (`x.attr`).
-ATTRIBUTE_READS = frozenset({"attr", "attr_via_call", "flag_read", "read"})
+ATTRIBUTE_READS = frozenset({"attr", "attr_via_call", "read"})
 # Steps that compute a new value from what they read.
 COMPUTING = frozenset({"formula"})
 
@@ -92,6 +95,12 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
     An except lets the value by, either way, unless it is kept at one of the keys named."""
     for code, key in ops if forward else reversed(ops):
         if code == SAME:
+            continue
+        if code == AS_KEYS:
+            found = as_keys(keys, forward)
+            if found is None:
+                return False, ()
+            keys = found
             continue
         if code == REGROUP:
             found = regroup(keys, key, forward)  # type: ignore[arg-type]
@@ -115,6 +124,21 @@ def step(keys: Keys, ops: tuple[Op, ...], forward: bool) -> tuple[bool, Keys]:
                 return False, ()
             keys = keys[:-1]
     return True, keys
+
+
+def as_keys(keys: Keys, forward: bool) -> Keys | None:
+    """Along an (AS_KEYS, None) op: forward, a value at the attribute `.f` of the argument
+    comes out at the key "f" (a key not known stays so; the object itself is the argument
+    whole); backward, one sought at "f" is at `.f`. None where no attribute is (`vars` of a
+    dict's key or an index)."""
+    if not keys or keys[-1] is None:
+        return keys
+    top = keys[-1]
+    if not isinstance(top, str):
+        return None
+    if forward:
+        return (*keys[:-1], top[len(ATTRIBUTE) :]) if top.startswith(ATTRIBUTE) else None
+    return None if top.startswith(ATTRIBUTE) else (*keys[:-1], ATTRIBUTE + top)
 
 
 def in_object(keys: Keys) -> bool:
@@ -159,12 +183,12 @@ class Contents:
 
     def __init__(self, graph: FlowGraph) -> None:
         self.graph = graph
-        self.known: dict[tuple[str, str, str], tuple[Op, ...]] = {}
-        self.several: dict[tuple[str, str, str], tuple[tuple[Op, ...], ...]] = {}
+        self.known: dict[tuple[str, str, str, str], tuple[Op, ...]] = {}
+        self.several: dict[tuple[str, str, str, str], tuple[tuple[Op, ...], ...]] = {}
 
     def ops(self, edge: Edge) -> tuple[Op, ...]:
         """The puts, takes and new values along EDGE, in order."""
-        key = (edge.src, edge.dst, edge.kind)
+        key = (edge.src, edge.dst, edge.kind, edge.label)
         found = self.known.get(key)
         if found is None:
             found = self.known[key] = self.find(edge)
@@ -173,7 +197,7 @@ class Contents:
     def alternatives(self, edge: Edge) -> tuple[tuple[Op, ...], ...]:
         """The ways along EDGE: one (`ops`), but where the step reads the name at several
         places of a display (`[v, w, v]`, `{"a": v, "b": v}`), one way to each place."""
-        key = (edge.src, edge.dst, edge.kind)
+        key = (edge.src, edge.dst, edge.kind, edge.label)
         found = self.several.get(key)
         if found is None:
             found = self.several[key] = self.find_several(edge) or (self.ops(edge),)
@@ -201,6 +225,8 @@ class Contents:
         return tuple(dict.fromkeys(paths))
 
     def find(self, edge: Edge) -> tuple[Op, ...]:
+        if edge.kind == "parsed" and edge.label:
+            return ((PUT, ATTRIBUTE + edge.label),)  # the flag's value, at its dest
         if edge.kind not in WHOLE:
             return MAKES_NEW
         graph = self.graph
@@ -385,6 +411,8 @@ def value_ops(
     refs, calls = value[VALUE_REFS], value[VALUE_CALLS]
     if not refs and len(calls) == 1:
         return call_ops(tables, calls[0], name)
+    if refs == (f"{name}.__dict__",) and not calls:
+        return ((AS_KEYS, None),)  # what `vars(name)` gives
     alone = len(refs) == 1 and refers(refs[0], name) and not calls
     ops: list[Op] = []
     if op == "for" and alone:
@@ -457,6 +485,8 @@ def library_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] |
         for flow in flows:
             if flow.argument is not None and flow.argument != position:
                 continue
+            if flow.take[:1] == (ANY_ATTRIBUTE,) and flow.put[:1] == (SAME_NAME,):
+                return (*inner, (AS_KEYS, None))
             if flow.take[:1] == (SAME_INDEX,) and flow.put[:1] == (SAME_INDEX,):
                 at = flow.put[1] if len(flow.put) > 1 else None
                 return (*inner, (REGROUP, position if at == ANY_POSITION else at))
@@ -502,6 +532,8 @@ def paths_in(shape: Any, name: str) -> list[tuple[Op, ...]]:
         return [()] if refers(shape[1], name) else []
     if kind == "item":
         return [(*ops, (TAKE, constant(shape[2]))) for ops in paths_in(shape[1], name)]
+    if kind == "as_keys":  # `{k: getattr(o, k) for k in names}`
+        return [(*ops, (AS_KEYS, None)) for ops in paths_in(shape[1], name)]
     if kind == "except":  # the container but for its constant keys shape[2]
         return [(*ops, (EXCEPT, shape[2])) for ops in paths_in(shape[1], name)]
     found: list[tuple[Op, ...]] = []

@@ -23,8 +23,8 @@ from tracer.graph.flags import FlagEdges
 from tracer.graph.held import Held
 from tracer.graph.instances import Instances, loop_around
 from tracer.graph.launches import launch_edges, launch_sources
-from tracer.graph.namespace_reads import flag_read_edges, flag_read_sources
 from tracer.graph.objects import splat_keys
+from tracer.graph.parsed import namespace_edges
 from tracer.graph.slots import Slots
 from tracer.graph.step_tables import Read
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, Step, field_class
@@ -248,9 +248,9 @@ class FlowGraph:
         if step.kind == "cli_flag":
             fields = list(self.flags.forward(tables, step))
             yield from fields
-            # A dest no class surely declares stays in the namespace: its reads there.
+            # A dest no class surely declares stays in the namespace the parser returns.
             if not any(edge.confidence >= TRUSTED for edge in fields):
-                yield from flag_read_edges(self, step_id)
+                yield from namespace_edges(self, step_id)
         elif step.kind == "call_arg" and tables.elements.get(step_id) is not None:
             yield from launch_edges(self, tables, step_id)  # a value a launcher passes
         elif step.kind == "call_arg" and step_id in self.values.made:
@@ -822,8 +822,6 @@ class FlowGraph:
             for field_step in fields:
                 yield attr_edge(tables, field_step, step.id, ref, confidence)
             return
-        if klass is None and call_of_ref(base.partition(".")[0]) is None:
-            yield from flag_read_sources(self, step.id, attr)  # `args.x`: a parsed namespace?
         classes = self.index.family(klass) if klass else []
         family = set(classes)
         if not family and len(self.mentioning(attr)) > COMMON_WORD_FILES:

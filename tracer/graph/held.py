@@ -35,10 +35,12 @@ from tracer.extract.values import call_of_ref
 from tracer.graph.blocks import dominates, reaching
 from tracer.graph.contents import ATTRIBUTE, Keys
 from tracer.graph.instances import construction, first_param, loop_around
+from tracer.graph.parsed import parsed_into
 from tracer.graph.steps import Edge, Step, field_class
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
+    from tracer.graph.call_values import CallValues
     from tracer.graph.file_steps import FileTables
     from tracer.graph.instances import Instances
     from tracer.graph.step_tables import Read
@@ -65,6 +67,7 @@ class FlowGraph(Protocol):
     facts: Facts
     resolver: Resolver
     instances: Instances
+    values: CallValues
 
     def file(self, path: str) -> FileTables: ...
 
@@ -143,8 +146,8 @@ class Held:
         if own is None:
             tables = self.graph.file(step_ids.file_of(step_id))
             step = tables.steps[step_id]
-            own = self.known[(step_id, forward, None)] = list(
-                self.stored_in(tables, step) if forward else self.read_from(tables, step)
+            own = self.known[(step_id, forward, None)] = self.found(
+                self.stored_in(tables, step) if forward else self.read_from(tables, step), forward
             )
         if not keys or not isinstance(keys[-1], str) or not keys[-1].startswith(ATTRIBUTE):
             return own  # (a dict's key is no attribute)
@@ -153,7 +156,15 @@ class Held:
         found = self.known.get(key)
         if found is None:
             more = self.ahead(step_id, top) if forward else self.behind(step_id, top)
-            found = self.known[key] = own + list(more)
+            found = self.known[key] = own + self.found(more, forward)
+        return found
+
+    def found(self, edges: Iterator[Edge], forward: bool) -> list[Edge]:
+        """EDGES, and, forward, those into the arguments of the calls they reach that only a
+        search by value resolves (as `FlowGraph.edges` adds)."""
+        found = list(edges)
+        if forward:
+            found += self.graph.values.into_arguments(found)
         return found
 
     def ahead(self, step_id: str, top: str) -> Iterator[Edge]:
@@ -173,6 +184,9 @@ class Held:
                 and step_id in self.bindings_at(tables, reader, name)
             ):
                 yield Edge(step_id, read, "read", 1.0, path)
+        for read in self.reads_in(tables, scope, "__dict__", name):  # `name.__dict__`: vars
+            if step_id in self.bindings_at(tables, tables.steps[read], name):
+                yield Edge(step_id, read, "local", 1.0)
         for call_id, target in self.calls_on(tables, scope, name):
             if step_id in self.bindings_at(tables, self.call_step(tables, call_id), name):
                 first = self.self_step(target)
@@ -192,6 +206,7 @@ class Held:
                 yield from self.kept_before(tables, scope, ref, step, top, step_id)
         if step.kind == "param" and self.is_self(tables, step):
             yield from self.into_method(tables, step, top)
+        yield from parsed_into(graph, step_id, top)  # the flags a parser puts there
         made = construction(tables, step_id)
         if made is not None:
             for target in made[0]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE, Call
-from tracer.graph.flags import FLAG_CALL
+from tracer.graph.flags import FLAG_CALL, written_flags
 from tracer.graph.steps import CARRYING, TRUSTED, Edge, Step
 from tracer.store import step_ids
 
@@ -43,6 +43,8 @@ class FlowGraph(Protocol):
     def edges(self, step_id: str, forward: bool) -> list[Edge]: ...
 
     def centrality(self, step_id: str) -> int: ...
+
+    def mentioning(self, word: str) -> list[str]: ...
 
     def callers(
         self, function: str, within: set[str] | None = None
@@ -115,6 +117,32 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
             last = Edge(path[-1].dst if path else start, field_id, "copied_to_field", 1.0)
             return FlagRoute((first, *path, last), frozenset(holders), frozenset(family))
     return None
+
+
+def namespace_edges(graph: FlowGraph, flag_id: str) -> list[Edge]:
+    """argparse puts each flag's value in the namespace its parser returns, at the attribute
+    of its dest: an edge from the flag FLAG_ID to each step taking what its parser parses,
+    labelled with the dest (tracer/graph/contents.py keeps the value at `.dest` there; the
+    search follows the namespace as any object, to the reads of the dest out of it)."""
+    dest = graph.step(flag_id).name
+    starts = entries_first(graph, parse_starts(graph, flag_id))
+    return [Edge(flag_id, start, "parsed", 1.0, dest) for start in starts]
+
+
+def parsed_into(graph: FlowGraph, step_id: str, dest: str) -> list[Edge]:
+    """Into STEP_ID, when it takes what a parser parses (`args = parser.parse_args()`), for a
+    value sought at the attribute DEST of the namespace: the edges from the flags of that
+    dest its parser is given (see namespace_edges)."""
+    tables = graph.file(step_ids.file_of(step_id))
+    step = tables.steps[step_id]
+    text = tables.lines.span(step.line, step.end_line).replace(" ", "")
+    if not any(f".{method}(" in text for method in PARSE_METHODS):
+        return []
+    return [
+        Edge(flag_id, step_id, "parsed", 1.0, dest)
+        for flag_id in written_flags(graph, dest)
+        if step_id in parse_starts(graph, flag_id)
+    ]
 
 
 def parse_starts(graph: FlowGraph, flag_id: str) -> list[str]:

@@ -41,7 +41,6 @@ EDGE_REASONS = {
     "generated_flag": "the flag is generated from the class's fields",
     "parsed": "the parser returns the flag's value in the namespace it parses",
     "copied_to_field": "the namespace's value is copied into the field of the same name",
-    "flag_read": "the flag's value is read out of the namespace its parser returns",
     "store": "the value is kept in this object",
     "read": "taken out of the object here",
     "read_by_name": "read out of this object by a name held in a variable",

@@ -90,7 +90,8 @@ EMPTY_CONTAINERS = {
 # argument, and where it is in the result. A place is a path of subscripts, outermost first:
 # `[]` an element at an index or key not known, `[1]` index 1, `[*]` the argument's position,
 # `[i]` the index the element had in the argument (the same one in both places: zip's i-th
-# tuple holds each argument's i-th element); empty: the value itself. Rows are data: a library
+# tuple holds each argument's i-th element); `[.a]` an attribute and `[a]` the key of the same
+# name (`vars(o)`); empty: the value itself. Rows are data: a library
 # is added by adding rows.
 FLOW_ROWS: tuple[tuple[str, str, str, str], ...] = (
     # callable               argument    from    into
@@ -109,6 +110,7 @@ FLOW_ROWS: tuple[tuple[str, str, str, str], ...] = (
     (".values", "receiver", "[]", "[]"),
     (".items", "receiver", "[]", "[][1]"),
     (".popitem", "receiver", "[]", "[1]"),  # (key, value): the value at 1
+    ("<builtin>.vars", "0", "[.a]", "[a]"),  # each attribute, at the key of its name
 )
 
 
@@ -125,11 +127,14 @@ class Flow:
 
 ANY_POSITION = -1  # in a Flow's INTO: the position of the argument the value came in by
 SAME_INDEX = -2  # in both places: the index the element had in the argument
+ANY_ATTRIBUTE = -3  # in FROM: an attribute, whatever its name
+SAME_NAME = -4  # in INTO: the key named as that attribute
 
 
 def parse_place(text: str) -> tuple[int | None, ...]:
-    """`[][1]` -> (None, 1); `[*]` -> (ANY_POSITION,); `[i]` -> (SAME_INDEX,); "" -> ()."""
-    named = {"": None, "*": ANY_POSITION, "i": SAME_INDEX}
+    """`[][1]` -> (None, 1); `[*]` -> (ANY_POSITION,); `[i]` -> (SAME_INDEX,); `[.a]` ->
+    (ANY_ATTRIBUTE,); `[a]` -> (SAME_NAME,); "" -> ()."""
+    named = {"": None, "*": ANY_POSITION, "i": SAME_INDEX, ".a": ANY_ATTRIBUTE, "a": SAME_NAME}
     found: list[int | None] = []
     for part in text.split("]")[:-1]:
         key = part.lstrip("[")

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from tracer.graph.bags import fillings, read_by_name, receiver_sources
-from tracer.graph.namespace_reads import FLAG_READ, read_route
 from tracer.graph.objects import constructions, object_sources, route_back, self_class
 from tracer.graph.parsed import flag_route
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, edge_pairs, field_class
@@ -44,10 +43,6 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
     record: tuple[str, str] | None = None  # the last flag and the field it set, on the way
     for before, store, read in zip([None, *spine], spine, spine[1:], strict=False):
         joined = links.get((store, read), [])
-        if any(e.kind == FLAG_READ for e in joined):
-            widened.extend(flag_read_steps(graph, store, read, edges))
-            widened.append(read)
-            continue
         flags = [e.confidence for e in joined if e.kind in FLAG_EDGES]
         if flags:
             record = (store, read)
@@ -85,16 +80,6 @@ def namespace_steps(
     for edge in (*way, replace(copied, confidence=confidence)):
         edges[(edge.src, edge.dst, edge.kind)] = edge
     return [edge.dst for edge in way]
-
-
-def flag_read_steps(graph: FlowGraph, flag: str, read: str, edges: Edges) -> list[str]:
-    """Between a flag and a read of its dest out of the namespace its parser returns (joined
-    by name), the steps of the namespace's route (see `tracer.graph.namespace_reads`); its
-    edges join EDGES."""
-    route = read_route(graph, flag, read)
-    for edge in route:
-        edges[(edge.src, edge.dst, edge.kind)] = edge
-    return [edge.dst for edge in route[:-1]]
 
 
 def carrier_route(

@@ -59,20 +59,21 @@ def sink_paths(
                 return good[0]
         return None
 
-    # (Objects are not followed into here: the joins by name stand for them, at a cost
+    # (An object the value is already in is followed (the namespace a parser puts a flag
+    # in); one it is stored into is not: the joins by name stand for those, at a cost
     # bounded by the names; following every object a settings record rides in costs more.)
     parent = walk(
-        graph, [start], True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED, objects=False
+        graph, [start], True, max_depth, edges, stop=is_sink, min_confidence=TRUSTED, stores=False
     )
     trusted = parent
     if not any(is_sink(s) for s in parent):  # then guesses too
-        parent = walk(graph, [start], True, max_depth, edges, stop=is_sink, objects=False)
+        parent = walk(graph, [start], True, max_depth, edges, stop=is_sink, stores=False)
     path = reached(parent)
     if parent is not trusted and (path is None or not is_sink(path[-1])):
         path = reached(trusted) or path  # a field or local of the sink's name: surely first
     if path is None and any(is_sink(s) for s in parent):
         # The sink met first is met only by returning to another call: look further.
-        parent = walk(graph, [start], True, max_depth, edges, min_confidence=TRUSTED, objects=False)
+        parent = walk(graph, [start], True, max_depth, edges, min_confidence=TRUSTED, stores=False)
         path = reached(parent)
     if path is not None:
         return [path]
@@ -220,7 +221,7 @@ def source_bindings(
 
     def copies(binding: str) -> int:
         reached = walk(
-            graph, [binding], True, SOURCE_DEPTH, edges, min_confidence=TRUSTED, objects=False
+            graph, [binding], True, SOURCE_DEPTH, edges, min_confidence=TRUSTED, stores=False
         )
         return sum(1 for other in bindings if other != binding and other in reached)
 

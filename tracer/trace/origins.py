@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge
-from tracer.trace.walks import path_to, walk
+from tracer.trace.walks import Contents, path_to, walk
 
 if TYPE_CHECKING:  # the graph (and networkx) load when a source is indexed, not before
     from tracer.graph.flow import FlowGraph
@@ -40,8 +40,13 @@ def origin_path(
             carries[step_id] = single_input(graph, step_id)
         return carries[step_id]
 
+    dead: dict[float, set[str]] = {}  # (see back)
+
     def back(min_confidence: float) -> dict[str, str | None]:
-        return walk(
+        # Into the objects the value was read out of, to where it was put in them; an object
+        # no step of the walk puts it in leads nowhere (its steps are no origin).
+        learnt = Contents()
+        found = walk(
             graph,
             seeds,
             False,
@@ -50,8 +55,10 @@ def origin_path(
             follow=lambda s: carried(s) or updates_itself(graph, s),
             min_confidence=min_confidence,
             through=lambda s, e: carried(s) or graph.step(e.src).name == graph.step(s).name,
-            objects=False,
+            learnt=learnt,
         )
+        dead[min_confidence] = learnt.dead_ends(forward=False)
+        return found
 
     def named_origins(parent: dict[str, str | None]) -> list[str]:
         return [
@@ -63,11 +70,12 @@ def origin_path(
         ]
 
     parent = back(TRUSTED)
+    level = TRUSTED
     named = named_origins(parent)
     if not named:  # a flag or field reached only through guesses still beats no origin
         guessed = back(0.0)
         if named_origins(guessed):
-            parent, named = guessed, named_origins(guessed)
+            parent, named, level = guessed, named_origins(guessed), 0.0
     if named:
         origin = max(named, key=lambda s: ORIGIN_RANK[graph.step(s).kind])
     else:
@@ -77,8 +85,9 @@ def origin_path(
         # start one). Among equals, one that measures from an input (`mem_get_info(gpu_id)`)
         # before one that takes none (`psutil.virtual_memory()`), then the first written
         # (breadth-first order puts the furthest last and, among equals, in file order).
-        depth = {s: len(path_to(parent, s)) for s in parent}
-        leaves = [s for s in parent if starts_value(graph, s, parent)] or list(parent)
+        live = [s for s in parent if s not in dead[level]]
+        depth = {s: len(path_to(parent, s)) for s in live}
+        leaves = [s for s in live if starts_value(graph, s, parent)] or live
         furthest = max(depth[s] for s in leaves)
         candidates = [s for s in leaves if depth[s] == furthest]
         origin = next((s for s in candidates if graph.edges(s, False)), candidates[0])

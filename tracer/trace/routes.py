@@ -364,6 +364,7 @@ def meet(
     inside = {True: 0, False: 0}  # states expanded with the value inside another, each way
     one_way = graph.values.one_way  # edges found by value, with no twin going backward
     crossed = False  # has the forward half gone along one?
+    unbound = False  # has the backward half ended at a parameter with no edge into it?
 
     def transition(
         previous: str | None, edge: Edge, context: Context, keys: Keys, forward: bool
@@ -409,9 +410,15 @@ def meet(
             joined = sorted(pairs.get((a, b), []), key=lambda e: e.kind in JUMPS)
             if not joined:
                 return True
-            allowed, context, keys = transition(previous, joined[0], context, keys, True)
+            # (Two edges between the same steps may differ by what they take: a read of
+            # `.f` and one of `.g` out of one object.)
+            for edge in joined:
+                allowed, after_edge, kept = transition(previous, edge, context, keys, True)
+                if allowed:
+                    break
             if not allowed:
                 return False
+            context, keys = after_edge, kept
             previous = a
         return True
 
@@ -435,8 +442,10 @@ def meet(
             return []
         if not (back or waiting[False]):
             # Edges of calls found by value have no twin going backward (see
-            # tracer.graph.call_values): past one, the forward half goes on alone.
-            if not crossed:
+            # tracer.graph.call_values): past one, the forward half goes on alone, and so
+            # it does while it may still reach one (the backward half ended at a parameter
+            # no call is known to bind: one found by value may).
+            if not (crossed or unbound):
                 return []
             forward = True
         else:
@@ -465,6 +474,8 @@ def meet(
             if objects:  # into and out of the objects the value is kept in
                 found = found + graph.held.edges(step, forward, keys)
             found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
+            if not forward and not found and step_ids.is_param(step):
+                unbound = True
             parent = parents[current]
             previous = parent[0] if parent else known.get(step, NOWHERE)[1]
             for edge in found:

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tracer.graph.contents import NEW, Keys, Op, in_object, sure_by_key
+from tracer.graph.contents import NEW, PUT, TAKE, Keys, Op, in_object, sure_by_key
 from tracer.graph.contents import step as step_keys
 from tracer.graph.steps import TRUSTED, Edge
 from tracer.store import step_ids
@@ -41,6 +41,7 @@ def walk(
     learnt: Contents | None = None,
     calls: bool = False,
     objects: bool = True,
+    stores: bool = True,
 ) -> dict[str, str | None]:
     """Breadth-first in one direction over (step, access path) states, at most MAX_DEPTH
     steps from STARTS; only steps for which FOLLOW holds are expanded, along the edges
@@ -54,7 +55,9 @@ def walk(
     call's result only, and what a method or constructor given an object stores into it
     reaches only that object (tracer/graph/instances.py). Without OBJECTS, a value is not
     followed into the objects it is stored in (tracer/graph/held.py): the joins by name
-    stand for them.
+    stand for them; without STORES, only an object it is already in is followed (the
+    namespace a parser puts a flag in), not one it is stored into (the joins stand for
+    those).
     Returns each reached step with the step it was first reached from. LEARNT, when given,
     is filled with the states and what they learnt of containers (see `Contents`)."""
     first: dict[str, str | None] = dict.fromkeys(starts)
@@ -76,7 +79,7 @@ def walk(
             if inside > MAX_INSIDE:
                 continue
         found = graph.edges(current, forward)
-        if objects:  # into and out of the objects the value is kept in
+        if objects and (stores or in_object(keys)):  # into and out of the objects it is in
             found = found + graph.held.edges(current, forward, keys)
         # Among equals, the step in the more central module is reached first.
         found = sorted(found, key=lambda e: -graph.centrality(e.dst if forward else e.src))
@@ -98,18 +101,13 @@ def walk(
                     continue
                 following = (nxt, kept, arrives)
                 if following in depth:
-                    if (
-                        learnt is not None
-                        and keys
-                        and not kept
-                        and comes_out(graph, edge, ops, forward)
-                    ):
+                    if learnt is not None and leaves(keys, kept, ops, forward, graph, edge):
                         learnt.out.add(state)  # (taken out where another way got first)
                     continue
                 depth[following] = depth[state] + 1
                 parent[following] = state
                 if learnt is not None:
-                    if keys and not kept and comes_out(graph, edge, ops, forward):
+                    if leaves(keys, kept, ops, forward, graph, edge):
                         learnt.out.add(following)
                     elif kept and not keys and edge.kind == "read" and not forward:
                         learnt.opened.add(following)
@@ -185,6 +183,21 @@ def matched(graph: FlowGraph, edge: Edge, context: Context, forward: bool) -> tu
                     return True, context[:i]
             return not context, ()
     return (after if forward else before)(graph, edge, context)
+
+
+def leaves(
+    keys: Keys, kept: Keys, ops: tuple[Op, ...], forward: bool, graph: FlowGraph, edge: Edge
+) -> bool:
+    """From a state with the value kept at KEYS, along EDGE (with OPS) to one with it at KEPT:
+    does the value come out of the container it was in (taken out, perhaps into another one
+    at once: `{"k": obj.f}`), or is it what a call outside the tree makes of it (see
+    comes_out)?"""
+    if not keys:
+        return False
+    if kept:  # out of an object and into a dict at once: the object's key was taken
+        taken = TAKE if forward else PUT
+        return any(code == taken for code, _ in ops) and in_object(keys) and not in_object(kept)
+    return comes_out(graph, edge, ops, forward)
 
 
 def comes_out(graph: FlowGraph, edge: Edge, ops: tuple[Op, ...], forward: bool) -> bool:

@@ -1,7 +1,8 @@
-"""Flags read out of the namespace their parser returns (tracer/graph/namespace_reads.py): a
-dest no class declares stays in `args`, and its chain is the namespace's own route from the
-parse to each read of it, in the same function, through arguments, returns and
-`self.args = args`."""
+"""Flags read out of the namespace their parser returns: argparse puts each flag's value at
+the attribute of its dest in the namespace (a `parsed` edge, tracer/graph/parsed.py), and
+the search follows the namespace as any object (tracer/graph/held.py) to the reads of the
+dest out of it, in the same function, through arguments, returns, `self.args = args`, the
+methods called on the object that keeps it, `getattr(args, "dest")` and `**vars(args)`."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ TRAINER = {
 def test_a_flag_is_read_out_of_the_namespace_kept_in_an_attribute(snippet_session):
     """The parser is made and returned by one function and parsed on its result by another;
     the namespace is handed to a constructor, kept as `self.args` and read in another method.
-    With no preset and no `--to`, the spine ends where the value is kept."""
+    With no preset and no `--to`, the spine ends where the value is kept; on the way, the
+    object's own route (made by the constructor, handed to the methods called on it)."""
     session = snippet_session(TRAINER)
     chain = trace(session.graph, "learning_rate")
     assert spine_code(chain) == [
@@ -61,13 +63,17 @@ def test_a_flag_is_read_out_of_the_namespace_kept_in_an_attribute(snippet_sessio
         "trainer = Trainer(args)",
         "args",
         "self.args = args",
+        "trainer = Trainer(args)",  # the object the constructor made, with the namespace in it
+        "self",  # `trainer.fit()`
+        "self",  # `self.schedule(epoch)`
         "lr = self.args.learning_rate / (1 + epoch)",
         "return lr",
         "self.step_size = self.schedule(epoch)",
     ]
     kinds = {(e.kind, e.label) for e in chain.edges}
-    assert ("parsed", "") in kinds
-    assert ("read", "learning_rate") in kinds
+    assert ("parsed", "learning_rate") in kinds
+    assert ("store", "args") in kinds
+    assert ("read", "args.learning_rate") in kinds
     # The other flag's read is no step of this one.
     assert all("self.args.epochs" not in s.code for s in chain.steps)
 
@@ -173,7 +179,9 @@ def test_a_namespace_spread_into_keywords_fills_the_parameter_of_the_dest(snippe
     ]
     spread, param = chain.spine[2], chain.spine[3]
     kinds = {(e.kind, e.confidence) for e in chain.edges if (e.src, e.dst) == (spread, param)}
-    assert ("read", 1.0) in kinds
+    assert ("arg_to_param", 1.0) in kinds
+    # `vars(args)` gives each attribute at the key of its name: `epochs` is no step of it.
+    assert all(step.name != "epochs" for step in chain.steps)
 
 
 def test_without_a_sink_the_value_ends_where_it_is_returned_out_of_the_tree(snippet_session):
@@ -235,8 +243,14 @@ def test_a_flag_whose_dest_only_a_guess_declares_is_read_in_the_namespace(snippe
     )
     flag = next(s for s in session.graph.seeds("machines") if "flag" in s)
     kinds = sorted({(e.kind, e.confidence) for e in session.graph.edges(flag, True)})
-    assert ("flag_read", 1.0) in kinds
+    assert ("parsed", 1.0) in kinds
     assert all(c < 0.8 for kind, c in kinds if kind == "flag_to_field")
+    chain = trace(session.graph, "machines", sinks=["threads"])
+    assert spine_code(chain) == [
+        'parser.add_argument("--machines", type=int, default=None)',
+        "args = parser.parse_args()",
+        "threads = 64 // args.machines",
+    ]
 
 
 def test_a_parser_handed_to_a_function_that_parses_it_and_a_value_passed_on(snippet_session):
@@ -347,6 +361,13 @@ def test_a_dest_read_by_a_constant_name(snippet_session):
             """,
         }
     )
-    flag = next(s for s in session.graph.seeds("lr") if "flag" in s)
-    reads = [session.graph.step(e.dst).code for e in session.graph.edges(flag, True)]
-    assert reads == ['rate = getattr(args, "lr") * 2']
+    chain = trace(session.graph, "lr", direction="forward")
+    codes = {step.code for step in chain.steps}
+    assert 'rate = getattr(args, "lr") * 2' in codes
+    assert 'decay = getattr(args, "wd") * 2' not in codes
+    backward = trace(session.graph, "decay", direction="backward")
+    assert spine_code(backward) == [
+        'parser.add_argument("--wd", type=float, default=0.0)',
+        "args = parser.parse_args()",
+        'decay = getattr(args, "wd") * 2',
+    ]
