@@ -568,7 +568,8 @@ def binding_ops(graph: FlowGraph, edge: Edge) -> tuple[Op, ...]:
     `*args`, or an element of `*xs` into a parameter, at an index not known."""
     tables = graph.file(step_ids.file_of(edge.src))
     if tables.elements.get(edge.src) is not None:
-        return KEEP  # a value a launcher passes: bound as it is
+        # A value a launcher passes: bound as it is, or each element of it (`map(f, xs)`).
+        return ((TAKE, None),) if launches_each(tables, edge.src) else KEEP
     call_id = step_ids.call_of(edge.src)
     arg = next((a for a, s in tables.arguments(call_id) if s == edge.src), None)
     if arg is None:
@@ -583,6 +584,15 @@ def binding_ops(graph: FlowGraph, edge: Edge) -> tuple[Op, ...]:
     if collects == 1:
         return ((PUT, None),)
     return KEEP
+
+
+def launches_each(tables: FileTables, element: str) -> bool:
+    """Is ELEMENT (a value a launcher passes) an iterable whose elements the launcher passes
+    one by one (`map(f, xs)`: library.py's EACH)?"""
+    call_id = tables.elements[element][0]
+    scope, callee = tables.rows.call_head(call_id)
+    launcher = tables.resolver.launcher(tables.path, scope, callee)
+    return launcher is not None and launcher.each_from is not None
 
 
 def collecting(graph: FlowGraph, param: str) -> int:

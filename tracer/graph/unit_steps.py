@@ -508,6 +508,11 @@ def launch_parts(
         if keyword == launcher.target or (keyword is None and position == launcher.target_position):
             target = tuple(value[VALUE_REFS])
             continue
+        each = launcher.each_from
+        if each is not None and keyword is None and position >= each:
+            # An iterable: each element of it is passed at its place (`map(f, xs)`).
+            elements.append((i, 0, position - each, tuple(value[VALUE_REFS]), line, end_line))
+            continue
         if keyword not in (launcher.args, launcher.kwargs):
             continue
         by_key = keyword == launcher.kwargs

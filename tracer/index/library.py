@@ -1,7 +1,8 @@
 """What some callables outside the tree do with the functions they are given: they run them
 later, with arguments given beside them. A process or a thread runs `target(*args, **kwargs)`
 (`multiprocessing.Process(target=run, args=(settings,))`): the value `settings` reaches
-`run`'s first parameter, in another process. Standard library knowledge, by the dotted name
+`run`'s first parameter, in another process; `map(f, xs)` and `filter(f, xs)` run f with each
+element of xs. Standard library knowledge, by the dotted name
 the index resolves the callee to; nothing of any analysed project."""
 
 from __future__ import annotations
@@ -12,15 +13,19 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class Launcher:
     """A callable that runs the function given as TARGET (by keyword, or at TARGET_POSITION)
-    with the tuple given as ARGS and the dict given as KWARGS."""
+    with the tuple given as ARGS and the dict given as KWARGS; or, with EACH_FROM, with an
+    element of each positional argument from that position on, in order (`map(f, xs, ys)`
+    runs `f(x, y)` for each x of xs and y of ys)."""
 
     target: str
     target_position: int
     args: str
     kwargs: str
+    each_from: int | None = None
 
 
 PROCESS = Launcher(target="target", target_position=1, args="args", kwargs="kwargs")
+EACH = Launcher(target="", target_position=0, args="", kwargs="", each_from=1)
 
 LAUNCHERS = {
     "multiprocessing.Process": PROCESS,
@@ -28,6 +33,8 @@ LAUNCHERS = {
     "multiprocessing.process.BaseProcess": PROCESS,
     "torch.multiprocessing.Process": PROCESS,
     "threading.Thread": PROCESS,
+    "<builtin>.map": EACH,  # f(x, y) for the elements of the iterables after f
+    "<builtin>.filter": EACH,  # f(x) for each element of the iterable
 }
 LAUNCHER_NAMES = frozenset(name.rpartition(".")[2] for name in LAUNCHERS)
 

@@ -1,0 +1,56 @@
+"""Functions run by a callable outside the tree with each element of an iterable
+(tracer/index/library.py's EACH: `map(f, xs, ys)` runs `f(x, y)` for the elements of xs and
+ys, `filter(f, xs)` runs `f(x)`): the value in the iterable reaches the parameter at its
+place, and only that one."""
+
+from __future__ import annotations
+
+from tests.conftest import spine_code, trace
+
+SIZES = {
+    "app.py": """
+        def scale(size, factor):
+            scaled = size * factor
+            return scaled
+
+
+        def keep(size):
+            kept = size > 0
+            return kept
+
+
+        def sizes(budget):
+            wanted = [budget, 16]
+            factors = [2, 3]
+            grown = list(map(scale, wanted, factors))
+            chosen = list(filter(keep, wanted))
+            return grown, chosen
+    """,
+}
+
+
+def test_map_and_filter_run_the_function_with_each_element(snippet_session):
+    """`budget` is in the first iterable: it reaches `scale`'s first parameter (not
+    `factor`) and `keep`'s only one."""
+    session = snippet_session(SIZES)
+    chain = trace(session.graph, "budget", direction="forward", branch_depth=12)
+    params = {(s.symbol, s.name) for s in chain.steps if s.kind == "param"}
+    assert {("scale", "size"), ("keep", "size")} <= params
+    assert ("scale", "factor") not in params
+    to_scaled = trace(session.graph, "budget", sinks=["scaled"])
+    assert spine_code(to_scaled) == [
+        "budget",
+        "wanted = [budget, 16]",
+        "grown = list(map(scale, wanted, factors))",
+        "size",
+        "scaled = size * factor",
+    ]
+
+
+def test_backward_from_the_function_to_the_iterable(snippet_session):
+    """Backward, `kept` comes from the element `filter` passes: the iterable, then `budget`."""
+    session = snippet_session(SIZES)
+    chain = trace(session.graph, "kept", direction="backward")
+    codes = {s.code for s in chain.steps}
+    assert "chosen = list(filter(keep, wanted))" in codes
+    assert "wanted = [budget, 16]" in codes
