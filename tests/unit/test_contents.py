@@ -327,3 +327,36 @@ def test_a_namespace_copied_by_name_fills_the_parameter_of_that_name(snippet_ses
     assert "self.rate = rate" in writes and "self.size = size" not in writes
     into_rate = [e for e in chain.edges if e.dst.endswith("__init__.rate")]
     assert len({e.src for e in into_rate}) == 2  # from both constructor calls
+
+
+def test_a_for_loop_over_a_library_call_takes_each_element_at_its_place(snippet_session):
+    """`for i, x in enumerate(xs)`, `for k, v in conf.items()`, `for a, b in zip(xs, ys)`: each
+    element of what the call makes, then the target's place in it: the value reaches x, v
+    and a, not i, k or b."""
+    session = snippet_session(
+        {
+            "app.py": """
+                def sink(value):
+                    pass
+
+
+                def loops(budget):
+                    sizes = [budget]
+                    for i, x in enumerate(sizes):
+                        sink(i)
+                        sink(x)
+                    conf = {"budget": budget}
+                    for k, v in conf.items():
+                        sink(k)
+                        sink(v)
+                    for a, b in zip(sizes, [1]):
+                        sink(a)
+                        sink(b)
+            """
+        }
+    )
+    chain = trace(session.graph, "budget", direction="forward", max_depth=40, branch_depth=40)
+    steps = {s.id: s for s in chain.steps}
+    sink = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
+    given = sorted(steps[e.src].code for e in chain.edges if e.dst == sink)
+    assert given == ["sink(a)", "sink(v)", "sink(x)"]

@@ -357,6 +357,14 @@ def read_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...] | No
     ops = value_ops(tables, value, position, pattern, op, name)
     if ops is None:
         return None
+    if op == "for" and iterates_call(tables, value, name):
+        # `for i, x in enumerate(xs)`: each element of what the call makes, then the
+        # target's place in it.
+        ops = (*ops, (TAKE, None))
+        if pattern is not None and pattern[0] in UNPACKING:
+            ops = (*ops, *unpacking_takes(pattern, tables.steps[step_id].name, position))
+        elif position is not None:
+            ops = (*ops, (TAKE, position))
     if pattern is not None and pattern[0] in UNPACKING and unpacks(value, name):
         # `a, (b, c) = t`: the target's place in the pattern, from the outermost in.
         ops = (*ops, *unpacking_takes(pattern, tables.steps[step_id].name, position))
@@ -366,6 +374,13 @@ def read_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...] | No
 
 
 UNPACKING = frozenset({"tuple", "list"})
+
+
+def iterates_call(tables: FileTables, value: Any, name: str) -> bool:
+    """Is VALUE (a `for` statement's iterable) one call outside the tree the library table
+    knows, given the local NAME (`enumerate(name)`, `name.items()`, `zip(name, other)`)?"""
+    refs, calls = value[VALUE_REFS], value[VALUE_CALLS]
+    return not refs and len(calls) == 1 and bool(library_ops(tables, calls[0], name))
 
 
 def unpacks(value: Any, name: str) -> bool:
