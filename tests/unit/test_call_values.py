@@ -288,3 +288,39 @@ def test_where_a_name_is_written_as_a_value(snippet_session):
     assert keeps_nothing(index, "app", "functools.cache")
     assert keeps_nothing(index, "app", "shown.setter")
     assert not keeps_nothing(index, "app", "register")
+
+
+def test_keywords_gathered_and_spread_into_a_function_held_in_a_parameter(snippet_session):
+    """`process(read, sql=v)` with `def process(func, **args): func(**args)`: the value kept
+    at "sql" in `args` fills `read`'s parameter of that name (the call is found by value: its
+    argument's place is read from the step the follower made), not the other one."""
+    session = snippet_session(
+        {
+            "app.py": """
+                def keep(value):
+                    stored = value
+                    return stored
+
+
+                def read(sql, limit=10):
+                    query = keep(sql)
+                    return query, limit
+
+
+                def process(func, **args):
+                    return func(**args)
+
+
+                def main(text):
+                    return process(read, sql=text, limit=5)
+            """
+        }
+    )
+    chain = trace(session.graph, "text", direction="forward", branch_depth=12)
+    params = {(s.symbol, s.name) for s in chain.steps if s.kind == "param"}
+    assert ("read", "sql") in params
+    assert ("read", "limit") not in params
+    # Taken out of the dict there: the value itself goes on (a dict no step takes it out of
+    # again would be no use of it).
+    assert ("keep", "value") in params
+    assert "stored = value" in {s.code for s in chain.steps}

@@ -588,7 +588,13 @@ def binding_ops(graph: FlowGraph, edge: Edge) -> tuple[Op, ...]:
     call_id = step_ids.call_of(edge.src)
     arg = next((a for a, s in tables.arguments(call_id) if s == edge.src), None)
     if arg is None:
-        return KEEP
+        # An argument of a call found by value (tracer/graph/call_values.py): its step's id
+        # names its place as a resolved call's does.
+        position = edge.src.rpartition("#")[2][1:].partition(".")[2]
+        args = tables.calls[call_id].args
+        if not position.isdigit() or int(position) >= len(args):
+            return KEEP
+        arg = args[int(position)]
     collects = collecting(graph, edge.dst)
     if arg.star == 2:
         return KEEP if collects == 2 else ((TAKE, graph.step(edge.dst).name),)
