@@ -360,3 +360,28 @@ def test_a_for_loop_over_a_library_call_takes_each_element_at_its_place(snippet_
     sink = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
     given = sorted(steps[e.src].code for e in chain.edges if e.dst == sink)
     assert given == ["sink(a)", "sink(v)", "sink(x)"]
+
+
+def test_a_dict_made_from_pairs_and_keywords_keeps_each_key(snippet_session):
+    """`dict([("rate", budget), ("name", "x")], size=budget)`: the value is at "rate" and
+    "size" (each a way of its own), not at "name"."""
+    session = snippet_session(
+        {
+            "app.py": """
+                def sink(value):
+                    pass
+
+
+                def build(budget):
+                    conf = dict([("rate", budget), ("name", "x")], size=budget)
+                    sink(conf["rate"])
+                    sink(conf["name"])
+                    sink(conf["size"])
+            """
+        }
+    )
+    chain = trace(session.graph, "budget", direction="forward", max_depth=40, branch_depth=40)
+    steps = {s.id: s for s in chain.steps}
+    sink = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
+    given = sorted(steps[e.src].code for e in chain.edges if e.dst == sink)
+    assert given == ['sink(conf["rate"])', 'sink(conf["size"])']

@@ -212,10 +212,18 @@ class Contents:
         name = src_tables.bound.get(edge.src) or store_target(src_tables, edge.src)
         name = name or src_tables.steps[edge.src].name
         found = value_row(dst_tables, edge.dst)
-        if found is None or found[0][VALUE_SHAPE] is None:
+        if found is None:
             return None
         value, _, pattern, _ = found
-        paths = paths_in(value[VALUE_SHAPE], name)
+        if value[VALUE_SHAPE] is not None:
+            paths = paths_in(value[VALUE_SHAPE], name)
+        elif not value[VALUE_REFS] and len(value[VALUE_CALLS]) == 1:
+            call = row_at(dst_tables.flows.calls, value[VALUE_CALLS][0])
+            if call[CALLEE] != "dict":
+                return None
+            paths = [((PUT, key),) for key in dict_places(call[CALL_ARGS], name)]
+        else:
+            return None
         if len(paths) < 2:
             return None
         if pattern is not None and pattern[0] == "item" and not refers_shape(pattern[1], name):
@@ -449,8 +457,11 @@ def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | No
     call = row_at(tables.flows.calls, call_id)
     callee, args = call[CALLEE], call[CALL_ARGS]
     if callee == "dict":
-        keys = [a[0] for a in args if not a[2] and holds_only(a[ARG_VALUE], name)]
-        return ((PUT, keys[0]),) if len(keys) == 1 and keys[0] else None
+        places = dict_places(args, name)
+        if not places:
+            return None
+        # (Where it is at several keys, each is a way of its own: `Contents.alternatives`.)
+        return ((PUT, places[0] if len(places) == 1 else None),)
     base, _, method = callee.rpartition(".")
     if refers(base, name) and method in ELEMENT_TAKERS and not args:
         return ((TAKE, None),)  # `items.pop()`: an element, at a key not known
@@ -461,6 +472,36 @@ def call_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | No
     if refers(base, name) and method not in STORING_METHODS and not tables.targets[call_id]:
         return MAKES_NEW  # `parser.parse_args()`: what a method outside the tree makes of it
     return KEEP
+
+
+def dict_places(args: Any, name: str) -> list[Key]:
+    """The keys at which `dict(...)` given ARGS (a call's rows) keeps the local NAME: each
+    keyword NAME is given by (`dict(k=NAME)`), and the key of each pair of a display whose
+    value it is (`dict([("k", NAME)])`); a key not known is None."""
+    places: dict[Key, None] = {}
+    for keyword, _, star, value, *_ in args:
+        if star:
+            continue
+        if keyword is None:
+            places.update(dict.fromkeys(pair_keys(value[VALUE_SHAPE], name)))
+        elif holds_only(value, name):
+            places[keyword] = None
+    return list(places)
+
+
+def pair_keys(shape: Any, name: str) -> list[Key]:
+    """The keys of the pairs of a list or tuple display (`[("k", NAME), ("j", other)]`, as
+    `dict(...)` is given them) whose value is NAME: each the constant the key is, or None
+    (a key not known)."""
+    if not isinstance(shape, tuple) or shape[:1] not in (("list",), ("tuple",)):
+        return []
+    found = []
+    for element in shape[1]:
+        if isinstance(element, tuple) and element[:1] in (("tuple",), ("list",)):
+            parts = element[1]
+            if len(parts) == 2 and refers_shape(parts[1], name):
+                found.append(constant(parts[0]))
+    return found
 
 
 def library_ops(tables: FileTables, call_id: int, name: str) -> tuple[Op, ...] | None:
