@@ -385,3 +385,30 @@ def test_a_dict_made_from_pairs_and_keywords_keeps_each_key(snippet_session):
     sink = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
     given = sorted(steps[e.src].code for e in chain.edges if e.dst == sink)
     assert given == ['sink(conf["rate"])', 'sink(conf["size"])']
+
+
+def test_a_storing_method_whose_result_is_used_still_stores(snippet_session):
+    """`first = d.setdefault("budget", budget)`: the value is in `first` and in d at
+    "budget", read there later (`d["budget"]`, `d.setdefault("budget", 0)`), not at "name"."""
+    session = snippet_session(
+        {
+            "app.py": """
+                def sink(value):
+                    pass
+
+
+                def build(budget):
+                    d = {"name": "x"}
+                    first = d.setdefault("budget", budget)
+                    sink(first)
+                    sink(d["budget"])
+                    sink(d.setdefault("budget", 0))
+                    sink(d["name"])
+            """
+        }
+    )
+    chain = trace(session.graph, "budget", direction="forward", max_depth=40, branch_depth=40)
+    steps = {s.id: s for s in chain.steps}
+    sink = next(s.id for s in chain.steps if s.kind == "param" and s.symbol == "sink")
+    given = sorted(steps[e.src].code for e in chain.edges if e.dst == sink)
+    assert given == ['sink(d.setdefault("budget", 0))', 'sink(d["budget"])', "sink(first)"]

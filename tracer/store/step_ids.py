@@ -119,7 +119,8 @@ def call_of(step: str) -> int:
 
 
 def is_discarded_call(step: str) -> bool:
-    """Is STEP a call whose result is thrown away (`call_id`), not one of its arguments?"""
+    """Is STEP a call's own step (`call_id`: a call whose result is thrown away, or a storing
+    method's call on a local, see unit_steps.stores_into_local), not one of its arguments?"""
     tag = step.rpartition("#")[2]
     return tag[:1] == "c" and tag[1:].isdigit()
 
