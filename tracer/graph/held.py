@@ -146,7 +146,7 @@ class Held:
         if own is None:
             tables = self.graph.file(step_ids.file_of(step_id))
             step = tables.steps[step_id]
-            own = self.known[(step_id, forward, None)] = self.found(
+            own = self.known[(step_id, forward, None)] = self.with_arguments(
                 self.stored_in(tables, step) if forward else self.read_from(tables, step), forward
             )
         if not keys or not isinstance(keys[-1], str) or not keys[-1].startswith(ATTRIBUTE):
@@ -156,10 +156,10 @@ class Held:
         found = self.known.get(key)
         if found is None:
             more = self.ahead(step_id, top) if forward else self.behind(step_id, top)
-            found = self.known[key] = own + self.found(more, forward)
+            found = self.known[key] = own + self.with_arguments(more, forward)
         return found
 
-    def found(self, edges: Iterator[Edge], forward: bool) -> list[Edge]:
+    def with_arguments(self, edges: Iterator[Edge], forward: bool) -> list[Edge]:
         """EDGES, and, forward, those into the arguments of the calls they reach that only a
         search by value resolves (as `FlowGraph.edges` adds)."""
         found = list(edges)
