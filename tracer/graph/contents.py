@@ -24,6 +24,7 @@ from tracer.index.library import (
     SAME_INDEX,
     SAME_NAME,
     STORING_METHODS,
+    storing_receiver,
 )
 from tracer.store import step_ids
 from tracer.store.rows import (
@@ -307,12 +308,9 @@ def value_row(tables: FileTables, step_id: str) -> tuple[Any, int | None, Any, s
         return (items[position] if position is not None else value), None, None, "return"
     if where.kind == "u":
         return row_at(flows.uses, where.number)[1], None, None, "use"
-    if where.kind == "c" and tables.elements.get(step_id) is None:
-        number = step_id.rpartition("#")[2][1:]
-        head, _, position = number.partition(".")
-        if position.isdigit():
-            args = row_at(flows.calls, int(head))[CALL_ARGS]
-            return args[int(position)][ARG_VALUE], None, None, "arg"
+    if where.kind == "c" and (position := step_ids.argument_position(step_id)) is not None:
+        args = row_at(flows.calls, where.number)[CALL_ARGS]
+        return args[position][ARG_VALUE], None, None, "arg"
     return None
 
 
@@ -321,11 +319,7 @@ def store_target(tables: FileTables, step_id: str) -> str | None:
     `items.append(v)`): the container keeps what it is given, like `d["k"] = v`; else None."""
     if not step_ids.is_discarded_call(step_id):
         return None
-    callee = row_at(tables.flows.calls, step_ids.call_of(step_id))[CALLEE]
-    base, _, method = callee.rpartition(".")
-    if method in STORING_METHODS and base.isidentifier():
-        return base
-    return None
+    return storing_receiver(row_at(tables.flows.calls, step_ids.call_of(step_id))[CALLEE])
 
 
 def store_ops(tables: FileTables, step_id: str, name: str) -> tuple[Op, ...]:
@@ -631,11 +625,11 @@ def binding_ops(graph: FlowGraph, edge: Edge) -> tuple[Op, ...]:
     if arg is None:
         # An argument of a call found by value (tracer/graph/call_values.py): its step's id
         # names its place as a resolved call's does.
-        position = edge.src.rpartition("#")[2][1:].partition(".")[2]
+        position = step_ids.argument_position(edge.src)
         args = tables.calls[call_id].args
-        if not position.isdigit() or int(position) >= len(args):
+        if position is None or position >= len(args):
             return KEEP
-        arg = args[int(position)]
+        arg = args[position]
     collects = collecting(graph, edge.dst)
     if arg.star == 2:
         return KEEP if collects == 2 else ((TAKE, graph.step(edge.dst).name),)

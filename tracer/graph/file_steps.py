@@ -18,7 +18,7 @@ from tracer.graph.step_tables import LoneTables, Read, StepTables
 from tracer.graph.steps import Step
 from tracer.graph.unit_steps import ASSIGN_ROWS, RETURN_ROWS, UNREAD, UnitIndex, UnitSteps
 from tracer.index.calls.rules import CallRules
-from tracer.index.library import STORING_METHODS
+from tracer.index.library import STORING_METHODS, storing_receiver
 from tracer.index.resolve import CallTarget, Resolver
 from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, FileNames
@@ -244,13 +244,13 @@ class FileTables(StepTables):
 
     @cached_property
     def stores_into(self) -> dict[tuple[str, str], list[str]]:
-        """(scope, local) -> the calls of the file that store into the local and throw their
-        result away (`conf.update(k=v)`, see contents.store_target)."""
+        """(scope, local) -> the calls of the file that store into the local (`conf.update(k=v)`,
+        `x = d.setdefault("k", v)`: see library.storing_receiver, contents.store_target)."""
         found: dict[tuple[str, str], list[str]] = {}
         for method in STORING_METHODS:
             for call_id, scope, callee in self.rows.callees.heads(method):
-                base, _, _ = callee.rpartition(".")
-                if base.isidentifier():
+                base = storing_receiver(callee)
+                if base is not None:
                     found.setdefault((scope, base), []).append(step_ids.call_id(self.path, call_id))
         return found
 

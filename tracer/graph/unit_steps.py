@@ -13,7 +13,7 @@ from tracer.extract.facts import MODULE_SCOPE, Call, FileFlows, FileSummary
 from tracer.graph.reads import NO_REFS, index_reads, record_reads, value_reads
 from tracer.graph.step_tables import LoneTables, Rank, Read, StepTables
 from tracer.graph.steps import StepRow
-from tracer.index.library import LAUNCHER_NAMES, STORING_METHODS, Launcher
+from tracer.index.library import LAUNCHER_NAMES, Launcher, storing_receiver
 from tracer.index.resolve import Resolver
 from tracer.store import step_ids
 from tracer.store.names import FLAG_METHODS, class_bodies, flag_dest
@@ -109,7 +109,8 @@ class UnitSteps:
             last = call[CALLEE].rpartition(".")[2]
             # Only a flag, a resolved call, a thrown-away result or a store into a local makes
             # steps (see add_call).
-            if call[DISCARDED] or found or last in FLAG_METHODS or stores_into_local(call[CALLEE]):
+            stores = storing_receiver(call[CALLEE]) is not None
+            if call[DISCARDED] or found or last in FLAG_METHODS or stores:
                 self.add_call(call)
             if last in LAUNCHER_NAMES and not found:
                 launcher = self.resolver.launcher(path, call[CALL_SCOPE], call[CALLEE])
@@ -227,7 +228,7 @@ class UnitSteps:
                     if mentioned[i]:
                         step_id = step_ids.argument_id(path, call_id, i)
                         note((5, call_id, i), step_id, scope, arg[4], *reads(arg[ARG_VALUE]))
-            elif (discarded or stores_into_local(callee)) and any(mentioned):
+            elif (discarded or storing_receiver(callee) is not None) and any(mentioned):
                 # Each argument noted in turn: the step's opaque names are its last one's.
                 opaque = reads(args[-1][ARG_VALUE])[1] if mentioned[-1] else NO_REFS
                 step_id = step_ids.call_id(path, call_id)
@@ -286,7 +287,7 @@ class UnitSteps:
             found = self.tables.targets.held(number)
             # A flag is made with the flags its unit gives (see FileTables.make_alone).
             if last not in FLAG_METHODS and (
-                call[DISCARDED] or found or stores_into_local(call[CALLEE])
+                call[DISCARDED] or found or storing_receiver(call[CALLEE]) is not None
             ):
                 self.add_call(call)
             if last in LAUNCHER_NAMES and not found:
@@ -464,7 +465,7 @@ class UnitSteps:
                 self.tables.add(step, scope, (5, call_id, i))
                 self.tables.call_args.setdefault(call_id, []).append(step.id)
                 record_reads(self.tables, step, scope, value)
-        elif discarded or stores_into_local(callee):
+        elif discarded or storing_receiver(callee) is not None:
             # A call whose result is thrown away reads its arguments; a storing method's
             # call on a local (`x = d.setdefault("k", v)`) is also a store into the local,
             # whatever is done with its result.
@@ -493,13 +494,6 @@ class UnitSteps:
         self.tables.add(step, call.scope, (5, call.id, -1))
         default = next((a.value.refs for a in call.args if a.keyword == "default"), ())
         self.tables.append(self.tables.flags, dest, (step.id, default))
-
-
-def stores_into_local(callee: str) -> bool:
-    """Is CALLEE a storing method of a container (library.py's STORING_METHODS) called on a
-    plain name (`d.setdefault`, `items.append`)?"""
-    base, _, method = callee.rpartition(".")
-    return method in STORING_METHODS and base.isidentifier()
 
 
 # A value a launcher passes: (argument, element, key or position, names read, line, end line).

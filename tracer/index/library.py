@@ -69,6 +69,14 @@ STORING_METHODS = frozenset(
     {"update", "append", "appendleft", "insert", "add", "extend", "setdefault"}
 )
 
+
+def storing_receiver(callee: str) -> str | None:
+    """The plain name a call of CALLEE stores into, when CALLEE is one of STORING_METHODS
+    called on a plain name (`d.setdefault`, `items.append`: d, items); else None."""
+    base, _, method = callee.rpartition(".")
+    return base if method in STORING_METHODS and base.isidentifier() else None
+
+
 # Methods of the builtin containers that give one value they hold: given a constant key as
 # their first argument, the value at that key (`d.get("k")`, `d.pop("k", None)`); given no
 # argument, an element at an index not known (`xs.pop()`, `q.popleft()`). Read by both models.

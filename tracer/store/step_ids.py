@@ -66,6 +66,16 @@ def argument_id(path: str, call: int, position: int) -> StepId:
     return StepId(f"{path}#c{call}.{position}")
 
 
+def argument_position(step: str) -> int | None:
+    """The position of the argument STEP is (see argument_id); None for another step (an
+    element a launcher passes is no argument of its own)."""
+    tag = step.rpartition("#")[2]
+    head, _, position = tag[1:].partition(".")
+    if tag[:1] != "c" or not head.isdigit() or not position.isdigit():
+        return None
+    return int(position)
+
+
 def element_id(path: str, call: int, position: int, element: int) -> StepId:
     """Element ELEMENT of argument POSITION of call CALL (a tuple's item, a dict's entry)."""
     return StepId(f"{path}#c{call}.{position}.{element}")
@@ -120,7 +130,7 @@ def call_of(step: str) -> int:
 
 def is_discarded_call(step: str) -> bool:
     """Is STEP a call's own step (`call_id`: a call whose result is thrown away, or a storing
-    method's call on a local, see unit_steps.stores_into_local), not one of its arguments?"""
+    method's call on a plain name: library.storing_receiver), not one of its arguments?"""
     tag = step.rpartition("#")[2]
     return tag[:1] == "c" and tag[1:].isdigit()
 
