@@ -133,33 +133,14 @@ def test_a_trace_is_the_same_whatever_was_asked_before(
     assert after == cold
 
 
-TWO_READS = {
-    "app.py": """
-        import argparse
-
-
-        def settings(args):
-            return {"fraction": args.fraction, "name": args.name}
-
-
-        def main():
-            parser = argparse.ArgumentParser()
-            parser.add_argument("--fraction", type=float, default=0.9)
-            parser.add_argument("--name", default="x")
-            args = parser.parse_args()
-            conf = settings(args)
-            label = conf["name"]
-            return label
-    """,
-}
-
-
 def test_two_reads_out_of_one_object_between_the_same_steps(write_tree, tmp_path: Path):
     """`args.fraction` and `args.name` are read out of one namespace by one step: two edges
     between the same two steps, each taking its own attribute. What one trace learnt of the
     first does not answer for the second in the next trace (it did: `name`'s value was
     taken out at `.fraction` and lost)."""
-    root = str(write_tree(TWO_READS))
+    from tests.unit.test_contents import SETTINGS  # (`settings(args)` reads both)
+
+    root = str(write_tree(SETTINGS))
     fresh = open_session(root, cache=FactCache(tmp_path / "fresh"))
     alone = dumps(trace(fresh.graph, "name", branch_depth=6), root)
     busy = open_session(root, cache=FactCache(tmp_path / "busy"))
