@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.test_contents import SETTINGS
 from tracer.session import open_session
 from tracer.store.cache import FactCache
 from tracer.trace.chains import trace
@@ -138,9 +139,7 @@ def test_two_reads_out_of_one_object_between_the_same_steps(write_tree, tmp_path
     between the same two steps, each taking its own attribute. What one trace learnt of the
     first does not answer for the second in the next trace (it did: `name`'s value was
     taken out at `.fraction` and lost)."""
-    from tests.unit.test_contents import SETTINGS  # (`settings(args)` reads both)
-
-    root = str(write_tree(SETTINGS))
+    root = str(write_tree(SETTINGS))  # (`settings(args)` reads both)
     fresh = open_session(root, cache=FactCache(tmp_path / "fresh"))
     alone = dumps(trace(fresh.graph, "name", branch_depth=6), root)
     busy = open_session(root, cache=FactCache(tmp_path / "busy"))
