@@ -101,7 +101,9 @@ GREPS = CachedKind("greps", ("store/facts.py", "sources/snapshot.py", SEALED))
 DERIVED = CachedKind("derived", ("index/index.py",), made_from=(SUMMARIES,))
 # The calls found by value that run each function a trace asked for (graph/call_values.py,
 # `held_callers`), by snapshot: made by the dataflow graph's and the call rules' code.
-HELD = CachedKind("held", ("graph/", "index/", "store/"), made_from=(SUMMARIES, FLOWS))
+HELD = CachedKind(
+    "held", ("graph/", "index/", "index/calls/", "store/"), made_from=(SUMMARIES, FLOWS)
+)
 # Each file's logging calls as templates of the lines they print.
 TEMPLATES = CachedKind(
     "templates", ("analyses/explain/templates.py", "extract/parse.py", SEALED), ("python/views/",)
