@@ -63,6 +63,12 @@ FILES = {
     "worker_utils": "vllm/v1/worker/utils.py",
     "worker_base": "vllm/v1/worker/worker_base.py",
     "entry": "vllm/entrypoints/launchers/api_server/entry.py",
+    "ipc_memory": "vllm/multimodal/gpu_ipc_memory.py",
+    "serial_utils": "vllm/v1/serial_utils.py",
+    "uniproc": "vllm/v1/executor/uniproc_executor.py",
+    "executor": "vllm/v1/executor/abstract.py",
+    "engine_core": "vllm/v1/engine/core.py",
+    "kv_planning": "vllm/v1/core/kv_cache_planning.py",
     "acc_launch": "accelerate/commands/launch.py",
     "acc_env": "accelerate/utils/environment.py",
     "acc_utils": "accelerate/utils/launch.py",
@@ -666,6 +672,38 @@ def test_another_codebase_from_its_flag_through_config_objects_to_the_formula(pa
     session = package("pypi:vllm==0.33.0")
     found = routes_of(session, "gpu_memory_utilization", ["requested_memory"])
     assert found[0] == steps_of(VLLM_GPU_MEMORY)
+
+
+VLLM_AVAILABLE_MEMORY = """
+        gpu_worker   | self.available_kv_cache_memory_bytes = (
+        gpu_worker   | int(self.available_kv_cache_memory_bytes),
+        ipc_memory   | available_kv_cache_memory_bytes: int
+        ipc_memory   | return available_kv_cache_memory_bytes
+        gpu_worker   | return reserve_mm_ipc_gpu_memory(
+        serial_utils | return func(*args, **kwargs)
+        uniproc      | result = run_method(self.driver_worker, method, args, kwargs)
+        uniproc      | return result if single_value else [result]
+        executor     | return self.collective_rpc("determine_available_memory")
+        engine_core  | available_gpu_memory = self.model_executor.determine_available_memory()
+        engine_core  | vllm_config, kv_cache_specs, available_gpu_memory, global_kv_cache_groups
+        kv_planning  | available_memory: list[int]
+        kv_planning  | for projected_groups, kv_cache_spec_one_worker, available_memory_one_worker in zip(
+        kv_planning  | num_blocks = (
+"""  # noqa: E501 (a line of the release)
+
+
+@pytest.mark.release
+def test_a_result_back_out_of_a_method_run_by_its_name(package):
+    """vLLM: the worker's `determine_available_memory` is run by its name
+    (`collective_rpc("determine_available_memory")` -> `run_method(self.driver_worker,
+    method, ...)` -> `getattr(obj, method)(*args, **kwargs)`, the driver a wrapper whose
+    `__getattr__` hands the lookup to its `self.worker: WorkerBase`); its result comes back
+    out through `run_method` and `collective_rpc` to the engine core, made by
+    `executor_class(vllm_config)` (`executor_class: type[Executor]`), and on into the KV
+    planning's block count."""
+    session = package("pypi:vllm==0.33.0")
+    found = routes_of(session, "Worker.available_kv_cache_memory_bytes", ["num_gpu_blocks"])
+    assert found[0][: len(steps_of(VLLM_AVAILABLE_MEMORY))] == steps_of(VLLM_AVAILABLE_MEMORY)
 
 
 # The namespace handed down to where `args.num_machines` is read, shared by both routes.

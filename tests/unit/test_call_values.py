@@ -226,9 +226,10 @@ def test_a_value_comes_back_out_of_a_function_kept_in_a_dict(snippet_session):
 def test_where_a_name_is_written_as_a_value(snippet_session):
     """The callers found by value of a function are looked for where its name is written as
     a value: `return scale`, a global table, a string given to `getattr` in a function; not a
-    call, a base class, a comment or a docstring. A method's name is a value of its own only
-    in its class's body; a decorator that keeps the function nowhere (`@property`,
-    `@functools.cache`) puts it in no table of its file, a registering one may."""
+    call, a base class, a comment or a docstring. A method's bare name is a value of its own
+    only in its class's body, its name in a string anywhere; a decorator that keeps the
+    function nowhere (`@property`, `@functools.cache`) puts it in no table of its file, a
+    registering one may."""
     session = snippet_session(
         {
             "app.py": '''
@@ -282,7 +283,10 @@ def test_where_a_name_is_written_as_a_value(snippet_session):
     assert values.value_scopes("app.py", "scale") == {"<module>", "pick"}
     assert values.value_scopes("app.py", "Base") == {"base"}
     assert values.value_scopes("app.py", "size") == {"Child.size", "base"}
-    assert values.value_scopes("app.py", "size", body_only=True) == set()
+    # In a function a method's bare name is another binding; spelled in a string it is the
+    # method's name all the same (`getattr(Child, "size")`).
+    assert values.value_scopes("app.py", "size", body_only=True) == {"base"}
+    assert values.value_scopes("app.py", "scale", quoted_only=True) == set()
     index = session.index
     assert keeps_nothing(index, "app", "property")
     assert keeps_nothing(index, "app", "functools.cache")

@@ -97,6 +97,9 @@ class ClassDef:
     fields: tuple[FieldDef, ...]
     line: int
     end_line: int
+    # `self.x: T` declared without a value at the top of one of its methods' bodies (PEP
+    # 526): the attribute's annotation, for what the instance's attribute holds.
+    declared: tuple[FieldDef, ...] = ()
 
     @property
     def is_dataclass(self) -> bool:

@@ -29,6 +29,7 @@ def summarize(parsed: Parsed) -> FileSummary:
     by_concern = matches_by_concern(SUMMARY_QUERIES, parsed.tree.root_node, CONCERNS)
     functions, classes = definitions(by_concern["definitions"], class_fields(by_concern["fields"]))
     functions = with_declarations(functions, classes, by_concern["declarations"])
+    classes = with_declared_attributes(classes, functions, by_concern["attributes"])
     return FileSummary(
         imports=tuple(imports(by_concern["imports"])),
         classes=tuple(classes),
@@ -48,6 +49,7 @@ CONCERNS = {
     "reference.import.from": "imports",
     "definition.field": "fields",
     "name.definition.alias": "aliases",
+    "declared.attribute": "attributes",
     "declared.global": "declarations",
     "declared.nonlocal": "declarations",
 }
@@ -237,6 +239,39 @@ def base_names(node: Node) -> list[str]:
         if child.type in ("identifier", "attribute"):
             bases.append(text(child))
     return bases
+
+
+def with_declared_attributes(
+    classes: list[ClassDef], functions: list[FunctionDef], found: list[Match]
+) -> list[ClassDef]:
+    """CLASSES with the attributes their methods declare without a value (`self.x: T`, the
+    method's first parameter's attribute) at the top of their bodies (FOUND)."""
+    if not found:
+        return classes
+    methods = {f.start_byte: f for f in functions if f.class_qualname is not None}
+    declared: dict[str, list[FieldDef]] = {}
+    for match in found:
+        statement = match["declared.attribute"][0]
+        if statement.child_by_field_name("right") is not None:
+            continue  # `self.x: T = v`: an assignment, in the flows
+        function = statement.parent.parent.parent  # < expression_statement < block < def
+        method = methods.get(function.start_byte)
+        receiver = text(match["declared.receiver"][0])
+        if method is None or method.is_static or not method.params:
+            continue
+        if method.params[0].name != receiver:
+            continue
+        declared.setdefault(method.class_qualname or "", []).append(
+            FieldDef(
+                name=text(match["name.declared.attribute"][0]),
+                annotation=text(match["declared.type"][0]),
+                default_refs=(),
+                line=statement.start_point[0] + 1,
+                end_line=statement.end_point[0] + 1,
+                code=text(statement),
+            )
+        )
+    return [replace(c, declared=tuple(declared.get(c.qualname, ()))) for c in classes]
 
 
 def class_fields(found: list[Match]) -> dict[int, list[FieldDef]]:

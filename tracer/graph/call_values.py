@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 # Edges into a step that reads a value by name (a local, an attribute, a flag's dest).
 READS = frozenset({"local", "local_via_call", "attr", "attr_via_call", "read"})
 SURE = 0.8  # a call found by name at least this sure passes its values to a parameter
+HANDED_ON = 4  # parameters a function's name is followed through (`rpc("f")` -> `dispatch`)
 DEPTH = 8  # questions the follower chains for one call, at most (the call graph's: 24)
 
 
@@ -89,6 +90,7 @@ class CallValues:
         self.holding: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # held_callers
         self.new_holding = False  # found any this run (kept by `flush`)
         self.taking: dict[tuple[str, int], list[str]] = {}  # see readers_of
+        self.by_scope: dict[str, dict[str, list[int]]] = {}  # see scope_calls
 
     @cached_property
     def kept_holding(self) -> dict[str, list[tuple[str, int, CallTarget]]]:
@@ -166,10 +168,12 @@ class CallValues:
         """What the call graph finds CALL runs (`ValueStatements.targets`), in the tree."""
         statements, _ = self.follower
         functions = self.graph.index.functions
+        found = statements.targets(path, call)
+        if not any(target.function in functions for target in found):
+            # Methods chosen by a name that may be several: each a guess.
+            found += statements.guessed_targets(path, call)
         return tuple(
-            target
-            for target in statements.targets(path, call)
-            if target.function in functions or target.klass is not None
+            target for target in found if target.function in functions or target.klass is not None
         )
 
     def subclasses_made(self, tables: FileTables, call_id: int) -> list[CallTarget]:
@@ -340,9 +344,14 @@ class CallValues:
         if definition.is_lambda:  # written where it is defined, and nowhere by name
             outer = definition.qualname.rpartition(".")[0]
             places[home] = {outer or ANYWHERE}
+        # A method's name is a value of its own in other files only spelled in a string
+        # (`getattr(obj, "NAME")`, the name handed to a dispatcher).
+        quoting = set(self.graph.facts.matching(name, quoted(name))) if method else set()
         for path in () if definition.is_lambda else self.graph.facts.mentioning(name):
             if path == home or (not method and binds(index, path, name, meant)):
                 places[path] = self.value_scopes(path, name, body_only=method)
+            elif path in quoting:
+                places[path] = self.value_scopes(path, name, body_only=True, quoted_only=True)
         given = self.given_to(places, name)
         decorators = list(definition.decorators)
         if owner in index.classes:
@@ -405,33 +414,79 @@ class CallValues:
 
     def given_to(self, places: dict[str, set[str]], name: str) -> set[str]:
         """The functions of the tree the calls in PLACES (file -> scopes) give NAME to as an
-        argument (`run(scale)`): a parameter of theirs may hold it (one call deep)."""
+        argument (`run(scale)`, `rpc("scale")`): a parameter of theirs may hold it; and the
+        functions those hand that parameter on to (`dispatch(obj, name)`), up to
+        `HANDED_ON` calls deep."""
         found: set[str] = set()
+        handed: list[tuple[str, str]] = []  # (function, the parameter given the name)
         for path, scopes in sorted(places.items()):
             if not scopes:
                 continue
-            tables = self.graph.file(path)
             rows = self.graph.facts.rows(path)
             calls = self.graph.facts.flows(path).calls
             everywhere = ANYWHERE in scopes
             for call_id in range(len(calls)):
                 if not everywhere and not within(rows.call_head(call_id)[0], scopes):
                     continue
-                if any(name in arg.value.refs for arg in calls[call_id].args):
-                    found.update(
-                        t.function for t in tables.targets.get(call_id) or () if t.function
-                    )
+                for arg in calls[call_id].args:
+                    if name in arg.value.refs or arg.value.literal == name:
+                        handed += self.parameters_given(path, call_id, arg)
+        for _ in range(HANDED_ON):
+            given = [(f, p) for f, p in dict.fromkeys(handed) if f not in found]
+            found.update(function for function, _ in given)
+            handed = []
+            for function, param in given:
+                path, definition = self.graph.index.functions[function]
+                calls = self.graph.facts.flows(path).calls
+                for call_id in self.scope_calls(path).get(definition.qualname, ()):
+                    for arg in calls[call_id].args:
+                        if arg.value.refs == (param,) and not arg.value.calls:
+                            handed += self.parameters_given(path, call_id, arg)
         return found
 
-    def value_scopes(self, path: str, name: str, body_only: bool = False) -> set[str]:
+    def scope_calls(self, path: str) -> dict[str, list[int]]:
+        """The calls of PATH by the scope they are written in; remembered."""
+        found = self.by_scope.get(path)
+        if found is None:
+            rows = self.graph.facts.rows(path)
+            found = self.by_scope[path] = {}
+            for call_id in range(len(self.graph.facts.flows(path).calls)):
+                found.setdefault(rows.call_head(call_id)[0], []).append(call_id)
+        return found
+
+    def parameters_given(self, path: str, call_id: int, arg: Arg) -> list[tuple[str, str]]:
+        """The parameters of the functions call CALL_ID of PATH runs that ARG is bound to."""
+        found = []
+        for target in self.graph.file(path).targets.get(call_id) or ():
+            if target.function is None or target.function not in self.graph.index.functions:
+                continue
+            params = self.graph.index.functions[target.function][1].params
+            position = None if arg.position is None else arg.position + int(target.bound)
+            bound = [
+                param.name
+                for i, param in enumerate(params)
+                if not arg.star
+                and param.kind in ("positional", "keyword_only")
+                and (param.name == arg.keyword or (arg.keyword is None and i == position))
+            ]
+            # (Spread, or gathered by `*args`/`**kwargs`: the function holds it, no parameter
+            # of its own name hands it on.)
+            found += [(target.function, name) for name in bound or [""]]
+        return found
+
+    def value_scopes(
+        self, path: str, name: str, body_only: bool = False, quoted_only: bool = False
+    ) -> set[str]:
         """The scopes of PATH where NAME is written as a value, not called, defined, imported,
         typed, a base class or an attribute's last name (`g = NAME`, `run(NAME)`, `[NAME,
         other]`, `{"k": NAME}`, `return NAME`, `A if c else NAME`, or spelled in a string in a
         function: `getattr(obj, "NAME")`): the innermost function around each place
         (MODULE_SCOPE outside every function; the functions that read the global it is
-        assigned to, or ANYWHERE). BODY_ONLY: the places outside every function only (a
-        method's name is a value of its own only in its class's body: in a function the bare
-        name is another binding)."""
+        assigned to, or ANYWHERE). BODY_ONLY: the bare name counts outside every function
+        only (a method's name is a value of its own only in its class's body: in a function
+        the bare name is another binding; spelled in a string it names the method there too).
+        QUOTED_ONLY: only the name spelled in a string (a file where the bare name is another
+        binding's)."""
         source = self.graph.facts.snapshot.read(path)
         summary = self.graph.facts.summaries[path]
         imported = [i.line for i in summary.imports if i.alias == name]
@@ -446,19 +501,21 @@ class CallValues:
             hash_at = source.find(b"#", start, at)
             if hash_at >= 0 and not QUOTES.search(source, start, hash_at):
                 continue  # in a comment (a `#` after a quote may be in a string: kept)
-            if prose is None:
-                prose = [m.span() for m in TRIPLE_QUOTED.finditer(source)]
-            if any(first < at < last for first, last in prose):
-                continue  # a word of a docstring
             quoted = (
                 source[at - 1 : at] in (b"'", b'"') and source[end : end + 1] == source[at - 1 : at]
             )
+            if quoted_only and not quoted:
+                continue
             if not quoted and (
                 not VALUE_END.match(source, end)
                 or IMPORT_LINE.match(source, start)
                 or CLASS_HEADER.match(source, start)
             ):
                 continue  # called, imported, or a base class (`class Mock(NAME):`)
+            if prose is None:
+                prose = [m.span() for m in TRIPLE_QUOTED.finditer(source)]
+            if any(first < at < last for first, last in prose):
+                continue  # a word of a docstring
             line += source.count(b"\n", counted, at)
             counted = at
             if any(
@@ -469,7 +526,7 @@ class CallValues:
             if not quoted and ANNOTATION.search(source, start, at):
                 continue  # `x: NAME,`, `Optional[NAME]`, `-> NAME`: a type, not a value
             inner = summary.function_at(line)
-            if inner is not None and body_only:
+            if inner is not None and body_only and not quoted:
                 continue
             if inner is not None:
                 found.add(inner.qualname)
@@ -603,6 +660,12 @@ def keeps_nothing(index: Index, module: str, decorator: str) -> bool:
     if symbol is None and decorator in BUILTINS:  # bound nowhere in the module: the builtin
         return f"<builtin>.{decorator}" in KEEPING_NOTHING
     return symbol is not None and symbol.kind == "external" and symbol.name in KEEPING_NOTHING
+
+
+def quoted(name: str) -> bytes:
+    """A pattern of NAME spelled alone in a string (`"NAME"`, `'NAME'`)."""
+    word = re.escape(name.encode())
+    return rb"(?:\"" + word + rb"\"|'" + word + rb"')"
 
 
 def within(scope: str, scopes: set[str]) -> bool:

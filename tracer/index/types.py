@@ -5,6 +5,7 @@ local bound to classes may be. A type found while another is being inferred may 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -179,14 +180,18 @@ class Types:
 
     def class_parameter(self, path: str, scope: str, name: str) -> str | None:
         """The class NAME stands for when it is the first parameter of a classmethod (`cls`)
-        of SCOPE, else None."""
+        of SCOPE, or a parameter of SCOPE annotated as a class (`executor: type[Executor]`:
+        that class, or one of its subclasses); else None."""
         found = self.scopes.function(path, scope)
         if found is None or "." in name:
             return None
         function = found[1]
-        if not function.is_classmethod or not function.params or function.params[0].name != name:
-            return None
-        return self.scopes.self_class(path, scope)
+        if function.is_classmethod and function.params and function.params[0].name == name:
+            return self.scopes.self_class(path, scope)
+        for param in function.params:
+            if param.name == name and param.annotation and CLASS_TYPE.search(param.annotation):
+                return self.index.annotation_class(self.index.module_of[path], param.annotation)
+        return None
 
     def class_values(self, path: str, scope: str, name: str) -> list[str]:
         """The classes the local NAME of SCOPE may be when every assignment of it names
@@ -211,8 +216,8 @@ class Types:
 
     def attr_type(self, klass: str, attr: str) -> str | None:
         """The class of attribute ATTR on instances of KLASS: a class defined in its body (a
-        nested class), a field annotation, or what `self.ATTR = ...` assigns in the methods
-        of KLASS and its ancestors."""
+        nested class), a field annotation or one declared in a method (`self.ATTR: T`), or
+        what `self.ATTR = ...` assigns in the methods of KLASS and its ancestors."""
         key = (klass, attr)
         if key in self.attr_types:
             return self.attr_types[key]
@@ -225,7 +230,7 @@ class Types:
                 return f"{owner}.{attr}"  # a class defined in the body: that class
             path, definition = self.index.classes[owner]
             module = self.index.module_of[path]
-            for field in definition.fields:
+            for field in (*definition.fields, *definition.declared):
                 if field.name == attr and field.annotation:
                     found = self.index.annotation_class(module, field.annotation)
                     if found:
@@ -254,6 +259,8 @@ class Types:
 
 
 PROPERTIES = frozenset({"property", "cached_property"})
+# An annotation naming a class itself, not an instance of it (`type[X]`, `typing.Type[X]`).
+CLASS_TYPE = re.compile(r"^(?:Optional\[)?\s*(?:typing\.)?[Tt]ype\[")
 
 
 def is_property(function: FunctionDef) -> bool:

@@ -13,7 +13,9 @@
   (`REGISTRY["a"]()` then makes an `A`).
 
 Certain when the string is one constant naming one value; a guess (`Obj.guess`) when it may be
-several constants or names several values. A string that is no constant chooses nothing here.
+several constants or names several values, or when what x holds is not known (then the
+methods of the tree of that name, as the resolver guesses for `x.name()`). A string that is
+no constant chooses nothing here.
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ class Chosen:
         found: set[Obj] = set()
         for name in strings:
             found |= self.follower.attribute(receivers, name)
+            if UNKNOWN in receivers:  # as `x.name()` of an x nothing types: the methods so named
+                found |= {
+                    Obj("method", t.function, guess=True)
+                    for t in self.rules.resolver.guess_method(name)
+                    if t.function is not None
+                }
         named = found - {UNKNOWN}
         if len(names) > 1 or len(named) > 1:
             found = set(guessed(found))

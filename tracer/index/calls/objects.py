@@ -18,20 +18,20 @@ adds nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 
 from tracer.extract.facts import Assign, Call, FunctionDef, Raise, Shape, Value
 from tracer.index.calls.answers import Answers
 from tracer.index.calls.bindings import Bindings
-from tracer.index.calls.chosen import CHOOSERS, Chosen
+from tracer.index.calls.chosen import CHOOSERS, GETATTR, Chosen
 from tracer.index.calls.contents import Contents
 from tracer.index.calls.obj import NONE, UNKNOWN, Obj, Objs, guessed
 from tracer.index.calls.rules import CallRules, binding_of
 from tracer.index.calls.values import FunctionValues, Sites
 from tracer.index.library import ELEMENT_TAKERS, EMPTY_CONTAINERS, KEY_GETTERS
-from tracer.index.resolve import GUESS
+from tracer.index.resolve import GUESS, MAX_OVERRIDES
 from tracer.index.targets import CallTarget
 
 # Bounds: containers nested deeper, or chains of questions longer, are not followed.
@@ -155,6 +155,16 @@ class Objects:
             objs
         )
 
+    def guessed_targets(self, objs: Objs) -> list[CallTarget]:
+        """The targets of `guesses` (each at `GUESS`), bound as `value_targets` binds them."""
+        certain = {t.function for t in self.value_targets(objs)}
+        chosen = frozenset(replace(o, guess=False) for o in objs if o.guess)
+        return [
+            replace(target, confidence=GUESS)
+            for target in self.value_targets(chosen - {UNKNOWN})
+            if target.function not in certain
+        ]
+
     def result(self, path: str, call: Call) -> Objs:
         """What CALL returns: an instance of a class it makes, what a function it runs
         returns (a generator for one that yields)."""
@@ -274,6 +284,22 @@ class Objects:
         )
 
     def find_parameter(self, function: str, name: str) -> Iterable[Obj]:
+        """What the calls of FUNCTION pass to NAME; where nothing passed is known, the class
+        its annotation names as a class (`type[X]`: X, or one of its subclasses, each a
+        guess, as `declared` has it)."""
+        passed = set(self.passed(function, name))
+        if passed - {UNKNOWN}:
+            return passed
+        path, definition = self.index.functions[function]
+        klass = self.resolver.types.class_parameter(path, definition.qualname, name)
+        if klass is None or klass not in self.index.classes:
+            return passed
+        below = list(self.index.descendants(klass))
+        if len(below) > MAX_OVERRIDES:
+            below = []
+        return {Obj("class", klass), *guessed(Obj("class", child) for child in below)}
+
+    def passed(self, function: str, name: str) -> Iterable[Obj]:
         path, definition = self.index.functions[function]
         index = next(i for i, p in enumerate(definition.params) if p.name == name)
         param = definition.params[index]
@@ -378,7 +404,17 @@ class Objects:
             if method is not None:
                 yield Obj("method", method)
                 return
-            yield from self.stored(obj.name, attr)
+            stored = set(self.stored(obj.name, attr))
+            if stored - {UNKNOWN}:
+                yield from stored
+                return
+            declared = set(self.declared(obj.name, attr))
+            fallback = self.index.method(obj.name, "__getattr__")
+            if declared or fallback is None or attr.startswith("__"):
+                yield from declared or stored
+                return
+            # Python asks `__getattr__(name)` for what the class does not have.
+            yield from self.delegated(fallback, attr)
         elif obj.kind == "class":
             nested = f"{obj.name}.{attr}"
             if nested in self.index.classes:
@@ -393,6 +429,44 @@ class Objects:
         else:
             yield UNKNOWN
 
+    def declared(self, klass: str, attr: str) -> Iterable[Obj]:
+        """What `self.ATTR` of a KLASS holds by its annotation (a field's, or `self.ATTR: T`
+        in a method), where what is stored there is not known: an instance of T, or of
+        one of T's subclasses (each a guess; none past `MAX_OVERRIDES` of them)."""
+        annotated = self.resolver.types.attr_type(klass, attr)
+        if annotated is None or annotated not in self.index.classes:
+            return
+        yield Obj("instance", annotated)
+        below = list(self.index.descendants(annotated))
+        if len(below) <= MAX_OVERRIDES:
+            yield from guessed(Obj("instance", child) for child in below)
+
+    def delegated(self, fallback: str, attr: str) -> Iterable[Obj]:
+        """What `__getattr__` (FALLBACK) returns for the name ATTR: where it returns
+        `getattr(x, name)` of its own name parameter, ATTR of what x holds (a proxy handing
+        every lookup on to the object it wraps); elsewhere what it returns, whatever the name."""
+        path, definition = self.index.functions[fallback]
+        params = definition.params
+        name = params[1].name if len(params) > 1 else None
+        flows = self.facts.flows(path)
+        for index in self.facts.rows(path).returns_by_scope.get(definition.qualname, ()):
+            ret = flows.returns[index]
+            call = sole_call(flows.calls, ret.value)
+            if call is not None and name is not None and self.hands_on(path, call, name):
+                receivers = self.value(path, call.scope, call.args[0].value, call.line)
+                yield from self.attribute(receivers, attr)
+            else:
+                yield from self.value(path, definition.qualname, ret.value, ret.line)
+
+    def hands_on(self, path: str, call: Call, name: str) -> bool:
+        """Is CALL `getattr(x, NAME)`, NAME read alone as the attribute's name?"""
+        if len(call.args) != 2 or any(arg.star or arg.keyword for arg in call.args):
+            return False
+        named = call.args[1].value
+        if named.refs != (name,) or named.calls:
+            return False
+        return any(c.name == GETATTR for c in self.rules.runs(path, call))
+
     def stored(self, klass: str, attr: str) -> Iterable[Obj]:
         """What the classes of KLASS's family store in `self.ATTR`."""
         found = False
@@ -406,3 +480,12 @@ class Objects:
                         yield from self.value(member_path, assign.scope, one.value, assign.line)
         if not found:
             yield UNKNOWN
+
+
+def sole_call(calls: Sequence[Call], value: Value) -> Call | None:
+    """The call VALUE is, when it is one call and nothing else."""
+    if value.shape is not None and value.shape[0] == "call":
+        return calls[value.shape[1]]
+    if len(value.calls) == 1 and not value.refs and value.shape is None:
+        return calls[value.calls[0]]
+    return None

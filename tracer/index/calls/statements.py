@@ -84,6 +84,10 @@ class ValueStatements:
         the call graph leaves out and the export draws dashed."""
         return self.objects.guesses(self.objects.callee_objects(path, call))
 
+    def guessed_targets(self, path: str, call: Call) -> list[CallTarget]:
+        """`guessed` as targets, each a guess (`GUESS`), for the chains."""
+        return self.objects.guessed_targets(self.objects.callee_objects(path, call))
+
     def may_hold(self, call: Call) -> bool:
         """May what CALL's callee holds be found by value: a name, an expression, or an
         attribute named like a function or class of the tree?"""
