@@ -129,3 +129,35 @@ def test_a_result_comes_back_through_the_helper_to_the_caller(snippet_session):
         "memory = self.executor.available()",
         "num_blocks = memory[0] // 16",
     ]
+
+
+def test_a_class_chosen_at_run_time_is_guessed_from_what_its_result_is_declared(
+    snippet_session,
+):
+    """`self.worker = worker_class(fraction)`, the class looked up by a name nothing here
+    knows, where `self.worker: WorkerBase`: each class of that family may be made (guesses),
+    and the value goes on into the constructor."""
+    session = snippet_session(RPC)
+    edges = CallQueries(session).callees("app.workers.Wrapper.start")
+    assert [(e.callee, e.confidence) for e in edges] == [
+        ("<builtin>.getattr", 1.0),
+        ("importlib.import_module", 1.0),
+        ("app.workers.WorkerBase.__init__", 0.5),
+    ]
+    chain = trace(session.graph, "Engine.__init__.fraction", direction="forward", sinks=["budget"])
+    assert spine_code(chain) == [
+        "fraction",
+        "self.executor = executor_class(qualname, fraction)",
+        "fraction",
+        "self.driver.start(qualname, fraction)",
+        "fraction",
+        "self.worker = worker_class(fraction)",
+        "fraction",
+        "self.fraction = fraction",
+        "budget = self.fraction * 1000",
+    ]
+    # Backward, the constructor's callers include that call, a guess.
+    graph = session.graph
+    (param,) = graph.seeds("WorkerBase.__init__.fraction")
+    into = [(graph.step(e.src).code, e.confidence) for e in graph.edges(param, forward=False)]
+    assert into == [("self.worker = worker_class(fraction)", 0.5)]

@@ -363,6 +363,9 @@ class CallValues:
         for given_function in given:
             given_path, given_definition = index.functions[given_function]
             places.setdefault(given_path, set()).add(given_definition.qualname)
+        if meant != function:  # a constructor: where an object of its class is declared
+            for path, klass in self.declaring(meant):
+                places.setdefault(path, set()).add(klass)
         resolver = self.graph.resolver
         for path in sorted(places):
             scopes = places[path]
@@ -392,6 +395,25 @@ class CallValues:
                 for target in self.targets(path, call_id):
                     if target.function == function:
                         found.append((tables, call_id, target))
+        return found
+
+    def declaring(self, klass: str) -> list[tuple[str, str]]:
+        """The classes (file, qualname) that declare an attribute to hold an object of KLASS
+        or of a class it derives from (`self.pool: PoolBase`): their methods may make one
+        by a call of a value nothing names (see `Objects.declared_result`)."""
+        index = self.graph.index
+        found = []
+        for base in index.mro(klass):
+            if base not in index.classes:
+                continue
+            for path in self.graph.facts.mentioning(base.rpartition(".")[2]):
+                module = index.module_of[path]
+                for definition in self.graph.facts.summaries[path].classes:
+                    if any(
+                        index.annotation_class(module, f.annotation) == base
+                        for f in (*definition.declared, *definition.fields)
+                    ):
+                        found.append((path, definition.qualname))
         return found
 
     def outside(self, path: str, scope: str, callee: str) -> bool:

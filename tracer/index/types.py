@@ -180,7 +180,7 @@ class Types:
 
     def class_parameter(self, path: str, scope: str, name: str) -> str | None:
         """The class NAME stands for when it is the first parameter of a classmethod (`cls`)
-        of SCOPE, or a parameter of SCOPE annotated as a class (`executor: type[Executor]`:
+        of SCOPE, or a parameter of SCOPE annotated as a class (`pool_class: type[Pool]`:
         that class, or one of its subclasses); else None."""
         found = self.scopes.function(path, scope)
         if found is None or "." in name:

@@ -149,12 +149,6 @@ class Objects:
             }
         return found
 
-    def guesses(self, objs: Objs) -> set[str]:
-        """What calling the guesses among OBJS would run, when no certain value runs it."""
-        return self.run(frozenset(replace(o, guess=False) for o in objs if o.guess)) - self.run(
-            objs
-        )
-
     def guessed_targets(self, objs: Objs) -> list[CallTarget]:
         """The targets of `guesses` (each at `GUESS`), bound as `value_targets` binds them."""
         certain = {t.function for t in self.value_targets(objs)}
@@ -164,6 +158,49 @@ class Objects:
             for target in self.value_targets(chosen - {UNKNOWN})
             if target.function not in certain
         ]
+
+    def declared_result(self, path: str, call: Call) -> list[CallTarget]:
+        """What CALL, whose callee holds nothing known, may run by what its result is declared
+        to be: `self.pool = pool_class(**options)` where `self.pool: PoolBase` (or `x: T
+        = f()`) makes a T or one of T's subclasses (each constructor a guess, at `GUESS`; none
+        past `MAX_OVERRIDES` subclasses)."""
+        klass = self.declared_class(path, call)
+        if klass is None:
+            return []
+        below = list(self.index.descendants(klass))
+        if len(below) > MAX_OVERRIDES:
+            return []
+        return [
+            replace(target, confidence=GUESS)
+            for made in (klass, *below)
+            for target in self.resolver.constructor(made)
+        ]
+
+    def declared_class(self, path: str, call: Call) -> str | None:
+        """The class the one assignment of CALL's result in its scope declares its target to
+        hold (its annotation, or the annotation of the attribute it assigns), if any."""
+        flows = self.facts.flows(path)
+        module = self.index.module_of[path]
+        for indexes in self.resolver.assigns(path, call.scope).values():
+            for index in indexes:
+                assign = flows.assigns[index]
+                if (
+                    assign.value.calls != (call.id,)
+                    or assign.value.refs
+                    or len(assign.targets) != 1
+                ):
+                    continue
+                if assign.annotation:
+                    return self.index.annotation_class(module, assign.annotation)
+                target = assign.targets[0].path
+                head, _, attr = target.rpartition(".")
+                method = self.resolver.function(path, call.scope)
+                if head and method and method[1].params and head == method[1].params[0].name:
+                    klass = self.resolver.self_class(path, call.scope)
+                    if klass is not None:
+                        return self.resolver.types.attr_type(klass, attr)
+                return None
+        return None
 
     def result(self, path: str, call: Call) -> Objs:
         """What CALL returns: an instance of a class it makes, what a function it runs

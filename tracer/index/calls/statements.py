@@ -82,11 +82,17 @@ class ValueStatements:
         """What CALL (one that `follows`) may run by a guess: a value chosen by a string that
         may be several (`getattr(self, name)()` where name may be several constants), which
         the call graph leaves out and the export draws dashed."""
-        return self.objects.guesses(self.objects.callee_objects(path, call))
+        names = map(self.rules.target_name, self.guessed_targets(path, call))
+        return {name for name in names if name is not None}
 
     def guessed_targets(self, path: str, call: Call) -> list[CallTarget]:
-        """`guessed` as targets, each a guess (`GUESS`), for the chains."""
-        return self.objects.guessed_targets(self.objects.callee_objects(path, call))
+        """`guessed` as targets, each a guess (`GUESS`), for the chains; where the callee
+        holds nothing known, the constructors of what its result is declared to be."""
+        held = self.objects.callee_objects(path, call)
+        found = self.objects.guessed_targets(held)
+        if not found and held <= {UNKNOWN}:
+            found = self.objects.declared_result(path, call)
+        return found
 
     def may_hold(self, call: Call) -> bool:
         """May what CALL's callee holds be found by value: a name, an expression, or an
