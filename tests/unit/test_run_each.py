@@ -54,3 +54,41 @@ def test_backward_from_the_function_to_the_iterable(snippet_session):
     codes = {s.code for s in chain.steps}
     assert "chosen = list(filter(keep, wanted))" in codes
     assert "wanted = [budget, 16]" in codes
+
+
+CONTEXTS = {
+    "app/__init__.py": "",
+    "app/procs.py": """
+        import multiprocessing
+
+
+        def spawn_context():
+            return multiprocessing.get_context("spawn")
+
+
+        def run(fraction, rank=0):
+            budget = fraction * 1000
+            return budget
+
+
+        def launch(fraction):
+            context = spawn_context()
+            process = context.Process(target=run, kwargs={"fraction": fraction, "rank": 1})
+            process.start()
+    """,
+}
+
+
+def test_a_process_made_by_a_multiprocessing_context_runs_its_target(snippet_session):
+    """`context.Process(target=run, kwargs={...})`, the context returned by a function of
+    the tree that returns `multiprocessing.get_context(...)`: a context's `Process` is
+    multiprocessing's, so the value given at "fraction" reaches `run`'s parameter of that
+    name."""
+    session = snippet_session(CONTEXTS)
+    chain = trace(session.graph, "launch.fraction", direction="forward", sinks=["budget"])
+    assert spine_code(chain) == [
+        "fraction",
+        'process = context.Process(target=run, kwargs={"fraction": fraction, "rank": 1})',
+        "fraction",
+        "budget = fraction * 1000",
+    ]

@@ -37,6 +37,13 @@ LAUNCHERS = {
     "<builtin>.filter": EACH,  # f(x) for each element of the iterable
 }
 LAUNCHER_NAMES = frozenset(name.rpartition(".")[2] for name in LAUNCHERS)
+# Calls that return a context of a module: its attributes are the module's
+# (`multiprocessing.get_context("spawn").Process` is a `multiprocessing.Process`).
+CONTEXTS = {
+    "multiprocessing.get_context": "multiprocessing",
+    "multiprocessing.context.get_context": "multiprocessing",
+    "torch.multiprocessing.get_context": "torch.multiprocessing",
+}
 
 
 # Decorators that wrap a function where it is defined and keep it nowhere else (a descriptor,

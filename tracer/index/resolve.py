@@ -11,11 +11,12 @@ from __future__ import annotations
 from tracer.extract.facts import MODULE_SCOPE, Assign, Call, FunctionDef, ImportDef
 from tracer.index.factories import Factories
 from tracer.index.index import Index, Symbol
-from tracer.index.library import LAUNCHERS, Launcher
+from tracer.index.library import CONTEXTS, LAUNCHERS, Launcher
 from tracer.index.scopes import Scopes
 from tracer.index.targets import CallTarget
-from tracer.index.types import Types
+from tracer.index.types import ASSIGN_ROWS, Types
 from tracer.store.facts import Facts
+from tracer.store.rows import ASSIGN_VALUE, VALUE_CALLS, VALUE_REFS
 
 GUESS = 0.5  # confidence of a step found by name only
 MAX_GUESSES = 3  # a name-only call matching more methods than this is not followed
@@ -227,12 +228,48 @@ class Resolver:
     def launcher(self, path: str, scope: str, callee: str) -> Launcher | None:
         """What CALLEE is, when it names a callable outside the tree that runs a function it
         is given (`multiprocessing.Process`, `threading.Thread`): see `library.py`."""
+        head, _, attr = callee.rpartition(".")
         if self.scopes.is_local(path, scope, callee.partition(".")[0]):
-            return None
+            # `ctx = multiprocessing.get_context("spawn"); ctx.Process(...)`, or through a
+            # function of the tree that returns such a context.
+            module = self.context_module(path, scope, head, 2) if "." not in head else None
+            return LAUNCHERS.get(f"{module}.{attr}") if module and head else None
         symbol = self.index.resolve(self.index.module_of[path], callee)
         if symbol is None or symbol.kind != "external":
             return None
         return LAUNCHERS.get(symbol.name)
+
+    def context_module(self, path: str, scope: str, name: str, depth: int) -> str | None:
+        """The module outside the tree whose context the local NAME of SCOPE holds, when every
+        assignment of it is one call of a function `CONTEXTS` names, or of a function of the
+        tree that returns one (DEPTH functions deep)."""
+        rows = self.facts.rows(path)
+        found = set()
+        for index in self.scopes.assigns(path, scope).get(name, ()):
+            value = rows.row(ASSIGN_ROWS, index)[ASSIGN_VALUE]
+            calls = value[VALUE_CALLS]
+            if len(calls) != 1 or value[VALUE_REFS]:
+                return None
+            found.add(self.call_context(path, calls[0], depth))
+        return found.pop() if len(found) == 1 else None
+
+    def call_context(self, path: str, call_id: int, depth: int) -> str | None:
+        """The module whose context call CALL_ID of PATH returns (see `context_module`)."""
+        scope, callee = self.facts.rows(path).call_head(call_id)
+        symbol = self.index.resolve(self.index.module_of[path], callee)
+        if symbol is not None and symbol.kind == "external":
+            return CONTEXTS.get(symbol.name)
+        if symbol is None or symbol.kind != "function" or depth <= 1:
+            return None
+        home, function = self.index.functions[symbol.name]
+        flows = self.facts.flows(home)
+        found = set()
+        for index in self.facts.rows(home).returns_by_scope.get(function.qualname, ()):
+            value = flows.returns[index].value
+            if len(value.calls) != 1 or value.refs:
+                return None
+            found.add(self.call_context(home, value.calls[0], depth - 1))
+        return found.pop() if len(found) == 1 else None
 
     def names_class(self, path: str, scope: str, dotted: str) -> bool:
         """Does DOTTED name a class itself (`Config.load`), rather than an instance?"""
