@@ -617,7 +617,7 @@ class FlowGraph:
                 confidence = self.slots.slot_match(path, read, klass, attr, declared)
                 if confidence == DYNAMIC and declared:
                     # As sure as the read's own way back to the fields it may come from.
-                    fields, sure = self.slots.dynamic_fields(path, read.base, attr)
+                    fields, sure = self.slots.dynamic_fields(attr)
                     confidence = sure if writer in fields else confidence
                 if confidence:
                     ref = f"{read.base}.{attr}"
@@ -818,7 +818,7 @@ class FlowGraph:
         klass = self.resolver.ref_type(tables.path, scope, base)
         if klass is not None and not self.slots.binds(klass, attr):
             # Read through a bag filled by setattr: the declared fields of that name.
-            fields, confidence = self.slots.dynamic_fields(tables.path, base, attr)
+            fields, confidence = self.slots.dynamic_fields(attr)
             for field_step in fields:
                 yield attr_edge(tables, field_step, step.id, ref, confidence)
             return

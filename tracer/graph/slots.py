@@ -5,22 +5,18 @@ collaborator of FlowGraph (`graph.slots`): it asks the graph only what `SlotQuer
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Protocol
 
-from tracer.extract.values import call_of_ref
 from tracer.graph.callsites import COMMON_WORD_FILES
 from tracer.graph.steps import FLAG_EDGES, Edge
 from tracer.index.index import Index
-from tracer.index.resolve import DYNAMIC, GUESS, NAMED_DYNAMIC, Resolver
+from tracer.index.resolve import DYNAMIC, FLAGGED, GUESS, Resolver
 from tracer.store.facts import Facts
-from tracer.store.rows import CALLEE, row_at
 
 if TYPE_CHECKING:
     from tracer.graph.step_tables import Read
 
 MAX_DYNAMIC = 8  # declared fields a dynamic read may come from
-WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # words of an identifier
 
 
 class SlotQueries(Protocol):
@@ -86,15 +82,10 @@ class Slots:
             if owner in family:
                 return 1.0
             # A class that never binds ATTR yet has it read (a bag filled by setattr, like
-            # a config namespace) may carry the value of a declared field of that name: the
-            # one of the class the receiver names, if it names any (see dynamic_fields).
+            # a config namespace) may carry the value of any declared field of that name: a
+            # guess (see dynamic_fields).
             if declared and not self.binds(owner, attr):
-                named = self.receiver_classes(path, base, attr)
-                if not named:
-                    return DYNAMIC
-                if family.isdisjoint(named):
-                    return 0.0
-                return NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
+                return DYNAMIC
             return 0.0
         # One side untyped: accept only if a single class family holds ATTR.
         return GUESS if self.single_owner(attr) else 0.0
@@ -126,48 +117,24 @@ class Slots:
         ]
         return sorted(found, key=lambda s: -self.graph.centrality(s))
 
-    def dynamic_fields(self, path: str, base: str, attr: str) -> tuple[list[str], float]:
-        """The declared fields ATTR that a read of `BASE.ATTR` in PATH, through a bag filled
-        by setattr, may come from, and how sure that is: the field of the one class the
-        receiver names (`get_limits().x`, `self.limits.x`: Limits.x) as a trusted step;
-        when it names none, the one a flag sets, if one alone does, trusted too; else those of
-        several it names, or of every class, as guesses."""
-        named = self.receiver_classes(path, base, attr)
+    def dynamic_fields(self, attr: str) -> tuple[list[str], float]:
+        """The declared fields ATTR that a read of `x.ATTR`, through a bag filled
+        by setattr (`get_limits().x`), may come from, and how sure that is: of the fields of
+        that name, the one a command-line flag sets, when one alone does (a bag of settings
+        carries the command line's), trusted; else every one, as guesses. (No word of the
+        receiver's name chooses among them.)"""
         fields = self.declared_fields(attr)
-        if named:
-            steps = {self.graph.field_step(klass, attr) for klass in named}
-            fields = [f for f in fields if f in steps]
-            return fields[:MAX_DYNAMIC], NAMED_DYNAMIC if len(named) == 1 else DYNAMIC
-        # A bag of settings carries the command line's: of the fields of that name, the one
-        # a flag sets, when one alone does.
         flagged = [f for f in fields[:MAX_DYNAMIC] if self.set_by_flag(f)]
         if len(flagged) == 1:
-            return flagged, NAMED_DYNAMIC
+            return flagged, FLAGGED
         return fields[:MAX_DYNAMIC], DYNAMIC
 
     def set_by_flag(self, field_step: str) -> bool:
         """Does a command-line flag set the field FIELD_STEP (surely)?"""
         return any(
-            e.kind in FLAG_EDGES and e.confidence >= NAMED_DYNAMIC
+            e.kind in FLAG_EDGES and e.confidence >= FLAGGED
             for e in self.graph.flag_edges(field_step)
         )
-
-    def receiver_classes(self, path: str, base: str, attr: str) -> list[str]:
-        """The classes declaring ATTR that the receiver BASE (read in PATH) names: words of
-        the class name, in order, among the words of the receiver or of the function it
-        calls (`get_limits()`: Limits)."""
-        spoken: list[str] = []
-        for part in base.split("."):
-            call_id = call_of_ref(part)
-            if call_id is not None:
-                calls = self.graph.facts.flows(path).calls
-                part = row_at(calls, call_id)[CALLEE] if 0 <= call_id < len(calls) else ""
-            spoken += words_of(part)
-        return [
-            klass
-            for klass in self.graph.field_index.get(attr, [])
-            if contains(spoken, words_of(klass.rpartition(".")[2]))
-        ]
 
     def single_owner(self, attr: str) -> bool:
         if len(self.graph.mentioning(attr)) > COMMON_WORD_FILES:
@@ -193,15 +160,3 @@ class Slots:
                             found.add(owner)
             self.owners[attr] = found
         return found
-
-
-def words_of(name: str) -> list[str]:
-    """The lower-case words of an identifier or dotted name: `get_limits()` -> get,
-    limits; `PoolSizeConfig` -> pool, size, config."""
-    return [w.lower() for w in WORD.findall(name)]
-
-
-def contains(words: list[str], part: list[str]) -> bool:
-    """Does PART appear in WORDS, in order and without a gap?"""
-    size = len(part)
-    return size > 0 and any(words[i : i + size] == part for i in range(len(words) - size + 1))

@@ -21,10 +21,7 @@ from tracer.store.rows import ASSIGN_VALUE, VALUE_CALLS, VALUE_REFS
 GUESS = 0.5  # confidence of a step found by name only
 MAX_GUESSES = 3  # a name-only call matching more methods than this is not followed
 DYNAMIC = 0.4  # a declared field read through an object that binds no such attribute
-# ... through one whose accessor names the field's class by its words (`get_limits()`: Limits,
-# slots.receiver_classes), or the one such field a flag sets. The words are a guess counted
-# as sure: the routes of a release depend on it until the bag is followed by value.
-NAMED_DYNAMIC = 0.8
+FLAGGED = 0.8  # ... of the fields of that name, the one a command-line flag sets, alone
 OPAQUE = 0.7  # a value read only as an argument of a call outside the tree
 OVERRIDE = 0.8  # confidence of a subclass override reached through a base-class receiver
 MAX_OVERRIDES = 8
