@@ -262,3 +262,31 @@ def test_a_registry_of_factories_each_returning_a_class(snippet_session):
         "registry": ["registry.register"],
         "registry.backend_named": ["registry.create_triton"],
     }
+
+
+def test_a_function_kept_at_a_key_that_is_no_constant_runs_for_any_key(snippet_session):
+    """`{f"{kind}_fast": fast, kind: slow, **more}`: an f-string key is no constant (as a
+    name is not), so what it holds may be read at any key; `**more` keeps more's keys."""
+    assert graph_of(
+        snippet_session,
+        {
+            "app.py": """
+                def fast(x):
+                    return x
+
+
+                def slow(x):
+                    return x
+
+
+                def other(x):
+                    return x
+
+
+                def pick(kind, key, x):
+                    more = {"o": other}
+                    table = {f"{kind}_fast": fast, kind: slow, **more}
+                    return table[key](x)
+                """
+        },
+    ) == {"app.pick": ["app.fast", "app.other", "app.slow"]}

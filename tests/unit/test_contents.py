@@ -68,6 +68,30 @@ def test_a_dict_gives_each_key_its_own_value(snippet_session):
     assert 'label = conf["name"]' in {s.code for s in around}
 
 
+def test_a_key_that_is_no_constant_may_be_read_at_any_key(snippet_session):
+    """`{f"{kind}_limit": limit}`: the key is not known, so the value may come out at any
+    key; `{**defaults}` keeps the keys defaults has."""
+    session = snippet_session(
+        {
+            "app.py": """
+                def limits(kind, limit, size):
+                    defaults = {"size": size}
+                    table = {f"{kind}_limit": limit, **defaults}
+                    cap = table["decode_limit"] * 2
+                    width = table["size"] + 1
+                    other = table["name"]
+                    return cap, width, other
+            """
+        }
+    )
+    ahead = trace(session.graph, "limits.limit", direction="forward", sinks=["cap"])
+    assert spine_code(ahead)[-1] == 'cap = table["decode_limit"] * 2'
+    sized = trace(session.graph, "limits.size", direction="forward", sinks=["width"])
+    assert spine_code(sized)[-1] == 'width = table["size"] + 1'
+    kept = {s.code for s in trace(session.graph, "limits.size", direction="forward").steps}
+    assert 'other = table["name"]' not in kept
+
+
 PACKED = {
     "pkg/__init__.py": "",
     "pkg/run.py": """

@@ -589,9 +589,10 @@ def paths_in(shape: Any, name: str) -> list[tuple[Op, ...]]:
     found: list[tuple[Op, ...]] = []
     if kind == "dict":
         for key, element in shape[1]:
-            if key is None:  # `{**d}`: d's keys kept as they are
-                found.extend(paths_in(element[1], name))
+            if key is None and isinstance(element, tuple) and element[:1] == ("star",):
+                found.extend(paths_in(element[1], name))  # `{**d}`: d's keys kept as they are
                 continue
+            # (A key no constant: `{f"{a}_x": v}`, constant() is None: at a key not known.)
             found.extend((*ops, (PUT, constant(key))) for ops in paths_in(element, name))
     elif kind == "each":  # `[(a, b) for ...]`: the element's parts, at every index
         found.extend((*ops, (PUT, None)) for ops in paths_in(shape[1], name))

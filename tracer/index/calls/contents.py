@@ -82,12 +82,12 @@ class Contents:
         form, entries = box.shape
         if form == "dict":
             for entry_key, entry in entries:
-                if entry_key is None:  # `**other`
+                if entry_key is None and entry is not None and entry[0] == "star":  # `**other`
                     inner = self.element(path, scope, entry[1], line)
                     keys = {UNKNOWN} if any_key else {Obj("const", key=key)}
                     yield from self.items(inner, frozenset(keys), (path, scope, line))
-                elif any_key or entry_key == ("const", key) or entry_key[0] != "const":
-                    yield from self.element(path, scope, entry, line)
+                elif any_key or entry_key is None or entry_key[0] != "const" or entry_key[1] == key:
+                    yield from self.element(path, scope, entry, line)  # (or at a key not known)
             return
         shifted = False
         for i, entry in enumerate(entries):
