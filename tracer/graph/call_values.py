@@ -169,8 +169,11 @@ class CallValues:
         statements, _ = self.follower
         functions = self.graph.index.functions
         found = statements.targets(path, call)
-        if not any(target.function in functions for target in found):
-            # Methods chosen by a name that may be several: each a guess.
+        if not any(target.function in functions for target in found) and statements.follows(
+            path, call, statements.named(path, call)
+        ):
+            # What the call graph draws as guesses (a method chosen by a name that may be
+            # several, ...): each a guess.
             found += statements.guessed_targets(path, call)
         return tuple(
             target for target in found if target.function in functions or target.klass is not None
