@@ -121,10 +121,11 @@ class Slots:
         """The declared fields ATTR that a read of `x.ATTR`, through a bag filled
         by setattr (`get_limits().x`), may come from, and how sure that is: of the fields of
         that name, the one a command-line flag sets, when one alone does (a bag of settings
-        carries the command line's), trusted; else every one, as guesses. (No word of the
+        carries the command line's; every field of the name is asked, not only the first
+        MAX_DYNAMIC), trusted; else the first MAX_DYNAMIC, as guesses. (No word of the
         receiver's name chooses among them.)"""
         fields = self.declared_fields(attr)
-        flagged = [f for f in fields[:MAX_DYNAMIC] if self.set_by_flag(f)]
+        flagged = [f for f in fields if self.set_by_flag(f)]
         if len(flagged) == 1:
             return flagged, FLAGGED
         return fields[:MAX_DYNAMIC], DYNAMIC
