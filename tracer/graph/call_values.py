@@ -91,6 +91,7 @@ class CallValues:
         self.new_holding = False  # found any this run (kept by `flush`)
         self.taking: dict[tuple[str, int], list[str]] = {}  # see readers_of
         self.by_scope: dict[str, dict[str, list[int]]] = {}  # see scope_calls
+        self.declaring_base: dict[str, list[tuple[str, str]]] = {}  # see declarers
 
     @cached_property
     def kept_holding(self) -> dict[str, list[tuple[str, int, CallTarget]]]:
@@ -405,18 +406,31 @@ class CallValues:
         or of a class it derives from (`self.pool: PoolBase`): their methods may make one
         by a call of a value nothing names (see `Objects.declared_result`)."""
         index = self.graph.index
-        found = []
-        for base in index.mro(klass):
-            if base not in index.classes:
-                continue
-            for path in self.graph.facts.mentioning(base.rpartition(".")[2]):
-                module = index.module_of[path]
-                for definition in self.graph.facts.summaries[path].classes:
-                    if any(
-                        index.annotation_class(module, f.annotation) == base
-                        for f in (*definition.declared, *definition.fields)
-                    ):
-                        found.append((path, definition.qualname))
+        return [
+            place
+            for base in index.mro(klass)
+            if base in index.classes
+            for place in self.declarers(base)
+        ]
+
+    def declarers(self, klass: str) -> list[tuple[str, str]]:
+        """`declaring` of KLASS alone, not its bases; remembered (the subclasses of one base
+        ask it each)."""
+        found = self.declaring_base.get(klass)
+        if found is not None:
+            return found
+        found = self.declaring_base[klass] = []
+        index = self.graph.index
+        short = klass.rpartition(".")[2]
+        for path in self.graph.facts.mentioning(short):
+            module = index.module_of[path]
+            for definition in self.graph.facts.summaries[path].classes:
+                if any(
+                    short in (f.annotation or "")
+                    and index.annotation_class(module, f.annotation) == klass
+                    for f in (*definition.declared, *definition.fields)
+                ):
+                    found.append((path, definition.qualname))
         return found
 
     def outside(self, path: str, scope: str, callee: str) -> bool:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.graph.callsites import COMMON_WORD_FILES
-from tracer.graph.steps import FLAG_EDGES, Edge
+from tracer.graph.policies import FLAGGED
+from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge
 from tracer.index.index import Index
-from tracer.index.resolve import DYNAMIC, FLAGGED, GUESS, Resolver
+from tracer.index.resolve import DYNAMIC, GUESS, Resolver
 from tracer.store.facts import Facts
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class Slots:
     def set_by_flag(self, field_step: str) -> bool:
         """Does a command-line flag set the field FIELD_STEP (surely)?"""
         return any(
-            e.kind in FLAG_EDGES and e.confidence >= FLAGGED
+            e.kind in FLAG_EDGES and e.confidence >= TRUSTED
             for e in self.graph.flag_edges(field_step)
         )
 

@@ -21,7 +21,7 @@ from tracer.store.rows import ASSIGN_VALUE, VALUE_CALLS, VALUE_REFS
 GUESS = 0.5  # confidence of a step found by name only
 MAX_GUESSES = 3  # a name-only call matching more methods than this is not followed
 DYNAMIC = 0.4  # a declared field read through an object that binds no such attribute
-FLAGGED = 0.8  # ... of the fields of that name, the one a command-line flag sets, alone
+# (the one such field a flag sets is a policy: tracer/graph/policies.py's FLAGGED)
 OPAQUE = 0.7  # a value read only as an argument of a call outside the tree
 OVERRIDE = 0.8  # confidence of a subclass override reached through a base-class receiver
 MAX_OVERRIDES = 8

@@ -165,10 +165,8 @@ class Objects:
         = f()`) makes a T or one of T's subclasses (each constructor a guess, at `GUESS`; none
         past `MAX_OVERRIDES` subclasses)."""
         klass = self.declared_class(path, call)
-        if klass is None:
-            return []
-        below = list(self.index.descendants(klass))
-        if len(below) > MAX_OVERRIDES:
+        below = self.subclasses(klass) if klass is not None else None
+        if below is None:
             return []
         return [
             replace(target, confidence=GUESS)
@@ -331,9 +329,7 @@ class Objects:
         klass = self.resolver.types.class_parameter(path, definition.qualname, name)
         if klass is None or klass not in self.index.classes:
             return passed
-        below = list(self.index.descendants(klass))
-        if len(below) > MAX_OVERRIDES:
-            below = []
+        below = self.subclasses(klass) or []
         return {Obj("class", klass), *guessed(Obj("class", child) for child in below)}
 
     def passed(self, function: str, name: str) -> Iterable[Obj]:
@@ -474,9 +470,13 @@ class Objects:
         if annotated is None or annotated not in self.index.classes:
             return
         yield Obj("instance", annotated)
-        below = list(self.index.descendants(annotated))
-        if len(below) <= MAX_OVERRIDES:
-            yield from guessed(Obj("instance", child) for child in below)
+        yield from guessed(Obj("instance", child) for child in self.subclasses(annotated) or [])
+
+    def subclasses(self, klass: str) -> list[str] | None:
+        """The subclasses a value declared as KLASS may also be (each a guess where it is
+        taken); None past `MAX_OVERRIDES` of them (as the resolver's overrides)."""
+        below = list(self.index.descendants(klass))
+        return below if len(below) <= MAX_OVERRIDES else None
 
     def delegated(self, fallback: str, attr: str) -> Iterable[Obj]:
         """What `__getattr__` (FALLBACK) returns for the name ATTR: where it returns
