@@ -97,6 +97,8 @@ NAMES = CachedKind(
 )
 # A tree's files that mention a word, or match a pattern.
 GREPS = CachedKind("greps", ("store/facts.py", "sources/snapshot.py", SEALED))
+# A tree's words and the files holding each (store/words.py), answering the greps.
+WORDS = CachedKind("words", ("store/words.py", SEALED))
 # The index's tables derived from a tree's summaries (importers, subclasses).
 DERIVED = CachedKind("derived", ("index/index.py",), made_from=(SUMMARIES,))
 # The calls found by value that run each function a trace asked for (graph/call_values.py,
@@ -132,6 +134,7 @@ KINDS = (
     FLOWS,
     NAMES,
     GREPS,
+    WORDS,
     DERIVED,
     HELD,
     TEMPLATES,

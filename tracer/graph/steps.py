@@ -127,6 +127,33 @@ def edge_pairs(edges: Iterable[Edge]) -> dict[tuple[str, str], list[Edge]]:
     return pairs
 
 
+class Edges(dict[tuple[str, str, str], Edge]):
+    """The edges a trace met, by (source, destination, kind), kept by pair as they are met:
+    a route's checks ask for the edges between each two of its steps, many routes over one
+    search's edges, and indexing every edge again for each would cost the search's size each
+    time. Set only by `edges[key] = edge` (the pairs follow that alone)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pairs: dict[tuple[str, str], list[Edge]] = {}  # as edge_pairs(self.values())
+
+    def __setitem__(self, key: tuple[str, str, str], edge: Edge) -> None:
+        old = self.get(key)
+        if old is edge:
+            return  # a walk meets an edge again and again
+        same = self.pairs.setdefault(key[:2], [])
+        if old is None:
+            same.append(edge)
+        else:  # of a pair's edges only this one has its kind
+            same[same.index(old)] = edge
+        super().__setitem__(key, edge)
+
+
+def pairs_of(edges: dict[tuple[str, str, str], Edge]) -> dict[tuple[str, str], list[Edge]]:
+    """EDGES by the two steps each joins: kept by an `Edges`, else made."""
+    return edges.pairs if isinstance(edges, Edges) else edge_pairs(edges.values())
+
+
 # Edges that say no more than that a name is read: of two edges as sure between the same
 # steps, the other says why (`read_by_name` beside the `local` read of the record).
 PLAIN = frozenset({"local", "local_via_call"})

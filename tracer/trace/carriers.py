@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 from tracer.graph.bags import fillings, read_by_name, receiver_sources
 from tracer.graph.objects import constructions, object_sources, route_back, self_class
 from tracer.graph.parsed import flag_route
-from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, edge_pairs, field_class
+from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, field_class, pairs_of
 from tracer.store import step_ids
 from tracer.trace.processes import in_process
 
@@ -38,7 +38,9 @@ def with_carriers(graph: FlowGraph, spine: list[str], edges: Edges) -> list[str]
     """SPINE with each name-joined store -> read step widened into the object's route."""
     if len(spine) < 2:
         return spine
-    links = edge_pairs(edges.values())
+    # The spine's pairs as they are before the routes found below add their edges.
+    kept = pairs_of(edges)
+    links = {pair: list(kept.get(pair, ())) for pair in zip(spine, spine[1:], strict=False)}
     widened = [spine[0]]
     record: tuple[str, str] | None = None  # the last flag and the field it set, on the way
     for before, store, read in zip([None, *spine], spine, spine[1:], strict=False):

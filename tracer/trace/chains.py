@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from tracer.errors import NameNotFound
 from tracer.graph.objects import TEST_CODE
 from tracer.graph.parsed import flag_route
-from tracer.graph.steps import TRUSTED, Edge, Step, field_class
+from tracer.graph.steps import TRUSTED, Edge, Edges, Step, field_class
 from tracer.store import step_ids
 from tracer.trace.carriers import with_carriers
 from tracer.trace.depths import DEFAULT_BRANCH_DEPTH, DEFAULT_DEPTH, ONE_WAY_BRANCH_DEPTH
@@ -100,7 +100,7 @@ def chain_of(
             did_you_mean(graph.index, name)
             or "check the spelling; try the attribute or parameter name alone",
         )
-    edges: dict[tuple[str, str, str], Edge] = {}
+    edges: dict[tuple[str, str, str], Edge] = Edges()
     seed_names = {graph.step(s).name for s in seeds}
     seed_set = set(seeds)
     anchors = seeds
@@ -326,7 +326,7 @@ def reaching_seed(
     does."""
     settings_first = sorted(seeds, key=lambda s: not is_setting(graph, s))  # stable
     for seed in settings_first[:MAX_SEEDS_TRIED]:
-        path = sink_paths(graph, seed, sinks, names, max_depth, {})[0]
+        path = sink_paths(graph, seed, sinks, names, max_depth, Edges())[0]
         if graph.step(path[-1]).name in sinks:
             return [seed]
     return seeds

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tracer.graph.steps import Edge, edge_pairs
+from tracer.graph.steps import Edge, pairs_of
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def walk_contexts(
     that the object's route stands behind."""
     from tracer.trace.carriers import JUMPS, carrier_edges  # carriers uses this module
 
-    by_pair = edge_pairs(edges.values())
+    by_pair = pairs_of(edges)
     found: list[Context] = [()]
     for i, (src, dst) in enumerate(zip(route, route[1:], strict=False)):
         joined = sorted(by_pair.get((src, dst), []), key=lambda e: e.kind in JUMPS)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from tracer.graph.contents import Keys, compatible, in_object, sure_by_key
 from tracer.graph.contents import step as step_keys
-from tracer.graph.steps import TRUSTED, Edge, by_condition, edge_pairs, field_class
+from tracer.graph.steps import TRUSTED, Edge, by_condition, field_class, pairs_of
 from tracer.store import step_ids
 from tracer.trace.carriers import JUMPS, carrier_edges, with_carriers
 from tracer.trace.contexts import (
@@ -220,7 +220,7 @@ def keys_along(
 ) -> list[Keys]:
     """The keys each step of ROUTE keeps the value at, as a search going along it carries
     them (see tracer.graph.contents)."""
-    by_pair = edge_pairs(edges.values())
+    by_pair = pairs_of(edges)
     found: list[Keys] = [()]
     for src, dst in zip(route, route[1:], strict=False):
         joined = sorted(by_pair.get((src, dst), []), key=lambda e: e.kind in JUMPS)
@@ -237,7 +237,7 @@ def sure_by_keys(
 ) -> None:
     """Make sure, in EDGES, each guessed edge ROUTE goes along that takes out exactly the
     key its value is kept at (`f(**d)` into the parameter k: see `contents.sure_by_key`)."""
-    by_pair = edge_pairs(edges.values())
+    by_pair = pairs_of(edges)
     kept = keys_along(graph, route, edges)
     for i, (src, dst) in enumerate(zip(route, route[1:], strict=False)):
         for edge in by_pair.get((src, dst), []):
@@ -276,7 +276,7 @@ def unrealizable_jump(
     wrong = unmatched_return(graph, widened, edges)
     if wrong is None:
         return None
-    links = edge_pairs(edges.values())
+    links = pairs_of(edges)
     pairs = list(zip(path, path[1:], strict=False))
     jumps = [(a, b) for a, b in pairs if widened.index(b) <= wrong and is_jump(links, a, b)]
     if jumps:
