@@ -92,3 +92,80 @@ def test_a_process_made_by_a_multiprocessing_context_runs_its_target(snippet_ses
         "fraction",
         "budget = fraction * 1000",
     ]
+
+
+SHARED = {
+    "app/__init__.py": "",
+    "app/procs.py": """
+        import multiprocessing
+
+
+        def run(fraction, rank=0):
+            budget = fraction * 1000
+            return budget
+
+
+        def launch(fraction, ranks):
+            shared = {"fraction": fraction}
+            for rank in range(ranks):
+                process = multiprocessing.Process(target=run, kwargs=shared | {"rank": rank})
+                process.start()
+
+
+        def launch_spread(fraction):
+            shared = {"fraction": fraction}
+            multiprocessing.Process(target=run, kwargs={**shared, "rank": 1}).start()
+    """,
+}
+
+
+def test_a_launcher_passes_the_items_of_a_dict_it_is_given_united_with_another(snippet_session):
+    """`kwargs=shared | {"rank": rank}` is the dict `{**shared, "rank": rank}` (a dict
+    union): the process's target is given `shared`'s items too, each at its key, where
+    `shared` was written; so is a display spreading `**shared`."""
+    session = snippet_session(SHARED)
+    for start in ("launch.fraction", "launch_spread.fraction"):
+        chain = trace(session.graph, start, direction="forward", sinks=["budget"])
+        codes = spine_code(chain)
+        assert codes[:2] == ["fraction", 'shared = {"fraction": fraction}'], start
+        assert codes[-2:] == ["fraction", "budget = fraction * 1000"], start
+    rank = trace(session.graph, "launch.rank", direction="forward", sinks=["budget"])
+    assert "budget = fraction * 1000" not in spine_code(rank)  # "rank" is not "fraction"
+
+
+METHOD_TARGET = {
+    "app/__init__.py": "",
+    "app/engine.py": """
+        class Engine:
+            @staticmethod
+            def run_engine(*args, rank=0, **kwargs):
+                config = kwargs["config"]
+                limit = config * 2
+                return limit
+    """,
+    "app/procs.py": """
+        import multiprocessing
+
+
+        def launch(config):
+            from app.engine import Engine
+
+            shared = {"config": config}
+            multiprocessing.Process(target=Engine.run_engine, kwargs=shared | {"rank": 1}).start()
+    """,
+}
+
+
+def test_a_launcher_runs_a_method_named_through_its_class(snippet_session):
+    """`target=Engine.run_engine`, the class imported inside the function: the target holds
+    what a call `Engine.run_engine(...)` there would run, and the value at "config" goes
+    into its `**kwargs` and out at that key."""
+    session = snippet_session(METHOD_TARGET)
+    chain = trace(session.graph, "launch.config", direction="forward", sinks=["limit"])
+    assert spine_code(chain) == [
+        "config",
+        'shared = {"config": config}',
+        "**kwargs",
+        'config = kwargs["config"]',
+        "limit = config * 2",
+    ]

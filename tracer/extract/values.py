@@ -199,6 +199,7 @@ def string_literal(node: Node | None) -> str | None:
 COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "generator_expression"})
 SHAPED = frozenset(
     {"dictionary", "list", "tuple", "expression_list", "set", "subscript", "lambda", "integer"}
+    | {"binary_operator"}  # a dict union: see dict_union
     | COMPREHENSIONS
     | {"dictionary_comprehension"}
 )
@@ -265,12 +266,33 @@ def part_shape(node: Node | None, call_ids: CallIds) -> Shape | None:
         return ("attr", obj, name)
     if kind == "lambda":
         return ("lambda", node.start_byte)
+    if kind == "binary_operator":
+        return dict_union(node, call_ids)
     if kind in COMPREHENSIONS:
         element = part_shape(node.child_by_field_name("body"), call_ids)
         return ("each", element) if element is not None and element[0] != "name" else None
     if kind == "dictionary_comprehension":
         return attributes_by_name(node)
     return None
+
+
+def dict_union(node: Node, call_ids: CallIds) -> Shape | None:
+    """`a | {"k": v}` where a side is a dict display (or such a union): the dict `{**a, "k":
+    v}` it makes (PEP 584), the right side's entries after the left's; None for any other
+    binary operator (`|` of two names may be of sets, or of numbers' bits)."""
+    operator = node.child_by_field_name("operator")
+    if operator is None or operator.type != "|":
+        return None
+    sides = [part_shape(node.child_by_field_name(f), call_ids) for f in ("left", "right")]
+    if not any(side is not None and side[0] == "dict" for side in sides):
+        return None
+    entries: list[tuple[Shape | None, Shape | None]] = []
+    for side in sides:
+        if side is not None and side[0] == "dict":
+            entries += side[1]
+        else:
+            entries.append((None, ("star", side)))
+    return ("dict", tuple(entries))
 
 
 def attributes_by_name(node: Node) -> Shape | None:

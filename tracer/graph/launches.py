@@ -184,6 +184,11 @@ def held_by_name(
             symbol = graph.index.resolve(graph.index.module_of[path], ref)
             if symbol is not None and symbol.kind == "function":
                 return (symbol.name,)
+    else:  # `Klass.method`, `module.function`: what a call of that name there would run
+        line = graph.file(path).steps[reader].line
+        named = [t.function for t in resolver.targets(path, scope, ref, line) if t.function]
+        if named:
+            return tuple(dict.fromkeys(named))
     if depth <= 0:
         return ()
     tables = graph.file(path)

@@ -524,8 +524,10 @@ def launch_parts(
             continue
         by_key = keyword == launcher.kwargs
         spread = [(line, end_line, spread_values(value, flows, by_key))]
-        if not spread[0][2]:  # `args=args`: the tuples the name is bound to before
-            spread = bound_values(rows, flows, row[CALL_SCOPE], value, row[CALL_LINE], by_key)
+        # `args=args`, `kwargs={**common, "k": v}`, `kwargs=common | {...}`: the tuples or
+        # dicts the names are bound to before the call, where they are written
+        for name in spread_names(value, by_key):
+            spread += bound_values(rows, flows, row[CALL_SCOPE], name, row[CALL_LINE], by_key)
         j = 0
         for at, end, values in spread:
             for key, refs in values:
@@ -534,20 +536,38 @@ def launch_parts(
     return target, elements
 
 
-def bound_values(
-    rows: FileRows, flows: FileFlows, scope: str, value: Row, before: int, by_key: bool
-) -> list[tuple[int, int, list[tuple[int | str, tuple[str, ...]]]]]:
-    """Where VALUE is a plain name: the values of each tuple (or dict, BY_KEY) it is bound to
-    in SCOPE before line BEFORE, as (line, end line, values; see spread_values). Each is read
-    where it is written: a launcher given `args=args` after `target = f; args = (a, b)` in
-    one branch and other bindings in another passes the values of the binding that reaches
-    it, with the target bound beside it (see tracer.graph.blocks)."""
-    refs = value[VALUE_REFS]
-    if len(refs) != 1 or "." in refs[0] or value[VALUE_CALLS] or value[VALUE_SHAPE]:
+def spread_names(value: Row, by_key: bool) -> list[str]:
+    """The locals whose items VALUE, given to a launcher, passes: itself when it is a plain
+    name; those a dict display spreads (`{**common, ...}`, `common | {...}`), BY_KEY."""
+    refs, shape = value[VALUE_REFS], value[VALUE_SHAPE]
+    if shape is None:
+        plain = len(refs) == 1 and "." not in refs[0] and not value[VALUE_CALLS]
+        return [refs[0]] if plain else []
+    if shape[0] != "dict" or not by_key:
         return []
+    return [
+        spread[1][1]
+        for key, spread in shape[1]
+        if key is None
+        and isinstance(spread, tuple)
+        and spread[0] == "star"
+        and isinstance(spread[1], tuple)
+        and spread[1][0] == "name"
+        and "." not in spread[1][1]
+    ]
+
+
+def bound_values(
+    rows: FileRows, flows: FileFlows, scope: str, name: str, before: int, by_key: bool
+) -> list[tuple[int, int, list[tuple[int | str, tuple[str, ...]]]]]:
+    """The values of each tuple (or dict, BY_KEY) the local NAME is bound to in SCOPE before
+    line BEFORE, as (line, end line, values; see spread_values). Each is read where it is
+    written: a launcher given `args=args` after `target = f; args = (a, b)` in one branch
+    and other bindings in another passes the values of the binding that reaches it, with
+    the target bound beside it (see tracer.graph.blocks)."""
     found = []
     for index in rows.assigns_by_scope.get(scope, ()):
-        if rows.assign_targets[index] != (refs[0],):
+        if rows.assign_targets[index] != (name,):
             continue
         _, targets, whole, _, op, _, line, end_line = rows.row(ASSIGN_ROWS, index)
         if op != "=" or line >= before or len(targets) != 1 or targets[0][1] is not None:
