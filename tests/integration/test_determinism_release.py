@@ -12,6 +12,8 @@ import sys
 import pytest
 
 from tracer.cli import presets
+from tracer.session import open_session
+from tracer.store.cache import FactCache
 from tracer.trace.chains import trace
 from tracer.views.chain_text import dumps
 from tracer.views.schemas import TRACE
@@ -48,3 +50,25 @@ def test_a_trace_of_a_release_is_the_same_after_other_questions(release, release
     ).stdout.rstrip("\n")
     assert json.loads(fresh)["schema"] == TRACE
     assert fresh == after
+
+
+def test_what_a_call_runs_is_the_same_asked_first_or_after_its_receiver(release_cache):
+    """The value follower's answer for a call does not depend on what it was asked before:
+    `model_config.get_num_kv_heads(...)` in 0.5.23's attention hook (its receiver a
+    parameter whose caller passes `model_config_of(...)`, a ModelConfig) runs
+    ModelConfig.get_num_kv_heads whether the call is asked first in a new session or after
+    the parameter (with a lower bound on chained questions than the call graph's, the call
+    asked first stayed cut)."""
+    os.environ["SGTRACE_CACHE"] = str(release_cache)
+    path = "sglang/srt/arg_groups/attention_hook.py"
+    found = []
+    for receiver_first in (False, True):
+        session = open_session("pypi:sglang==0.5.23", cache=FactCache(release_cache))
+        graph = session.graph
+        statements, objects = graph.values.follower
+        if receiver_first:
+            objects.parameter("sglang.srt.arg_groups.attention_hook._check_xpu_dcp", "model_config")
+        calls = graph.facts.flows(path).calls
+        call = next(c for c in calls if c.callee == "model_config.get_num_kv_heads")
+        found.append(sorted(str(t.function) for t in statements.targets(path, call)))
+    assert found[0] == found[1] == ["sglang.srt.configs.model_config.ModelConfig.get_num_kv_heads"]

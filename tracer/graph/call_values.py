@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 READS = frozenset({"local", "local_via_call", "attr", "attr_via_call", "read"})
 SURE = 0.8  # a call found by name at least this sure passes its values to a parameter
 HANDED_ON = 4  # parameters a function's name is followed through (`rpc("f")` -> `dispatch`)
-DEPTH = 8  # questions the follower chains for one call, at most (the call graph's: 24)
 
 
 BUILTINS = frozenset(dir(builtins))  # what a name the file never binds stands for
@@ -115,7 +114,9 @@ class CallValues:
         graph = self.graph
         rules = graph.rules
         values = FunctionValues(rules, whole=False)
-        objects = Objects(rules, values, self.sites, DEPTH)
+        # The call graph's bound on chained questions: a lower one made an answer depend on
+        # how deep its sub-questions were first met (a call asked first stayed cut).
+        objects = Objects(rules, values, self.sites)
         return ValueStatements(rules, values, objects), objects
 
     def sites(self, function: str) -> list[tuple[str, Call]]:
