@@ -545,16 +545,12 @@ def spread_names(value: Row, by_key: bool) -> list[str]:
         return [refs[0]] if plain else []
     if shape[0] != "dict" or not by_key:
         return []
-    return [
-        spread[1][1]
-        for key, spread in shape[1]
-        if key is None
-        and isinstance(spread, tuple)
-        and spread[0] == "star"
-        and isinstance(spread[1], tuple)
-        and spread[1][0] == "name"
-        and "." not in spread[1][1]
-    ]
+    names = []
+    for key, entry in shape[1]:  # a `**x` entry is (None, ("star", x's shape))
+        spread = entry[1] if key is None and entry is not None and entry[0] == "star" else None
+        if spread is not None and spread[0] == "name" and "." not in spread[1]:
+            names.append(spread[1])
+    return names
 
 
 def bound_values(

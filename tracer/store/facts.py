@@ -103,6 +103,11 @@ class Facts:
             self.new_greps = True
         return paths
 
+    @cached_property
+    def paths(self) -> list[str]:
+        """The snapshot's files in order: the word index numbers them so."""
+        return list(self.snapshot.files)
+
     def search(self, word: str) -> list[str]:
         """Files whose bytes contain WORD, as `Snapshot.grep` finds them: by the word index
         when there is one (see `word_index`), else by reading every file."""
@@ -111,7 +116,7 @@ class Facts:
         if index is None or numbers is None:
             self.scans += 1
             return self.snapshot.grep(word)
-        paths = list(self.snapshot.files)
+        paths = self.paths
         found = [paths[n] for n in sorted(numbers)]
         if index.is_exact(word):
             return found

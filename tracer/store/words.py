@@ -12,13 +12,11 @@ not answered here.
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-RUN = re.compile(rb"[A-Za-z0-9_]+")
 # Runs shorter than this are in most runs of a tree (`s`, `0`): reading every file's bytes
 # finds their files sooner than joining the files of every run holding them.
 SHORTEST = 3
@@ -55,7 +53,7 @@ class WordIndex:
         or a byte that is no ASCII)."""
         if not word.isascii():
             return None
-        runs = [run for run in RUN.findall(word.encode()) if len(run) >= SHORTEST]
+        runs = [run for run in runs_of(word.encode()) if len(run) >= SHORTEST]
         if not runs:
             return None
         found = self.holding(max(runs, key=len))
@@ -66,7 +64,12 @@ class WordIndex:
 
     def is_exact(self, word: str) -> bool:
         """Are WORD's candidates exactly the files holding it (WORD is one run)?"""
-        return word.isascii() and RUN.fullmatch(word.encode()) is not None
+        return word.isascii() and runs_of(word.encode()) == [word.encode()]
+
+
+def runs_of(data: bytes) -> list[bytes]:
+    """DATA's maximal runs of ASCII letters, digits and `_`, in order."""
+    return data.translate(APART).split()
 
 
 def make_index(contents: Iterable[bytes]) -> WordIndex:
@@ -75,7 +78,7 @@ def make_index(contents: Iterable[bytes]) -> WordIndex:
     holders: list[list[int]] = []
     files = 0
     for files, data in enumerate(contents, start=1):
-        for run in set(data.translate(APART).split()):
+        for run in set(runs_of(data)):
             k = numbers.get(run)
             if k is None:
                 k = numbers[run] = len(holders)
