@@ -4,6 +4,10 @@ out."""
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
 from tracer.analyses.callgraph import call_graph
 from tracer.analyses.calls.queries import CallQueries
 from tracer.index.calls.answers import Answers
@@ -381,20 +385,78 @@ def test_answers_that_read_a_parameter_before_its_sites_grew_are_asked_again():
     assert asked == ["both", "f"]  # g's answer and the constant kept
 
 
-def test_an_answer_cut_short_by_the_depth_bound_is_asked_again_less_deep():
-    answers = Answers(bound=2)
+def test_the_depth_bound_never_changes_an_answer_whatever_was_asked_first():
+    def ask_in(order: list[str]) -> dict[str, frozenset]:
+        answers = Answers(bound=2)
 
-    def step(i: int) -> frozenset:  # step i asks step i + 1, up to 3
-        return answers.ask(("step", i), lambda: {i} | (step(i + 1) if i < 3 else set()))
+        def step(i: int) -> frozenset:  # step i asks step i + 1, up to 6
+            return answers.ask(("step", i), lambda: {i} | (step(i + 1) if i < 6 else set()))
 
-    def around(j: int, inner) -> frozenset:
-        return answers.ask(("around", j), inner)
+        def around(j: int, inner) -> frozenset:
+            return answers.ask(("around", j), inner)
 
-    # Asked two questions deep, step 1 reaches the bound at step 2.
-    assert around(1, lambda: around(0, lambda: step(1))) == {1}
-    # Asked at the top it has room for every step; remembered then, also where it is deep.
-    assert step(1) == {1, 2, 3}
-    assert around(3, lambda: around(2, lambda: step(1))) == {1, 2, 3}
+        asked = {
+            "deep": lambda: around(1, lambda: around(0, lambda: step(1))),
+            "top": lambda: step(1),
+            "middle": lambda: step(4),
+        }
+        found = {name: asked[name]() for name in order}
+        assert not answers.put_off and not answers.waiting and not answers.pending
+        return found
+
+    whole, tail = frozenset(range(1, 7)), frozenset({4, 5, 6})
+    # Four questions past the bound of two: put off, then asked at the top, each whole.
+    assert ask_in(["deep", "top", "middle"]) == {"deep": whole, "top": whole, "middle": tail}
+    assert ask_in(["middle", "top", "deep"]) == {"deep": whole, "top": whole, "middle": tail}
+    assert ask_in(["top", "deep"]) == {"deep": whole, "top": whole}
+
+
+def reachable(graph: dict[int, list[int]], start: int) -> frozenset:
+    seen, todo = {start}, [start]
+    while todo:
+        for other in graph[todo.pop()]:
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return frozenset(seen)
+
+
+@pytest.mark.parametrize("bound", [0, 1, 3, 100])
+def test_every_answer_is_the_least_fixed_point_whatever_the_order_and_the_bound(bound):
+    """Questions that ask each other along a random graph (each holds its own number and what
+    those it asks hold) are answered what the graph reaches from them: cycles, cycles inside
+    cycles, cycles longer than the bound, asked in any order."""
+    for seed in range(300):
+        chance = random.Random(seed)
+        size = chance.randint(1, 16)
+        density = chance.choice([0.05, 0.1, 0.2, 0.35])
+        graph = {i: [j for j in range(size) if chance.random() < density] for i in range(size)}
+        answers = Answers(bound=bound)
+
+        def node(i: int, graph=graph, answers=answers) -> frozenset:
+            def answer() -> set[int]:
+                return {i}.union(*(node(j) for j in graph[i]))
+
+            return answers.ask(("node", i), answer)
+
+        order = list(range(size))
+        chance.shuffle(order)
+        found = {i: node(i) for i in order}
+        assert found == {i: reachable(graph, i) for i in range(size)}, (seed, graph, order)
+        assert not answers.put_off and not answers.provisional and not answers.current
+
+
+def test_a_cycle_longer_than_the_depth_bound_holds_its_fixed_point():
+    def ask_in(start: int) -> frozenset:
+        answers = Answers(bound=2)
+
+        def ring(i: int) -> frozenset:  # each of five holds its own and the next one's
+            return answers.ask(("ring", i), lambda: {i} | ring((i + 1) % 5))
+
+        ring(start)
+        return frozenset(ring(i) for i in range(5))
+
+    assert ask_in(0) == ask_in(3) == {frozenset(range(5))}
 
 
 def test_an_answer_that_met_a_question_being_answered_reads_what_that_one_reads():

@@ -1,5 +1,5 @@
 """Answers remembered with what they read, so that only those that read something since
-changed are asked again.
+changed are asked again; each the least fixed point of the questions, whatever was asked first.
 
 The value follower (tracer/index/calls/objects.py) answers questions that ask others in
 turn. One input may change while the call graph is built: the calls found to run a function
@@ -9,17 +9,23 @@ again), and when: the earliest time among them. When the sites of some functions
 (`grew`), the answers that read one of them before it grew are dropped (`forget`) and every
 other is kept: asked again, it would be found the same way from the same inputs.
 
-A question met again while it is being answered (recursion) is given what it holds so far
-(nothing at first); the first question of the cycle is asked again, with the answers that took
-the smaller value dropped, until it and every question of the cycle met again hold what they
-were given: each holds the cycle's least fixed point, so no answer depends on which question
-of a cycle was asked first. A question asked deeper than `bound` questions is answered with
-nothing there. The answers under a question met again are taken to read what it reads in
-the end (for the depth bound: what the outermost question reads), so they are dropped with
-it. An answer cut short by the
-depth bound (or built on one) is remembered with how deep it was asked: asked again less
-deep, it is found again with more room, so what one statement finds does not depend on how
-deep another first asked it.
+Recursion. A question met again while it is being answered is given what it holds so far
+(nothing at first). The questions that met one below them on the stack of questions, with
+those under them, form a *cycle* (a strongly connected part of the questions, found as
+Tarjan's algorithm finds them: each question keeps the lowest place on the stack it or a
+question under it met). A cycle is answered as a whole by its first question: asked again,
+every other question of it answered again once where it is met, until none of those met
+while being answered found more than it was given; then all are remembered at once, each
+reading what the whole cycle read. So each holds the cycle's least fixed point, whichever of
+its questions was asked first.
+
+The depth bound limits how deep questions are nested, not what they find. A question asked
+deeper than `bound` questions is *put off*: given what it was last found to hold (nothing at
+first), and asked after the outermost question, as an outermost question itself. If it then
+holds more than it was given, the answers that took it are dropped and asked again when
+needed (the outermost question at once); a dropped answer keeps what it held as the least it
+will hold. So every answer is the one found with no bound at all, whatever was asked before
+it and however deep it was asked: the bound only keeps the stack of questions short.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 
 Key = tuple[Hashable, ...]
+Answer = Callable[[], Iterable[Hashable]]
 NOTHING: frozenset = frozenset()
 
 
@@ -43,22 +50,37 @@ class Reads:
 
 
 class Question:
-    """A question being answered: the functions whose parameters it read so far, and the
-    questions met again under it that are not answered yet (each None while empty: most
-    questions read nothing and meet nothing)."""
+    """A question being answered: its number (in the order questions were asked), the lowest
+    number of a question of its cycle it or a question under it met (its own while it met
+    none asked before it), what it read and the questions put off it took (None while none:
+    most read and take nothing), and the questions of its cycle answered under it."""
 
-    __slots__ = ("cut", "depth", "key", "open", "reads", "since", "unsettled")
+    __slots__ = (
+        "again",
+        "changed",
+        "key",
+        "low",
+        "members",
+        "number",
+        "pending",
+        "reads",
+        "since",
+        "stale",
+    )
 
-    def __init__(self, key: Key, reads: set[str | Reads] | None, now: int, depth: int) -> None:
+    def __init__(self, key: Key, number: int, reads: str | None, now: int) -> None:
         self.key = key
-        self.reads = reads
+        self.number = number  # in the order questions were asked
+        self.low = number
+        self.reads: set[str | Reads] | None = {reads} if reads is not None else None
         self.since = now  # when what it read was found, the earliest
-        self.open: set[Key] | None = None
-        self.depth = depth  # how deep it was asked
-        self.cut = False  # a question under it was past the depth bound
-        self.unsettled = False  # a question of its cycle found more than it was given
+        self.pending: set[Key] | None = None
+        self.members: list[Key] | None = None
+        self.again = False  # met while being answered: given what it held so far
+        self.changed = False  # a question of its cycle found more than it was given
+        self.stale: list[Key] | None = None  # its cycle's questions of earlier rounds
 
-    def read(self, part: Reads, since: int) -> None:
+    def read(self, part: Reads | str, since: int) -> None:
         if self.reads is None:
             self.reads = {part}
         else:
@@ -66,11 +88,29 @@ class Question:
         if since < self.since:
             self.since = since
 
-    def met(self, keys: Iterable[Key]) -> None:
-        if self.open is None:
-            self.open = set(keys)
+    def took(self, keys: Iterable[Key]) -> None:
+        if self.pending is None:
+            self.pending = set(keys)
         else:
-            self.open.update(keys)
+            self.pending.update(keys)
+
+    def meets(self, number: int) -> None:
+        if number < self.low:
+            self.low = number
+
+    def absorb(self, inner: Question, held: frozenset, before: frozenset) -> None:
+        """INNER, answered under this question, is part of its cycle."""
+        self.meets(inner.low)
+        self.changed |= inner.changed or (inner.again and held != before)
+        members = self.members if self.members is not None else []
+        members += inner.members or ()
+        members.append(inner.key)
+        self.members = members
+        if inner.reads:
+            for part in inner.reads:
+                self.read(part, inner.since)
+        if inner.pending:
+            self.took(inner.pending)
 
 
 class Answers:
@@ -87,22 +127,25 @@ class Answers:
         self.asking: list[Question] = []  # the questions being answered, outermost first
         self.busy: dict[Key, Question] = {}  # the questions being answered, by key
         self.uncounted = 0  # questions being answered that do not count towards the bound
-        self.waiting: dict[Key, list[Key]] = {}  # open question -> the answers that met it
         self.shared: dict[frozenset, frozenset] = {NOTHING: NOTHING}  # one copy of each
-        # Answers cut short by the depth bound -> how deep they were asked: one asked less
-        # deep is answered again, with more room.
-        self.cut: dict[Key, int] = {}
-        # A question met again while it is being answered: what it holds so far (nothing at
-        # first), and the questions met so since their answer was last found.
+        # What a question of a cycle not yet settled holds so far (also those being
+        # answered); those answered in their cycle's current round, with their numbers (any
+        # other is answered again where it is met).
         self.provisional: dict[Key, frozenset] = {}
-        self.again: set[Key] = set()
-        # Answers that met a question still open -> those questions: taken, they meet them.
-        self.pending: dict[Key, set[Key]] = {}
+        self.current: dict[Key, int] = {}
+        self.numbers = 0  # questions asked so far
+        # Questions put off (past the depth bound): how to ask them, what they are given.
+        self.put_off: dict[Key, tuple[Answer, str | None, bool]] = {}
+        self.given: dict[Key, frozenset] = {}
+        self.pending: dict[Key, set[Key]] = {}  # answer -> the questions put off it took
+        self.waiting: dict[Key, dict[Key, None]] = {}  # put off -> the answers that took it
+        self.floor: dict[Key, frozenset] = {}  # a dropped answer -> what it held
+        self.settling = False
 
     def ask(
         self,
         key: Key,
-        answer: Callable[[], Iterable[Hashable]],
+        answer: Answer,
         reads: str | None = None,
         bounded: bool = True,
         counted: bool = True,
@@ -111,138 +154,173 @@ class Answers:
         answer reads itself; an unBOUNDED question is answered past the depth bound; an
         unCOUNTED one (a question about a whole statement, asked first) does not count
         towards the depth of those under it."""
-        found = self.found.get(key)
         asking = self.asking
-        depth = len(asking) - self.uncounted
-        if found is not None and key in self.cut and depth < self.cut[key]:
-            found = None  # cut short where it was asked deeper: asked again with more room
+        found = self.found.get(key)
         if found is not None:
-            if key in self.cut and asking:
-                asking[-1].cut = True
             if asking:
-                read = self.reads.get(key)
-                if read is not None:
-                    asking[-1].read(*read)
-                pending = self.pending.get(key)
-                if pending is not None:  # it took what an open question holds so far
-                    asking[-1].met(pending)
+                self.take(asking[-1], key)
             return found
-        busy = self.busy
-        if key in busy:  # met again while it is being answered: what it holds so far
-            asking[-1].met((key,))
-            self.again.add(key)
+        question = self.busy.get(key)
+        if question is not None:  # met again while it is being answered: what it holds so far
+            question.again = True
+            asking[-1].meets(question.number)
             return self.provisional.get(key, NOTHING)
-        if bounded and depth > self.bound:
-            asking[-1].met((asking[0].key,))
-            asking[-1].cut = True
-            return NOTHING
-        question = Question(key, {reads} if reads is not None else None, self.clock, depth)
+        number = self.current.get(key)
+        if number is not None:  # answered in this round of a cycle still open
+            asking[-1].meets(number)
+            return self.provisional[key]
+        if asking and (
+            key in self.put_off or (bounded and len(asking) - self.uncounted > self.bound)
+        ):
+            self.put_off.setdefault(key, (answer, reads, counted))
+            given = self.given.get(key)
+            if given is None:
+                given = self.floor.get(key) or self.provisional.get(key, NOTHING)
+                self.given[key] = given
+            asking[-1].took((key,))
+            return given
+        if not asking and self.put_off.pop(key, None) is not None:
+            self.provisional[key] = self.given[key]  # what took it was given this
+        found = self.answer(key, answer, reads, counted)
+        if asking or self.settling or not self.put_off:
+            return found
+        self.settle()
+        while key not in self.found:  # it took a question put off that held more
+            self.answer(key, answer, reads, counted)
+            self.settle()
+        return self.found[key]
+
+    def answer(self, key: Key, answer: Answer, reads: str | None, counted: bool) -> frozenset:
+        """Answer KEY: alone, as a question of a cycle through one below it on the stack
+        (held so far, open), or as the first question of a cycle, asked again until settled."""
+        asking = self.asking
+        self.numbers += 1
+        question = Question(key, self.numbers, reads, self.clock)
         asking.append(question)
-        busy[key] = question
+        self.busy[key] = question
         if not counted:
             self.uncounted += 1
         try:
-            found = self.until_settled(question, answer)
+            while True:
+                before = self.provisional.get(key) or self.floor.get(key, NOTHING)
+                held = frozenset(answer())
+                if before:
+                    held |= before
+                if question.low < question.number:  # part of a cycle asked before: open
+                    self.provisional[key] = held
+                    self.current[key] = question.number
+                    asking[-2].absorb(question, held, before)
+                    return held
+                if not (question.changed or (question.again and held != before)):
+                    break
+                # Its cycle found more than was given: each of it answered again.
+                self.provisional[key] = held
+                if question.members:
+                    for member in question.members:
+                        del self.current[member]
+                    question.stale = (question.stale or []) + question.members
+                self.drop(self.waiting.pop(key, ()))  # what took less for it while put off
+                question.low, question.members = question.number, None
+                question.again = question.changed = False
         finally:
             asking.pop()
-            del busy[key]
+            del self.busy[key]
             if not counted:
                 self.uncounted -= 1
-        self.keep(question, found)
-        return found
+        self.settled(question, held)
+        return held
 
-    def until_settled(
-        self, question: Question, answer: Callable[[], Iterable[Hashable]]
-    ) -> frozenset:
-        """ANSWER, asked again while a cycle through QUESTION finds more than its questions
-        were given when met again (the first of the cycle asks the whole cycle again; one
-        under it leaves that to it): so each question of a cycle holds the cycle's least
-        fixed point, whichever of them was asked first."""
-        key = question.key
-        while True:
-            found = frozenset(answer())
-            if key not in self.again and not question.unsettled:
-                return found
-            self.again.discard(key)
-            before = self.provisional.get(key, NOTHING)
-            grew = not found <= before
-            if grew:
-                found |= before
-                self.provisional[key] = found
-            outer = question.open is not None and any(k != key for k in question.open)
-            if outer:  # inside a larger cycle, still open: its first question asks again
-                if grew:
-                    for other in question.open:
-                        if other != key:
-                            self.busy[other].unsettled = True
-                return found
-            if not grew and not question.unsettled:
-                return found
-            question.unsettled = False
-            question.open = None
-            # What took the smaller answers is asked again with these.
-            self.drop(self.waiting.pop(key, ()))
-
-    def drop(self, keys: Iterable[Key]) -> None:
-        """Forget the answers of KEYS, found while a question they met was still open."""
-        for key in keys:
-            self.found.pop(key, None)
-            self.reads.pop(key, None)
-            self.cut.pop(key, None)
-            self.pending.pop(key, None)
-
-    def keep(self, question: Question, found: frozenset) -> None:
-        key, open_ = question.key, question.open
-        if open_ is not None:
-            open_.discard(key)
-        if not open_:
-            self.provisional.pop(key, None)
-            self.again.discard(key)
-        if len(found) <= 1:  # most answers are nothing or one value: kept once
-            found = self.shared.setdefault(found, found)
-        self.found[key] = found
-        if question.cut:
-            self.cut[key] = question.depth
-        elif self.cut:
-            self.cut.pop(key, None)
-        read = None
-        since = question.since
-        if question.reads:
-            read = reads_of(question.reads)
-            self.reads[key] = (read, since)
-        # The answers that met this question while it was being answered took nothing for
-        # it: they read what it read, and what it is still waiting for.
-        waiting = self.waiting.pop(key, None)
-        if waiting is not None:
-            for met in waiting:
-                if met not in self.found:
-                    continue  # dropped since
-                if read is not None:
-                    self.reads[met] = (read, min(since, self.reads.get(met, (read, since))[1]))
-                for other in open_ or ():
-                    self.waiting.setdefault(other, []).append(met)
-                if not open_:
-                    self.provisional.pop(met, None)
-                pending = self.pending.get(met)
-                if pending is not None:
-                    pending.discard(key)
-                    pending.update(open_ or ())
-                    if not pending:
-                        del self.pending[met]
-        if open_:
-            for other in open_:
-                self.waiting.setdefault(other, []).append(key)
-            self.pending[key] = set(open_)
-        else:
-            self.pending.pop(key, None)
+    def settled(self, question: Question, held: frozenset) -> None:
+        """Remember QUESTION's answer HELD, and those of its cycle's questions, each reading
+        what the whole cycle read and taking what it took."""
+        key, since, pending = question.key, question.since, question.pending
+        read = reads_of(question.reads) if question.reads else None
+        found, provisional = self.found, self.provisional
+        for member in question.members or ():
+            self.keep(member, provisional.pop(member), read, since, pending)
+            del self.current[member]
+        self.keep(key, held, read, since, pending)
+        provisional.pop(key, None)
+        for member in question.stale or ():  # of an earlier round, not met in the last
+            if member not in found and member not in self.current:
+                provisional.pop(member, None)
+        given = self.given.pop(key, None)
+        if given is not None:  # put off: what took it took GIVEN
+            takers = self.waiting.pop(key, ())
+            if held != given:
+                self.drop(takers)
+            else:  # they took what it holds, and wait for what it waits for
+                for taker in takers:
+                    waits = self.pending.get(taker)
+                    if waits is None:
+                        continue  # dropped since
+                    waits.discard(key)
+                    if pending:
+                        waits.update(pending)
+                        for other in pending:
+                            self.waiting.setdefault(other, {})[taker] = None
+                    elif not waits:
+                        del self.pending[taker]
         if self.asking:
             outer = self.asking[-1]
-            if question.cut:
-                outer.cut = True
             if read is not None:
                 outer.read(read, since)
-            if open_:
-                outer.met(open_)
+            if pending:
+                outer.took(pending)
+
+    def keep(
+        self, key: Key, held: frozenset, read: Reads | None, since: int, pending: set[Key] | None
+    ) -> None:
+        if len(held) <= 1:  # most answers are nothing or one value: kept once
+            held = self.shared.setdefault(held, held)
+        self.found[key] = held
+        self.floor.pop(key, None)
+        if read is not None:
+            self.reads[key] = (read, since)
+        if pending:
+            self.pending[key] = set(pending)
+            for other in pending:
+                self.waiting.setdefault(other, {})[key] = None
+
+    def take(self, asker: Question, key: Key) -> None:
+        """ASKER took KEY's answer: it reads what that read, and takes the questions put off
+        that one took (one being answered now: as if met again)."""
+        read = self.reads.get(key)
+        if read is not None:
+            asker.read(*read)
+        pending = self.pending.get(key)
+        if pending is not None:
+            asker.took(pending)
+            for other in pending:
+                question = self.busy.get(other)
+                if question is not None:
+                    question.again = True
+                    asker.meets(question.number)
+
+    def settle(self) -> None:
+        """Ask the questions put off, each as an outermost question, until none is left."""
+        self.settling = True
+        try:
+            while self.put_off:
+                key = next(iter(self.put_off))
+                answer, reads, counted = self.put_off.pop(key)
+                if key in self.found:
+                    continue
+                self.provisional[key] = self.given[key]  # what took it was given this
+                self.answer(key, answer, reads, counted)
+        finally:
+            self.settling = False
+
+    def drop(self, keys: Iterable[Key]) -> None:
+        """Forget the answers of KEYS, found with less than a question they took holds; each
+        keeps what it held as the least it will hold."""
+        for key in keys:
+            held = self.found.pop(key, None)
+            if held is None:
+                continue
+            self.floor[key] = held
+            self.reads.pop(key, None)
+            self.pending.pop(key, None)
 
     def grew(self, function: str) -> None:
         """FUNCTION is given a new call: what its parameters hold may grow."""
