@@ -444,6 +444,7 @@ def test_every_answer_is_the_least_fixed_point_whatever_the_order_and_the_bound(
         found = {i: node(i) for i in order}
         assert found == {i: reachable(graph, i) for i in range(size)}, (seed, graph, order)
         assert not answers.put_off and not answers.provisional and not answers.current
+        assert not answers.pending and not answers.waiting  # every question put off settled
 
 
 def test_a_cycle_longer_than_the_depth_bound_holds_its_fixed_point():

@@ -234,6 +234,9 @@ class Answers:
         """Remember QUESTION's answer HELD, and those of its cycle's questions, each reading
         what the whole cycle read and taking what it took."""
         key, since, pending = question.key, question.since, question.pending
+        if pending:  # took itself while put off: held the same, as a cycle
+            pending.discard(key)
+            pending.difference_update(question.members or ())
         read = reads_of(question.reads) if question.reads else None
         found, provisional = self.found, self.provisional
         for member in question.members or ():
@@ -281,6 +284,8 @@ class Answers:
             self.pending[key] = set(pending)
             for other in pending:
                 self.waiting.setdefault(other, {})[key] = None
+        else:
+            self.pending.pop(key, None)
 
     def take(self, asker: Question, key: Key) -> None:
         """ASKER took KEY's answer: it reads what that read, and takes the questions put off
@@ -344,6 +349,7 @@ class Answers:
         for key in stale:
             del self.found[key]
             del self.reads[key]
+            self.pending.pop(key, None)
         return set(stale)
 
 
