@@ -13,7 +13,7 @@ import builtins
 import re
 from dataclasses import replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FunctionDef
 from tracer.graph.contents import value_row as value_row_of
@@ -47,6 +47,17 @@ HANDED_ON = 4  # parameters a function's name is followed through (`rpc("f")` ->
 
 
 BUILTINS = frozenset(dir(builtins))  # what a name the file never binds stands for
+T = TypeVar("T")
+
+
+def in_order(found: Iterable[tuple[int, T]]) -> list[T]:
+    """The values of an answer of (position, value) pairs, each once, in the order of its
+    first position (an answer is a set: a cycle's rounds may hold a value at two places)."""
+    first: dict[T, int] = {}
+    for position, value in found:
+        if first.get(value, position) >= position:
+            first[value] = position
+    return sorted(first, key=first.__getitem__)
 
 
 class FlowGraph(Protocol):
@@ -79,13 +90,11 @@ class CallValues:
 
     def __init__(self, graph: FlowGraph) -> None:
         self.graph = graph
-        self.known: dict[tuple[str, int], tuple[CallTarget, ...]] = {}
         self.subclasses: dict[tuple[str, int], tuple[CallTarget, ...]] = {}  # see subclasses_made
         self.made: dict[str, tuple[int, int]] = {}  # argument step -> (call, position)
         # Edges found here going forward, with no twin going backward: (source, destination).
         self.one_way: set[tuple[str, str]] = set()
         self.methods_of: dict[str, list[FunctionDef]] = {}  # class -> its classmethods
-        self.calling: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # see callers
         self.holding: dict[str, list[tuple[FileTables, int, CallTarget]]] = {}  # held_callers
         self.new_holding = False  # found any this run (kept by `flush`)
         self.taking: dict[tuple[str, int], list[str]] = {}  # see readers_of
@@ -135,14 +144,19 @@ class CallValues:
     def callers(self, function: str) -> list[tuple[FileTables, int, CallTarget]]:
         """The calls of FUNCTION, a method, on an expression the resolver does not type
         (`get_model(m).create(...)`), in the files that may call it by name, where the
-        follower finds FUNCTION among what the call runs; remembered."""
-        found = self.calling.get(function)
-        if found is not None:
-            return found
-        found = self.calling[function] = []
+        follower finds FUNCTION among what the call runs: a question of the follower (what
+        a call runs may depend on what calls a function, and so on round)."""
+        _, objects = self.follower
+        found = objects.answers.ask(
+            ("value callers", function), lambda: enumerate(self.find_callers(function))
+        )
+        graph = self.graph
+        return [(graph.file(path), call_id, target) for path, call_id, target in in_order(found)]
+
+    def find_callers(self, function: str) -> Iterator[tuple[str, int, CallTarget]]:
         name = function.rpartition(".")[2]
         if function not in self.graph.index.functions:
-            return found
+            return
         # Only files where the method is called on a call's result or a subscript (`f().m(`,
         # `d[k].m(`): the others' calls of it are found by name.
         pattern = rb"[)\]]\s*\.\s*" + re.escape(name.encode()) + rb"\s*\("
@@ -153,18 +167,17 @@ class CallValues:
             for call_id in self.graph.facts.rows(path).method_calls.get(name, ()):
                 for target in self.targets(path, call_id):
                     if target.function == function:
-                        found.append((self.graph.file(path), call_id, target))
-        return found
+                        yield path, call_id, target
 
     def targets(self, path: str, call_id: int) -> tuple[CallTarget, ...]:
         """What call CALL_ID of PATH runs, found by value, when the rules name nothing sure
-        for it (else nothing: the resolver's targets stand)."""
-        key = (path, call_id)
-        found = self.known.get(key)
-        if found is None:
-            self.known[key] = ()  # asked again while answered: nothing yet
-            found = self.known[key] = self.find(path, self.graph.facts.flows(path).calls[call_id])
-        return found
+        for it (else nothing: the resolver's targets stand); a question of the follower."""
+        _, objects = self.follower
+        found = objects.answers.ask(
+            ("value targets", path, call_id),
+            lambda: enumerate(self.find(path, self.graph.facts.flows(path).calls[call_id])),
+        )
+        return tuple(in_order(found))
 
     def find(self, path: str, call: Call) -> tuple[CallTarget, ...]:
         """What the call graph finds CALL runs (`ValueStatements.targets`), in the tree."""
