@@ -13,13 +13,14 @@ import builtins
 import re
 from dataclasses import replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 
 from tracer.extract.facts import MODULE_SCOPE, Arg, Call, FunctionDef
 from tracer.graph.contents import value_row as value_row_of
 from tracer.graph.reads import value_reads
 from tracer.graph.steps import Edge, StepRow
 from tracer.graph.unit_steps import UNREAD
+from tracer.index.calls.answers import in_order
 from tracer.index.calls.objects import Objects
 from tracer.index.calls.rules import CallRules
 from tracer.index.calls.statements import ValueStatements
@@ -47,17 +48,6 @@ HANDED_ON = 4  # parameters a function's name is followed through (`rpc("f")` ->
 
 
 BUILTINS = frozenset(dir(builtins))  # what a name the file never binds stands for
-T = TypeVar("T")
-
-
-def in_order(found: Iterable[tuple[int, T]]) -> list[T]:
-    """The values of an answer of (position, value) pairs, each once, in the order of its
-    first position (an answer is a set: a cycle's rounds may hold a value at two places)."""
-    first: dict[T, int] = {}
-    for position, value in found:
-        if first.get(value, position) >= position:
-            first[value] = position
-    return sorted(first, key=first.__getitem__)
 
 
 class FlowGraph(Protocol):

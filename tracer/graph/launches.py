@@ -12,17 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
-from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE
 from tracer.graph.steps import Edge
 from tracer.graph.unit_steps import launch_parts
+from tracer.index.calls.answers import in_order
 from tracer.index.library import LAUNCHER_NAMES
 from tracer.store import step_ids
 from tracer.store.rows import CALL_LINE, CALL_SCOPE, CALLEE
 from tracer.store.units import ROW_KINDS
 
 if TYPE_CHECKING:
+    from tracer.graph.call_values import CallValues
     from tracer.graph.file_steps import FileTables
     from tracer.graph.steps import Step
     from tracer.index.index import Index
@@ -36,6 +37,7 @@ class FlowGraph(Protocol):
     index: Index
     resolver: Resolver
     facts: Facts
+    values: CallValues
 
     def file(self, path: str) -> FileTables: ...
 
@@ -53,12 +55,6 @@ class FlowGraph(Protocol):
 DEPTH = 6  # bindings followed back from a launcher's target to the functions it may hold
 SURE = 1.0  # a value bound through a target that may hold one function
 SHARED = 0.8  # ... that may hold several
-
-# What each graph has worked out: the functions a name may hold, and the launch sites.
-HELD: WeakKeyDictionary[FlowGraph, dict[tuple[str, str, str], tuple[str, ...]]] = (
-    WeakKeyDictionary()
-)
-SITES: WeakKeyDictionary[FlowGraph, dict[tuple[str, int], tuple[str, ...]]] = WeakKeyDictionary()
 
 
 def launch_edges(graph: FlowGraph, tables: FileTables, step_id: str) -> Iterator[Edge]:
@@ -103,28 +99,32 @@ def launch_sources(graph: FlowGraph, function: str, param: str) -> Iterator[Edge
 
 def launch_sites(graph: FlowGraph, within: set[str]) -> list[tuple[str, int, tuple[str, ...]]]:
     """The launcher calls in the files WITHIN, each with the functions its target may hold
-    (worked out once per call and graph)."""
-    cache = SITES.setdefault(graph, {})
+    (a question of the call graph's follower per call)."""
     found = []
     launching: dict[str, None] = {}
     for word in sorted(LAUNCHER_NAMES):
         launching.update(dict.fromkeys(p for p in graph.calling(word) if p in within))
+    answers = graph.values.follower[1].answers
     for path in launching:
         rows = graph.facts.rows(path)
         calls = sorted({c for word in LAUNCHER_NAMES for c in rows.callees.get(word, ())})
         for call_id in calls:
-            if (path, call_id) not in cache:
-                cache[(path, call_id)] = ()  # while it is worked out: nothing
-                launch = launch_of(graph, path, call_id)
-                if launch is not None:
-                    scope, elements, target = launch
-                    held: dict[str, None] = {}
-                    for element in elements:  # each where it is bound (see launch_sources)
-                        functions = target_functions(graph, path, scope, element, target)
-                        held.update(dict.fromkeys(functions))
-                    cache[(path, call_id)] = tuple(held)
-            found.append((path, call_id, cache[(path, call_id)]))
+            held = answers.ask(
+                ("launched", path, call_id),
+                lambda path=path, call_id=call_id: enumerate(launched(graph, path, call_id)),
+                bounded=False,
+            )
+            found.append((path, call_id, tuple(in_order(held))))
     return found
+
+
+def launched(graph: FlowGraph, path: str, call_id: int) -> Iterator[str]:
+    """The functions the launcher call CALL_ID of PATH may run (none when it is no launch)."""
+    launch = launch_of(graph, path, call_id)
+    if launch is not None:
+        scope, elements, target = launch
+        for element in elements:  # each where it is bound (see launch_sources)
+            yield from target_functions(graph, path, scope, element, target)
 
 
 def launch_of(
@@ -162,14 +162,15 @@ def functions_held(
     graph: FlowGraph, path: str, scope: str, reader: str, ref: str, depth: int
 ) -> tuple[str, ...]:
     """The functions of the tree the name REF, read in SCOPE of PATH by the step READER, may
-    hold: the function it names, else what its bindings hold, DEPTH steps back at most."""
-    cache = HELD.setdefault(graph, {})
-    key = (reader, scope, ref)
-    found = cache.get(key)
-    if found is None:
-        cache[key] = ()  # while it is worked out, a cycle holds nothing more
-        found = cache[key] = held_by_name(graph, path, scope, reader, ref, depth)
-    return found
+    hold: the function it names, else what its bindings hold, DEPTH steps back at most (a
+    question of the call graph's follower: a cycle of bindings holds its least fixed
+    point, whichever of its names was asked first)."""
+    found = graph.values.follower[1].answers.ask(
+        ("launch target", reader, scope, ref, depth),
+        lambda: enumerate(held_by_name(graph, path, scope, reader, ref, depth)),
+        bounded=False,
+    )
+    return tuple(in_order(found))
 
 
 def held_by_name(

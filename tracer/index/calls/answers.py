@@ -31,10 +31,12 @@ it and however deep it was asked: the bound only keeps the stack of questions sh
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
 
 Key = tuple[Hashable, ...]
 Answer = Callable[[], Iterable[Hashable]]
 NOTHING: frozenset = frozenset()
+T = TypeVar("T")
 
 
 class Reads:
@@ -388,3 +390,13 @@ class Latest:
             latest = max((grown.get(f, 0) for f in top.functions), default=0)
             known[id(top)] = max([latest, *(known[id(p)] for p in top.parts)])
         return known[id(read)]
+
+
+def in_order(found: Iterable[tuple[int, T]]) -> list[T]:
+    """The values of an answer of (position, value) pairs, each once, in the order of its
+    first position (an answer is a set: a cycle's rounds may hold a value at two places)."""
+    first: dict[T, int] = {}
+    for position, value in found:
+        if first.get(value, position) >= position:
+            first[value] = position
+    return sorted(first, key=first.__getitem__)
