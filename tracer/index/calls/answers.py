@@ -12,12 +12,12 @@ other is kept: asked again, it would be found the same way from the same inputs.
 Recursion. A question met again while it is being answered is given what it holds so far
 (nothing at first). The questions that met one below them on the stack of questions, with
 those under them, form a *cycle* (a strongly connected part of the questions, found as
-Tarjan's algorithm finds them: each question keeps the lowest place on the stack it or a
-question under it met). A cycle is answered as a whole by its first question: asked again,
-every other question of it answered again once where it is met, until none of those met
-while being answered found more than it was given; then all are remembered at once, each
-reading what the whole cycle read. So each holds the cycle's least fixed point, whichever of
-its questions was asked first.
+Tarjan's algorithm finds them: each question is numbered in the order asked and keeps the
+lowest number of a question of its cycle it or a question under it met). A cycle is answered
+as a whole by its first question: asked again, every other question of it answered again
+once where it is met, until none of those met while being answered found more than it was
+given; then all are remembered at once, each reading what the whole cycle read. So each
+holds the cycle's least fixed point, whichever of its questions was asked first.
 
 The depth bound limits how deep questions are nested, not what they find. A question asked
 deeper than `bound` questions is *put off*: given what it was last found to hold (nothing at
@@ -181,16 +181,23 @@ class Answers:
                 self.given[key] = given
             asking[-1].took((key,))
             return given
-        if not asking and self.put_off.pop(key, None) is not None:
-            self.provisional[key] = self.given[key]  # what took it was given this
-        found = self.answer(key, answer, reads, counted)
-        if asking or self.settling or not self.put_off:
+        if asking:
+            return self.answer(key, answer, reads, counted)
+        found = self.outermost(key, answer, reads, counted)
+        if self.settling or not self.put_off:
             return found
         self.settle()
         while key not in self.found:  # it took a question put off that held more
-            self.answer(key, answer, reads, counted)
+            self.outermost(key, answer, reads, counted)
             self.settle()
         return self.found[key]
+
+    def outermost(self, key: Key, answer: Answer, reads: str | None, counted: bool) -> frozenset:
+        """Answer KEY with no question being answered; if it was put off, starting from what
+        the answers that took it were given."""
+        if self.put_off.pop(key, None) is not None:
+            self.provisional[key] = self.given[key]
+        return self.answer(key, answer, reads, counted)
 
     def answer(self, key: Key, answer: Answer, reads: str | None, counted: bool) -> frozenset:
         """Answer KEY: alone, as a question of a cycle through one below it on the stack
@@ -310,11 +317,7 @@ class Answers:
         try:
             while self.put_off:
                 key = next(iter(self.put_off))
-                answer, reads, counted = self.put_off.pop(key)
-                if key in self.found:
-                    continue
-                self.provisional[key] = self.given[key]  # what took it was given this
-                self.answer(key, answer, reads, counted)
+                self.outermost(key, *self.put_off[key])
         finally:
             self.settling = False
 
