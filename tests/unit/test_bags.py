@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from tests.conftest import spine_code, trace
 from tracer.graph.bags import setters
-from tracer.graph.objects import has_default
+from tracer.graph.objects import guards, has_default
+from tracer.graph.steps import Step
 from tracer.views.chain_text import chain_text
 
 ARGS = """
@@ -244,3 +245,40 @@ def test_a_branch_with_a_default_else_is_a_dispatch_one_that_raises_is_not():
     assert has_default(line, 2, 4) and has_default(line, 4, 4)
     assert not has_default(line, 8, 4)  # its else only raises
     assert not has_default(line, 12, 4)  # no else at all
+
+
+def test_a_line_counts_the_dispatch_branches_around_it_up_to_its_function(snippet_session):
+    source = "\n".join(
+        [
+            "def run(settings, mode):",  # 1
+            "    if mode == 'a':",  # 2
+            "        if settings.encoder:",  # 3
+            "            serve_encoder(settings)",  # 4: two branches with a default
+            "            # a comment",  # 5
+            "        else:",  # 6
+            "            launch(settings)",  # 7: the default of the inner chain
+            "    elif mode == 'b':",  # 8
+            "        if settings.debug:",  # 9
+            "            dump(settings)",  # 10: in an if with no else
+            "    else:",  # 11
+            "        launch(settings)",  # 12
+            "    size(settings)",  # 13: no branch
+            "if FLAG:",  # 14
+            "    def inner(settings):",  # 15
+            "        if settings.x:",  # 16
+            "            run(settings)",  # 17: the def stops the count
+            "        else:",  # 18
+            "            raise RuntimeError('no')",  # 19
+            "",
+        ]
+    )
+    session = snippet_session({"pkg/__init__.py": "", "pkg/run.py": source})
+    graph = session.graph
+
+    def counted(line: int) -> int:
+        step = Step("pkg/run.py#x", "call_arg", "pkg/run.py", line, line, "run", "", "settings")
+        return guards(graph, step)
+
+    assert [counted(n) for n in (4, 7, 10, 12, 13, 17, 19)] == [2, 1, 1, 0, 0, 0, 0]
+    # Asked again, in another order, from the headers kept with the file's lines.
+    assert [counted(n) for n in (19, 13, 12, 10, 7, 4)] == [0, 0, 0, 1, 1, 2]

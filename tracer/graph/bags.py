@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
@@ -33,16 +32,10 @@ class Setter:
     value: int
 
 
-# The setters of each class, by graph (asked of every object a carrier search passes).
-SETTERS_OF: WeakKeyDictionary[FlowGraph, dict[str, list[Setter]]] = WeakKeyDictionary()
-
-
 def setters(graph: FlowGraph, klass: str) -> list[Setter]:
-    """The methods along KLASS's MRO that fill `self` by name."""
-    cache = SETTERS_OF.setdefault(graph, {})
-    if klass not in cache:
-        cache[klass] = find_setters(graph, klass)
-    return cache[klass]
+    """The methods along KLASS's MRO that fill `self` by name (asked of every object a
+    carrier search passes: remembered)."""
+    return graph.remembered("setters", klass, lambda: find_setters(graph, klass))
 
 
 def find_setters(graph: FlowGraph, klass: str) -> list[Setter]:

@@ -41,6 +41,9 @@ class CodeLines:
         self.widths: list[int] | None = None  # each line's indentation, as read (`indent`)
         self.parents: dict[int, int] = {}  # a line (0-based) -> the header of its block
         self.ends: dict[int, int] = {}  # a header (0-based) -> the line after its block
+        # A header (0-based) -> the branches of dispatches it and those around it make
+        # (tracer.graph.objects.guards).
+        self.guards: dict[int, int] = {}
 
     def raw(self) -> list[bytes]:
         """The file's lines as bytes (split in C, all at once: a line's bytes are what most

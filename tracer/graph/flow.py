@@ -6,8 +6,9 @@ this value come from)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import partial
+from typing import Any, TypeVar
 
 import networkx as nx
 
@@ -36,6 +37,8 @@ from tracer.store.facts import Facts
 from tracer.versions import DERIVED
 
 ASSIGN_KINDS = frozenset({"local_assign", "attr_write", "formula"})
+T = TypeVar("T")
+MISSING = object()  # no answer remembered yet (None is an answer)
 
 
 class FlowGraph:
@@ -52,6 +55,7 @@ class FlowGraph:
         self.declared: dict[tuple[str, str, str], list[str]] = {}  # see declared_readers
         self.modules_imported: dict[str, set[str]] = {}  # see imports_module
         self.global_reads: dict[tuple[str, str], list[tuple[FileTables, str, bool]]] = {}
+        self.answers: dict[tuple[str, Hashable], Any] = {}  # see remembered
         found = facts.cached(DERIVED, facts.snapshot_key)
         self.derived = set(found) if isinstance(found, dict) else set()
         if isinstance(found, dict):
@@ -86,6 +90,15 @@ class FlowGraph:
             self.facts.keep(DERIVED, self.facts.snapshot_key, derived)
             self.derived = set(derived)
         self.facts.flush()
+
+    def remembered(self, question: str, key: Hashable, answer: Callable[[], T]) -> T:
+        """What ANSWER gives for QUESTION about KEY, found once for this graph: for answers
+        that depend on the graph and KEY alone (the graph grows as queries read it, but what it
+        holds never changes), kept with the graph they were found on."""
+        found = self.answers.get((question, key), MISSING)
+        if found is MISSING:
+            found = self.answers[(question, key)] = answer()
+        return found  # type: ignore[no-any-return]
 
     # -- files and steps ---------------------------------------------------------------------
 

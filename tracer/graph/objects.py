@@ -8,7 +8,6 @@ import re
 from collections.abc import Callable, Iterator
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Protocol
-from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import Arg
 from tracer.extract.values import call_of_ref
@@ -29,7 +28,7 @@ from tracer.store.rows import (
 
 if TYPE_CHECKING:
     from tracer.graph.contents import Contents
-    from tracer.graph.file_steps import CodeLines, FileTables
+    from tracer.graph.file_steps import FileTables
     from tracer.graph.steps import Step
     from tracer.index.resolve import Resolver
 
@@ -130,99 +129,35 @@ def route_back(
     return []
 
 
-# By file and line: the arguments of one call are on its lines.
-GUARDS: WeakKeyDictionary[FlowGraph, dict[tuple[str, int], int]] = WeakKeyDictionary()
-# By file and line of a block's header: the guards of that header and of those around it
-# (the steps of one function share the headers around them).
-HEADERS: WeakKeyDictionary[FlowGraph, dict[tuple[str, int], int]] = WeakKeyDictionary()
-
-
 def guards(graph: FlowGraph, step: Step) -> int:
     """How many branches of a dispatch hold STEP, within its function: `if`/`elif` blocks of a
     chain whose `else:` does something (a default way; an `else:` that only raises is none)."""
-    known = GUARDS.setdefault(graph, {})
-    where = (step.file, step.line)
-    found = known.get(where)
-    if found is None:
-        found = known[where] = count_guards(graph, step)
-    return found
-
-
-def count_guards(graph: FlowGraph, step: Step) -> int:
-    # Up the headers of the blocks around STEP's line (each less indented than the one
-    # inside it) to its function's `def`: a header's count is that of the headers around it
-    # plus its own, kept by its line.
     lines = graph.file(step.file).lines
     if not 0 < step.line <= len(lines.raw()):
         return 0
-    indent = indent_of(lines, step.line)
-    if indent == 0:
-        return 0  # at the module's level: no block holds it
-    known = HEADERS.setdefault(graph, {})
-    met: list[tuple[int, int]] = []  # (line, own guard) of the headers not known yet
+    # Up the headers of the blocks around STEP's line to its function's `def`: a header's
+    # count is that of the headers around it plus its own, kept with the file's lines.
+    known = lines.guards
+    met: list[tuple[int, int]] = []  # (header, own guard) of the headers not known yet
     found = 0
-    number = step.line
-    while (header := header_before(lines, number, indent)) is not None:
-        number, indent, kind = header
-        counted = known.get((step.file, number))
+    header = lines.parent(step.line - 1)
+    while header >= 0:
+        counted = known.get(header)
         if counted is not None:
             found = counted
             break
-        if kind == "def":
-            known[(step.file, number)] = 0
+        text = (lines.line(header + 1) or "").lstrip()
+        if text.startswith(("def ", "async def ", "class ")):
+            known[header] = 0
             break
-        own = 1 if kind == "if" and has_default(lines.line, number, indent) else 0
-        met.append((number, own))
-        if indent == 0:
-            break
-    for number, own in reversed(met):
+        branch = text.startswith(("if ", "elif "))
+        own = 1 if branch and has_default(lines.line, header + 1, lines.indent(header)) else 0
+        met.append((header, own))
+        header = lines.parent(header)
+    for header, own in reversed(met):
         found += own
-        known[(step.file, number)] = found
+        known[header] = found
     return found
-
-
-def header_before(lines: CodeLines, below: int, indent: int) -> tuple[int, int, str] | None:
-    """The nearest line before line BELOW less indented than INDENT (blank and comment lines
-    aside), as (line, its indentation, "def" for a `def` or `class`, "if" for an `if` or an
-    `elif`, else ""); None if none. Read on the lines' bytes (`CodeLines.raw`), each line
-    decoded (as `CodeLines.line` gives it) only where it starts with other than ASCII
-    indentation."""
-    raw = lines.raw()
-    pad = b" " * indent  # a line that starts with it is indented as much at least
-    for number in range(below - 1, 0, -1):
-        text = raw[number - 1]
-        if not text or text.startswith(pad):
-            continue
-        stripped = text.lstrip()
-        if not stripped or stripped[0] in PLAIN_AFTER:
-            if not stripped or stripped.startswith(b"#"):
-                continue
-            now = len(text) - len(stripped)
-            if now >= indent:
-                continue
-            if stripped.startswith((b"def ", b"async def ", b"class ")):
-                return number, now, "def"
-            return number, now, "if" if stripped.startswith((b"if ", b"elif ")) else ""
-        line = lines.line(number) or ""
-        rest = line.lstrip()
-        if not rest or rest.startswith("#") or len(line) - len(rest) >= indent:
-            continue
-        now = len(line) - len(rest)
-        if rest.startswith(("def ", "async def ", "class ")):
-            return number, now, "def"
-        return number, now, "if" if rest.startswith(("if ", "elif ")) else ""
-    return None
-
-
-# A line's first byte after its ASCII whitespace that `str.lstrip` would not strip either:
-# an ASCII character other than the separators \x1c-\x1f (the rest needs the line decoded).
-PLAIN_AFTER = frozenset(range(0x20, 0x80)) | {0x09, 0x0A, 0x0B, 0x0C, 0x0D}
-
-
-def indent_of(lines: CodeLines, number: int) -> int:
-    """The indentation of line NUMBER, in characters (as `str.lstrip` counts it)."""
-    first = lines.line(number) or ""
-    return len(first) - len(first.lstrip())
 
 
 def has_default(line: Callable[[int], str | None], header: int, indent: int) -> bool:

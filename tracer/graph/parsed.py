@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
-from weakref import WeakKeyDictionary
 
 from tracer.extract.facts import MODULE_SCOPE, Call
 from tracer.graph.flags import FLAG_CALL, written_flags
@@ -82,9 +81,6 @@ class FlagRoute:
     classes: frozenset[str]  # the classes the object made may be of
 
 
-ROUTES: WeakKeyDictionary[FlowGraph, dict[tuple[str, str], FlagRoute | None]] = WeakKeyDictionary()
-
-
 def flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> FlagRoute | None:
     """The way of the flag FLAG_ID's value to its field FIELD_ID of KLASS through the object
     made from the namespace its parser returns, and the steps of the function that parses
@@ -92,11 +88,11 @@ def flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> Fla
     (`settings = Config.from_args(args)`), or of the constructor itself. Where several
     functions parse (a package's own entry and scripts beside it), the one in the module most
     modules import. None when no such object is found."""
-    cache = ROUTES.setdefault(graph, {})
-    key = (flag_id, field_id)
-    if key not in cache:
-        cache[key] = find_flag_route(graph, flag_id, field_id, klass)
-    return cache[key]
+    return graph.remembered(
+        "flag route",
+        (flag_id, field_id),
+        lambda: find_flag_route(graph, flag_id, field_id, klass),
+    )
 
 
 def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> FlagRoute | None:

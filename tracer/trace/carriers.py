@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 from tracer.graph.bags import fillings, read_by_name, receiver_sources
 from tracer.graph.objects import constructions, object_sources, route_back, self_class
@@ -105,25 +104,20 @@ def carrier_route(
     return [edge.dst for edge in found[:-1]]
 
 
-# The routes found, by graph: a trace asks for one join many times (the spine's search, each
-# route, the checks of matched returns), and the answer never changes for a graph.
 Record = tuple[str, str] | None  # a flag and the field it set, on the way to a store
-FOUND: WeakKeyDictionary[FlowGraph, dict[tuple[str | None, str, str, Record], list[Edge]]] = (
-    WeakKeyDictionary()
-)
 
 
 def carrier_edges(
     graph: FlowGraph, filled_by: str | None, store: str, read: str, record: Record = None
 ) -> list[Edge]:
     """The edges of the object's route from STORE to READ, `store` edge first and `read`
-    edge last, or [] when there is none (see carrier_route)."""
-    cache = FOUND.setdefault(graph, {})
-    key = (filled_by, store, read, record)
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = find_route(graph, filled_by, store, read, record)
-    return found
+    edge last, or [] when there is none (see carrier_route). A trace asks for one join many
+    times (the spine's search, each route, the checks of matched returns): remembered."""
+    return graph.remembered(
+        "carrier route",
+        (filled_by, store, read, record),
+        lambda: find_route(graph, filled_by, store, read, record),
+    )
 
 
 def find_route(
