@@ -87,6 +87,7 @@ ROUTES = {
         server_args  | args: argparse.Namespace
         server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args  | mem_fraction_static: Optional[float] = None
+        server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args  | return ServerArgs.from_cli_args(raw_args)
         serve        | server_args = prepare_server_args(dispatch_argv)
         serve        | run_server(server_args)
@@ -168,6 +169,7 @@ ROUTES = {
         server_args  | args: argparse.Namespace
         server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args  | mem_fraction_static: A[
+        server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args  | return ServerArgs.from_cli_args(raw_args)
         serve        | server_args = prepare_server_args(dispatch_argv)
         serve        | run_server(server_args)
@@ -234,6 +236,7 @@ ROUTES = {
         server_args     | args: argparse.Namespace
         server_args     | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args     | mem_fraction_static: A[
+        server_args     | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args     | return ServerArgs.from_cli_args(raw_args)
         serve           | server_args = prepare_server_args(dispatch_argv)
         serve           | run_server(server_args)
@@ -372,6 +375,7 @@ ROUTES = {
         server_args  | args: argparse.Namespace
         server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         schedule     | mem_fraction_static: A[
+        server_args  | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args  | server_args = ServerArgs.from_cli_args(raw_args)
         server_args  | return server_args
         serve        | server_args = prepare_server_args(list(request.argv))
@@ -447,6 +451,7 @@ ROUTES = {
         server_args     | args: argparse.Namespace
         server_args     | return cls(**{attr: getattr(args, attr) for attr in attrs})
         schedule        | mem_fraction_static: A[
+        server_args     | return cls(**{attr: getattr(args, attr) for attr in attrs})
         server_args     | server_args = ServerArgs.from_cli_args(raw_args)
         server_args     | return server_args
         serve           | server_args = prepare_server_args(list(request.argv))

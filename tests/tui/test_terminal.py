@@ -108,31 +108,35 @@ def test_walk_in_tmux(
     env = {"SGTRACE_CACHE": str(release_cache), "TERM": "xterm-256color", "HOME": str(tmp_path)}
     terminal.start([*sgtrace(), "walk", SOURCE, "mem_fraction_static"], env)
 
-    screen = terminal.wait_for("spine of 26", "sglang/srt/server_args.py", "563 │")
+    screen = terminal.wait_for("spine of 27", "sglang/srt/server_args.py", "563 │")
     assert "mem_fraction_static in pypi:sglang==0.4.6" in screen
     # The chain, origin first, each step's place before its function.
     assert "1 » flag    server_args.py:563  ServerArgs.add_cli_args" in screen
     assert '"--mem-fraction-static",' in screen  # the source of the selected step
-    assert "26 ◉ sink    model_runner.py:734  ModelRunner.init_memo" in screen
+    assert "27 ◉ sink    model_runner.py:734  ModelRunner.init_memo" in screen
 
     terminal.send("Down")  # the namespace the parser returns
-    screen = terminal.wait_for("spine step 2 of 26")
+    screen = terminal.wait_for("spine step 2 of 27")
     assert "1261 │     raw_args = parser.parse_args(argv)" in screen
 
     terminal.send("Down", "Down", "Down", "Down")  # through from_cli_args into the field
-    screen = terminal.wait_for("spine step 6 of 26")
+    screen = terminal.wait_for("spine step 6 of 27")
     assert "69 │     mem_fraction_static: Optional[float] = None" in screen
 
-    terminal.send("Enter")  # along the spine: the ServerArgs object the field is kept in
-    screen = terminal.wait_for("spine step 7 of 26", "1262 │")
+    terminal.send("Enter")  # along the spine: the ServerArgs object made there, returned
+    screen = terminal.wait_for("spine step 7 of 27", "1213 │")
+    assert "return cls(**{attr: getattr(args, attr) for attr in attrs})" in screen
+
+    terminal.send("Enter")  # ... into from_cli_args's caller
+    screen = terminal.wait_for("spine step 8 of 27", "1262 │")
     assert "server_args = ServerArgs.from_cli_args(raw_args)" in screen
 
     terminal.send("Enter", "Enter")  # returned, into launch_server.py
-    screen = terminal.wait_for("sglang/launch_server.py", "spine step 9 of 26")
+    screen = terminal.wait_for("sglang/launch_server.py", "spine step 10 of 27")
     assert "11 │     server_args = prepare_server_args(sys.argv[1:])" in screen
 
     terminal.send("BSpace")
-    terminal.wait_for("spine step 8 of 26", "sglang/srt/server_args.py")
+    terminal.wait_for("spine step 9 of 27", "sglang/srt/server_args.py")
 
     terminal.send("q")
     assert terminal.exit_status() == "0", terminal.screen()

@@ -1,10 +1,11 @@
 """The walk driven key by key (Textual's Pilot) over SGLang 0.4.6: what each pane shows.
 
-The spine of mem_fraction_static there, 26 steps: flag (server_args.py:563); the namespace the
+The spine of mem_fraction_static there, 27 steps: flag (server_args.py:563); the namespace the
 parser returns, `raw_args = parser.parse_args(argv)` (:1261), passed to
 `ServerArgs.from_cli_args(raw_args)` (:1262) as its `args` (:1208) and copied into the field by
 `cls(**{attr: getattr(args, attr) ...})` (:1213); the field (:69); then the ServerArgs object's
-route: `server_args = ServerArgs.from_cli_args(raw_args)` (:1262), `return server_args`
+route: made and returned there (:1213), `server_args = ServerArgs.from_cli_args(raw_args)`
+(:1262), `return server_args`
 (:1263), launch_server.py (:11, :14), http_server.py, engine.py (the scheduler process's args),
 scheduler.py (run_scheduler_process, Scheduler.__init__, the worker made at :262), the
 parameter of TpModelWorker.__init__ (tp_worker.py:47); then the value itself: argument
@@ -55,6 +56,7 @@ PASSED: Where = ("call_arg", SERVER_ARGS, 1262)  # ServerArgs.from_cli_args(raw_
 NAMESPACE: Where = ("param", SERVER_ARGS, 1208)  # from_cli_args's `args`
 COPIED: Where = ("call_arg", SERVER_ARGS, 1213)  # cls(**{attr: getattr(args, attr) ...})
 FIELD: Where = ("field", SERVER_ARGS, 69)
+MADE: Where = ("return", SERVER_ARGS, 1213)  # return cls(...): the object made from the namespace
 FROM_CLI_ARGS: Where = ("local_assign", SERVER_ARGS, 1262)  # the object the field is kept in
 RETURNED: Where = ("return", SERVER_ARGS, 1263)
 IN_LAUNCH_SERVER: Where = ("local_assign", LAUNCH_SERVER, 11)
@@ -68,6 +70,7 @@ SPINE: list[Where] = [
     NAMESPACE,
     COPIED,
     FIELD,
+    MADE,
     FROM_CLI_ARGS,
     RETURNED,
     IN_LAUNCH_SERVER,
@@ -180,8 +183,8 @@ def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> N
         assert "ServerArgs.add_cli_args" in tree_cursor(app)
         tree = app.query_one(ChainTree)
         numbers = [str(node.label).split()[0] for node in tree.root.children]
-        assert numbers == [str(number) for number in range(1, 27)]
-        assert str(tree.root.children[25].label).startswith("26 ◉ sink    model_runner.py:734")
+        assert numbers == [str(number) for number in range(1, 28)]
+        assert str(tree.root.children[26].label).startswith("27 ◉ sink    model_runner.py:734")
         source = app.query_one(SourceView)
         assert source.path == SERVER_ARGS
         assert list(source.highlighted_lines) == [563, 564, 565, 566, 567, 568]
@@ -191,7 +194,7 @@ def test_opens_on_the_origin_of_the_spine(walk_app: Callable[..., WalkApp]) -> N
         assert '"--mem-fraction-static",' in rows[1]
         status = str(app.query_one("#status", Static).render())
         assert "mem_fraction_static in pypi:sglang==0.4.6" in status
-        assert "spine of 26" in status
+        assert "spine of 27" in status
         details = app.query_one(Details)
         assert details.chosen_link is not None
         assert app.view is not None
@@ -219,7 +222,10 @@ def test_down_moves_to_the_next_step(walk_app: Callable[..., WalkApp]) -> None:
         assert where(app) == FIELD
         assert list(app.query_one(SourceView).highlighted_lines) == [69]
         assert lit_rows(app) == ["    69 │     mem_fraction_static: Optional[float] = None"]
-        await pilot.press("down")  # the object the field is kept in, made
+        await pilot.press("down")  # the object the field is kept in, made and returned
+        await pilot.pause()
+        assert where(app) == MADE
+        await pilot.press("down")  # ... into from_cli_args's caller
         await pilot.pause()
         assert where(app) == FROM_CLI_ARGS
         # The argument on the same line (step 3) is marked in the gutter.
@@ -245,27 +251,27 @@ def test_enter_follows_the_edge_and_backspace_goes_back(
         await pilot.press("enter", "enter", "enter", "enter")  # through from_cli_args
         await pilot.pause()
         assert where(app) == FIELD
-        await pilot.press("enter")  # field -> the ServerArgs object it is kept in
+        await pilot.press("enter", "enter")  # field -> the ServerArgs object it is kept in
         await pilot.pause()
         assert where(app) == FROM_CLI_ARGS
-        assert tree_cursor(app).startswith("7 = local")
+        assert tree_cursor(app).startswith("8 = local")
         assert app.view is not None
-        assert [place.step_id for place in app.history] == list(app.view.chain.spine[:6])
-        assert history(app) == [FLAG, PARSED, PASSED, NAMESPACE, COPIED, FIELD]
+        assert [place.step_id for place in app.history] == list(app.view.chain.spine[:7])
+        assert history(app) == [FLAG, PARSED, PASSED, NAMESPACE, COPIED, FIELD, MADE]
         await pilot.press("enter", "enter")  # returned, into launch_server.py
         await pilot.pause()
         assert where(app) == IN_LAUNCH_SERVER
         assert app.query_one(SourceView).path == LAUNCH_SERVER
         assert lit_rows(app) == ["    11 │     server_args = prepare_server_args(sys.argv[1:])"]
-        assert tree_cursor(app).startswith("9 = local")
-        assert history(app) == SPINE[:8]
+        assert tree_cursor(app).startswith("10 = local")
+        assert history(app) == SPINE[:9]
         await pilot.press("backspace")
         await pilot.pause()
         assert where(app) == RETURNED
         assert app.query_one(SourceView).path == SERVER_ARGS
-        assert tree_cursor(app).startswith("8 ↩ return")
-        assert history(app) == SPINE[:7]
-        await pilot.press("backspace", "backspace")
+        assert tree_cursor(app).startswith("9 ↩ return")
+        assert history(app) == SPINE[:8]
+        await pilot.press("backspace", "backspace", "backspace")
         await pilot.pause()
         assert where(app) == FIELD
         assert tree_cursor(app).startswith("6 ■ field")
@@ -302,7 +308,7 @@ def test_the_edge_list_picks_the_edge_enter_follows(walk_app: Callable[..., Walk
             (False, "copied_to_field", COPIED),
             (True, "attr", ARGUMENT),
             (True, "attr", ("use", SERVER_ARGS, 224)),
-            (True, "store", FROM_CLI_ARGS),
+            (True, "store", MADE),
         ]
         assert app.query_one(EdgeList).highlighted == 4  # along the spine
         await pilot.press("tab")
@@ -346,7 +352,7 @@ def test_f_recentres_forward_and_b_backward(walk_app: Callable[..., WalkApp]) ->
         await pilot.pause()
         assert app.view.chain.direction == "both"
         assert where(app) == PARAM
-        assert tree_cursor(app).startswith("21 ▸ param")
+        assert tree_cursor(app).startswith("22 ▸ param")
 
     drive(app, scenario)
 
@@ -435,10 +441,10 @@ def test_e_exports_the_chain(walk_app: Callable[..., WalkApp], tmp_path: Path) -
     assert chain["param"] == "mem_fraction_static"
     assert chain["nodes"][0]["file"] == SERVER_ARGS
     assert chain["nodes"][0]["kind"] == "cli_flag"
-    assert len(chain["spine"]) == 26
+    assert len(chain["spine"]) == 27
     text = as_text.read_text()
     assert text.startswith(
-        "mem_fraction_static in pypi:sglang==0.4.6: 55 steps in 8 files, spine of 26\n"
+        "mem_fraction_static in pypi:sglang==0.4.6: 56 steps in 8 files, spine of 27\n"
     )
 
 

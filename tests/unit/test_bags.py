@@ -148,6 +148,7 @@ def test_a_bags_read_goes_through_the_record_the_bag_is_filled_from(snippet_sess
     start = code.index("fraction: float = 0.9")
     assert code[start:] == [
         "fraction: float = 0.9",
+        "return cls(**{name: getattr(args, name) for name in names})",
         "return Settings.from_cli_args(raw_args)",
         "run(prepare_settings(sys.argv[1:]), False)",
         "settings",

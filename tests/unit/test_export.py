@@ -600,7 +600,8 @@ def test_calls_and_file_scopes_on_sglang_0_5_9(release, graphviz):
         ("param", 5069),  # args
         ("call_arg", 5078),  # cls(**{attr: getattr(args, attr) for attr in attrs})
         ("field", 324),
-        ("return", 5592),  # the ServerArgs made from the parsed flags leaves prepare_server_args
+        ("return", 5078),  # the ServerArgs made there from the parsed flags, returned
+        ("return", 5592),  # ... and leaving prepare_server_args
     ]
     assert whole.edges[spine[0], spine[1], "parsed"]["bold"]
     assert all(whole.nodes[s]["bold"] for s in spine)

@@ -68,6 +68,7 @@ PARSER_PARTS = (
 )
 HAND_ON = 3  # callers a parser is followed up through, to where it parses
 MAX_STEPS = 200  # steps expanded from one namespace to the constructions
+WHOLE = frozenset({"local", "return_to_result"})  # edges that hand an object on as it is
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,14 @@ class FlagRoute:
     edges: tuple[Edge, ...]
     holders: frozenset[str]
     classes: frozenset[str]  # the classes the object made may be of
+    # A holder -> the way of the object from the step taking the construction to it (the
+    # constructor called in the function the namespace is handed to: `return cls(...)`, then
+    # the call's result), those edges in order; () where the holder takes the construction.
+    made: tuple[tuple[str, tuple[Edge, ...]], ...] = ()
+
+    def made_way(self, holder: str) -> tuple[Edge, ...]:
+        """The edges from the step taking the construction to HOLDER (see `made`)."""
+        return dict(self.made).get(holder, ())
 
 
 def flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> FlagRoute | None:
@@ -110,9 +119,34 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
         if found is not None:
             path, holders = found
             first = Edge(flag_id, start, "parsed", 1.0)
-            last = Edge(path[-1].dst if path else start, field_id, "copied_to_field", 1.0)
-            return FlagRoute((first, *path, last), frozenset(holders), frozenset(family))
+            argument = path[-1].dst if path else start
+            last = Edge(argument, field_id, "copied_to_field", 1.0)
+            made = made_ways(graph, argument, holders)
+            return FlagRoute((first, *path, last), frozenset(holders), frozenset(family), made)
     return None
+
+
+def made_ways(
+    graph: FlowGraph, argument: str, holders: set[str]
+) -> tuple[tuple[str, tuple[Edge, ...]], ...]:
+    """From the steps taking the construction ARGUMENT is given to, forward along edges
+    that carry the object whole (a local, a return to its call's result), to each of
+    HOLDERS reached: the edges of the way (see FlagRoute.made), nearest first."""
+    tables = graph.file(step_ids.file_of(argument))
+    made = tables.consumers.get(step_ids.call_of(argument), [])
+    parent: dict[str, Edge | None] = dict.fromkeys(made)
+    queue = deque(made)
+    ways: list[tuple[str, tuple[Edge, ...]]] = []
+    while queue and len(parent) < MAX_STEPS:
+        current = queue.popleft()
+        if current in holders:
+            ways.append((current, tuple(way_to(parent, current))))
+            continue
+        for edge in graph.edges(current, True):
+            if edge.kind in WHOLE and edge.confidence >= TRUSTED and edge.dst not in parent:
+                parent[edge.dst] = edge
+                queue.append(edge.dst)
+    return tuple(ways)
 
 
 def namespace_edges(graph: FlowGraph, flag_id: str) -> list[Edge]:

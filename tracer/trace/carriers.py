@@ -131,15 +131,30 @@ def find_route(
     route = route_back(graph, [e.src for e in sources], holds) if sources else []
     if not route:
         classes = record_classes(graph, filled_by, store)
-        return bag_route(graph, holds, classes, store, read, attr)
+        return bag_route(graph, holds, classes, filled_by, store, read, attr)
     if len(route) == 1 and self_class(graph, route[0].dst) is not None:
         return []  # `self.f` read in a method of the storing class: the same object
     first, last = route[0].dst, route[-1].dst
     return [
-        Edge(store, first, "store", 1.0, attr),
+        *into_holder(graph, filled_by, store, first, attr),
         *route[1:],
         Edge(last, read, "read", 1.0, attr),
     ]
+
+
+def into_holder(
+    graph: FlowGraph, filled_by: str | None, store: str, holder: str, attr: str
+) -> list[Edge]:
+    """From STORE into the object HOLDER holds: the `store` edge, into the step taking the
+    object's construction where a flag (FILLED_BY) filled the field STORE and the object was
+    made from the parsed flags in a function the namespace is handed to (`return cls(...)`),
+    then that object's way to HOLDER; else straight into HOLDER."""
+    made: tuple[Edge, ...] = ()
+    step = graph.step(store)
+    if filled_by is not None and step.kind == "field" and graph.step(filled_by).kind == "cli_flag":
+        found = flag_route(graph, filled_by, store, field_class(graph.index, step))
+        made = found.made_way(holder) if found is not None else ()
+    return [Edge(store, made[0].src if made else holder, "store", 1.0, attr), *made]
 
 
 def holder_test(
@@ -212,6 +227,7 @@ def bag_route(
     graph: FlowGraph,
     holds: Callable[[str], bool],
     classes: frozenset[str],
+    filled_by: str | None,
     store: str,
     read: str,
     attr: str,
@@ -241,7 +257,7 @@ def bag_route(
                 continue
             given = [] if value == filling.value else [Edge(value, filling.value, "local", 1.0)]
             return [
-                Edge(store, kept[0].dst, "store", 1.0, attr),
+                *into_holder(graph, filled_by, store, kept[0].dst, attr),
                 *kept[1:],
                 Edge(obj, value, "read_by_name", 1.0, attr),
                 *given,
