@@ -238,6 +238,11 @@ def test_a_branch_with_a_default_else_is_a_dispatch_one_that_raises_is_not():
         "        raise RuntimeError('unsupported')",
         "    if settings.debug:",
         "        dump(settings)",
+        "    if settings.pool is None:",
+        "        make_pool(settings)",
+        "    else:",
+        "        # shared with the main worker",
+        "        assert settings.draft",
     ]
 
     def line(number: int) -> str | None:
@@ -246,6 +251,7 @@ def test_a_branch_with_a_default_else_is_a_dispatch_one_that_raises_is_not():
     assert has_default(line, 2, 4) and has_default(line, 4, 4)
     assert not has_default(line, 8, 4)  # its else only raises
     assert not has_default(line, 12, 4)  # no else at all
+    assert not has_default(line, 14, 4)  # its else only checks (a comment before)
 
 
 def test_a_line_counts_the_dispatch_branches_around_it_up_to_its_function(snippet_session):

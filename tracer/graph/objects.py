@@ -62,6 +62,8 @@ MAX_VISITS = 400  # steps a route search may expand
 # objects: an object's way through a package never goes through it.
 TEST_CODE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
 GUARD_COST = 4  # steps a call made only in a branch that has a default counts for
+# The first words of an `else:` body that takes no other way: it fails or only checks.
+NOTHING_ELSE = ("raise", "assert", "pass")
 
 
 def route_back(
@@ -162,7 +164,8 @@ def guards(graph: FlowGraph, step: Step) -> int:
 
 def has_default(line: Callable[[int], str | None], header: int, indent: int) -> bool:
     """Does the `if`/`elif` chain whose header is line HEADER (1-based, at INDENT; LINE gives
-    a line by its number) end in an `else:` whose body does more than raise?"""
+    a line by its number) end in an `else:` whose body does something (not only raise, check
+    with `assert`, or `pass`: that is no other way the program may take)?"""
     number = header
     while (text := line(number := number + 1)) is not None:
         stripped = text.lstrip()
@@ -172,9 +175,11 @@ def has_default(line: Callable[[int], str | None], header: int, indent: int) -> 
             return False
         if stripped.startswith("else"):
             after = number
-            while (body := line(after := after + 1)) is not None and not body.strip():
+            while (body := line(after := after + 1)) is not None and (
+                not body.strip() or body.strip().startswith("#")
+            ):
                 pass
-            return not (body or "").strip().startswith("raise")
+            return not (body or "").strip().startswith(NOTHING_ELSE)
     return False
 
 
