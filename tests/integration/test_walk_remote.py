@@ -59,7 +59,7 @@ def test_walk_over_ssh(client: SshServer, target_checkout: Callable[..., Target]
         assert step is not None
         assert (step.kind, step.file, step.line) == ("cli_flag", "sglang/srt/server_args.py", 563)
         assert app.query_one(SourceView).path == "sglang/srt/server_args.py"
-        assert len(app.view.chain.spine) == 26
+        assert len(app.view.chain.spine) == 27
         await pilot.press("down", "enter")  # the parsed namespace, then along its spine edge
         await pilot.pause()
         step = app.current_step
