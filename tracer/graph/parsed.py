@@ -10,7 +10,7 @@ it reaches."""
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tracer.extract.facts import MODULE_SCOPE, Call
@@ -19,7 +19,7 @@ from tracer.graph.steps import CARRYING, TRUSTED, Edge, Step
 from tracer.store import step_ids
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from tracer.extract.facts import Arg
     from tracer.graph.file_steps import FileTables
@@ -82,12 +82,8 @@ class FlagRoute:
     classes: frozenset[str]  # the classes the object made may be of
     # A holder -> the way of the object from the step taking the construction to it (the
     # constructor called in the function the namespace is handed to: `return cls(...)`, then
-    # the call's result), those edges in order; () where the holder takes the construction.
-    made: tuple[tuple[str, tuple[Edge, ...]], ...] = ()
-
-    def made_way(self, holder: str) -> tuple[Edge, ...]:
-        """The edges from the step taking the construction to HOLDER (see `made`)."""
-        return dict(self.made).get(holder, ())
+    # the call's result), those edges in order; none where the holder takes the construction.
+    made: Mapping[str, tuple[Edge, ...]] = field(default_factory=dict)
 
 
 def flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -> FlagRoute | None:
@@ -126,9 +122,7 @@ def find_flag_route(graph: FlowGraph, flag_id: str, field_id: str, klass: str) -
     return None
 
 
-def made_ways(
-    graph: FlowGraph, argument: str, holders: set[str]
-) -> tuple[tuple[str, tuple[Edge, ...]], ...]:
+def made_ways(graph: FlowGraph, argument: str, holders: set[str]) -> dict[str, tuple[Edge, ...]]:
     """From the steps taking the construction ARGUMENT is given to, forward along edges
     that carry the object whole (a local, a return to its call's result), to each of
     HOLDERS reached: the edges of the way (see FlagRoute.made), nearest first."""
@@ -136,17 +130,17 @@ def made_ways(
     made = tables.consumers.get(step_ids.call_of(argument), [])
     parent: dict[str, Edge | None] = dict.fromkeys(made)
     queue = deque(made)
-    ways: list[tuple[str, tuple[Edge, ...]]] = []
+    ways: dict[str, tuple[Edge, ...]] = {}
     while queue and len(parent) < MAX_STEPS:
         current = queue.popleft()
         if current in holders:
-            ways.append((current, tuple(way_to(parent, current))))
+            ways[current] = tuple(way_to(parent, current))
             continue
         for edge in graph.edges(current, True):
             if edge.kind in WHOLE and edge.confidence >= TRUSTED and edge.dst not in parent:
                 parent[edge.dst] = edge
                 queue.append(edge.dst)
-    return tuple(ways)
+    return ways
 
 
 def namespace_edges(graph: FlowGraph, flag_id: str) -> list[Edge]:

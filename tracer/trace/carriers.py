@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from tracer.graph.bags import fillings, read_by_name, receiver_sources
 from tracer.graph.objects import constructions, object_sources, route_back, self_class
-from tracer.graph.parsed import flag_route
+from tracer.graph.parsed import FlagRoute, flag_route
 from tracer.graph.steps import FLAG_EDGES, TRUSTED, Edge, field_class, pairs_of
 from tracer.store import step_ids
 from tracer.trace.processes import in_process
@@ -149,12 +149,18 @@ def into_holder(
     object's construction where a flag (FILLED_BY) filled the field STORE and the object was
     made from the parsed flags in a function the namespace is handed to (`return cls(...)`),
     then that object's way to HOLDER; else straight into HOLDER."""
-    made: tuple[Edge, ...] = ()
-    step = graph.step(store)
-    if filled_by is not None and step.kind == "field" and graph.step(filled_by).kind == "cli_flag":
-        found = flag_route(graph, filled_by, store, field_class(graph.index, step))
-        made = found.made_way(holder) if found is not None else ()
+    found = flagged_record(graph, filled_by, store)
+    made = found.made.get(holder, ()) if found is not None else ()
     return [Edge(store, made[0].src if made else holder, "store", 1.0, attr), *made]
+
+
+def flagged_record(graph: FlowGraph, filled_by: str | None, store: str) -> FlagRoute | None:
+    """Where a flag (FILLED_BY) set the field STORE: its value's way into the object made
+    from the parsed flags (see `flag_route`); None otherwise or when none is found."""
+    step = graph.step(store)
+    if filled_by is None or step.kind != "field" or graph.step(filled_by).kind != "cli_flag":
+        return None
+    return flag_route(graph, filled_by, store, field_class(graph.index, step))
 
 
 def holder_test(
@@ -215,12 +221,10 @@ def record_classes(graph: FlowGraph, filled_by: str | None, store: str) -> froze
     step = graph.step(store)
     if step.kind != "field":
         return frozenset()
-    klass = field_class(graph.index, step)
-    if filled_by is not None and graph.step(filled_by).kind == "cli_flag":
-        found = flag_route(graph, filled_by, store, klass)
-        if found is not None:
-            return found.classes
-    return frozenset(graph.index.family(klass))
+    found = flagged_record(graph, filled_by, store)
+    if found is not None:
+        return found.classes
+    return frozenset(graph.index.family(field_class(graph.index, step)))
 
 
 def bag_route(
