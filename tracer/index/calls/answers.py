@@ -19,6 +19,19 @@ once where it is met, until none of those met while being answered found more th
 given; then all are remembered at once, each reading what the whole cycle read. So each
 holds the cycle's least fixed point, whichever of its questions was asked first.
 
+Choices. Some answers choose by what another holds: what is stored in an attribute, else
+(nothing known stored) what its annotation names. Made on an answer not yet settled (a
+question of a cycle still open, or one put off), such a choice could take the annotation for
+an attribute whose stores hold something known only once the cycle settles, and rounds only
+add. So a choice made on an answer not settled that holds nothing known so far is taken as if
+it held something known (`holds`: the way that adds nothing), and remembered as an
+*assumption* with the question that made it and its cycle. When the cycle settles (or the
+question put off is answered), an assumption its answers belie (KEY holds nothing known after
+all) marks KEY (`vague`, which only grows) and the cycle is answered again (the answers that
+took the question put off are dropped): the choice then takes the other way, which adds to
+what was found. So answers only grow, and each is the one the choices give on settled
+answers, whichever question was asked first.
+
 The depth bound limits how deep questions are nested, not what they find. A question asked
 deeper than `bound` questions is *put off*: given what it was last found to hold (nothing at
 first), and asked after the outermost question, as an outermost question itself. If it then
@@ -59,6 +72,7 @@ class Question:
 
     __slots__ = (
         "again",
+        "assumed",
         "changed",
         "key",
         "low",
@@ -81,6 +95,7 @@ class Question:
         self.again = False  # met while being answered: given what it held so far
         self.changed = False  # a question of its cycle found more than it was given
         self.stale: list[Key] | None = None  # its cycle's questions of earlier rounds
+        self.assumed: set[Key] | None = None  # chose as if these held something known
 
     def read(self, part: Reads | str, since: int) -> None:
         if self.reads is None:
@@ -95,6 +110,12 @@ class Question:
             self.pending = set(keys)
         else:
             self.pending.update(keys)
+
+    def assume(self, key: Key) -> None:
+        if self.assumed is None:
+            self.assumed = {key}
+        else:
+            self.assumed.add(key)
 
     def meets(self, number: int) -> None:
         if number < self.low:
@@ -113,13 +134,21 @@ class Question:
                 self.read(part, inner.since)
         if inner.pending:
             self.took(inner.pending)
+        if inner.assumed:
+            for key in inner.assumed:
+                self.assume(key)
 
 
 class Answers:
     """Answers by question, each with the functions whose parameters it read."""
 
-    def __init__(self, bound: int) -> None:
+    def __init__(self, bound: int, unknown: frozenset = NOTHING) -> None:
         self.bound = bound
+        self.unknown = unknown  # what does not count as something known (`holds`)
+        self.vague: set[Key] = set()  # settled holding nothing known after an assumption
+        # Found answers with assumptions not judged yet (on answers not final: see Choices).
+        self.assumptions: dict[Key, set[Key]] = {}
+        self.judging: dict[Key, set[Key]] = {}  # a key -> the answers judged once it is final
         self.found: dict[Key, frozenset] = {}
         # The answers that read something: what, and when they were found.
         self.reads: dict[Key, tuple[Reads, int]] = {}
@@ -184,7 +213,7 @@ class Answers:
         if asking:
             return self.answer(key, answer, reads, counted)
         found = self.outermost(key, answer, reads, counted)
-        if self.settling or not self.put_off:
+        if self.settling:
             return found
         self.settle()
         while key not in self.found:  # it took a question put off that held more
@@ -221,7 +250,12 @@ class Answers:
                     asking[-2].absorb(question, held, before)
                     return held
                 if not (question.changed or (question.again and held != before)):
-                    break
+                    belied, unjudged = self.judge(question.assumed, question, held)
+                    question.assumed = unjudged or None
+                    if not belied:
+                        break
+                    # Choices made as if these held something known: made again.
+                    self.vague |= belied
                 # Its cycle found more than was given: each of it answered again.
                 self.provisional[key] = held
                 if question.members:
@@ -239,6 +273,54 @@ class Answers:
         self.settled(question, held)
         return held
 
+    def holds(self, key: Key, held: frozenset) -> frozenset | None:
+        """What to take of HELD, KEY's answer so far, where it holds something known (a
+        value not `unknown`): all of it; None where it holds nothing known (take the other
+        way). Asked to choose between ways. Where KEY is not settled and holds nothing known
+        so far, nothing, as if it held something known, remembered as an assumption; once
+        KEY is `vague`, None, whatever it holds (see Choices above)."""
+        if key in self.vague:
+            return None
+        if not held <= self.unknown:
+            return held
+        if not self.asking:
+            return None
+        if key in self.found and key not in self.pending:
+            return None  # settled: what it holds is final
+        self.asking[-1].assume(key)
+        return NOTHING
+
+    def judge(
+        self, assumed: set[Key] | None, question: Question | None = None, held: frozenset = NOTHING
+    ) -> tuple[set[Key], set[Key]]:
+        """The ASSUMED keys (of QUESTION's cycle, just settled holding HELD, if given) that
+        hold nothing known after all (belied), and those whose answers are not final yet (a
+        question put off, or one that took one: judged when they are)."""
+        belied: set[Key] = set()
+        unjudged: set[Key] = set()
+        if not assumed:
+            return belied, unjudged
+        open_cycle = question is not None and bool(
+            (question.pending or set()) - {question.key} - set(question.members or ())
+        )
+        for key in assumed:
+            if key in self.vague:
+                belied.add(key)  # marked since: the choice is made the other way
+                continue
+            if question is not None and key == question.key:
+                now, final = held, not open_cycle
+            elif question is not None and key in self.current:
+                now, final = self.provisional[key], not open_cycle
+            elif key in self.found:
+                now, final = self.found[key], key not in self.pending
+            else:
+                now, final = NOTHING, False
+            if not final:
+                unjudged.add(key)
+            elif now <= self.unknown:
+                belied.add(key)
+        return belied, unjudged
+
     def settled(self, question: Question, held: frozenset) -> None:
         """Remember QUESTION's answer HELD, and those of its cycle's questions, each reading
         what the whole cycle read and taking what it took."""
@@ -248,14 +330,16 @@ class Answers:
             pending.difference_update(question.members or ())
         read = reads_of(question.reads) if question.reads else None
         found, provisional = self.found, self.provisional
+        assumed = question.assumed
         for member in question.members or ():
-            self.keep(member, provisional.pop(member), read, since, pending)
+            self.keep(member, provisional.pop(member), read, since, pending, assumed)
             del self.current[member]
-        self.keep(key, held, read, since, pending)
+        self.keep(key, held, read, since, pending, assumed)
         provisional.pop(key, None)
         for member in question.stale or ():  # of an earlier round, not met in the last
             if member not in found and member not in self.current:
                 provisional.pop(member, None)
+        final = [] if pending else [*(question.members or ()), key]
         given = self.given.pop(key, None)
         if given is not None:  # put off: what took it took GIVEN
             takers = self.waiting.pop(key, ())
@@ -267,21 +351,58 @@ class Answers:
                     if waits is None:
                         continue  # dropped since
                     waits.discard(key)
+                    if assumed:  # and what it was made on
+                        self.assume_until(taker, self.assumptions.get(taker, set()) | assumed)
                     if pending:
                         waits.update(pending)
                         for other in pending:
                             self.waiting.setdefault(other, {})[taker] = None
                     elif not waits:
                         del self.pending[taker]
+                        final.append(taker)
+        self.judge_final(final)  # after the takers: one may be what it assumed on
         if self.asking:
             outer = self.asking[-1]
             if read is not None:
                 outer.read(read, since)
             if pending:
                 outer.took(pending)
+            if assumed:
+                for other in assumed:
+                    outer.assume(other)
+
+    def judge_final(self, keys: list[Key]) -> None:
+        """KEYS' answers are final (what they took put off held what they were given): their
+        assumptions judged, and those of the answers that wait for one of them to be; an
+        answer made on one belied is dropped, to be made again."""
+        todo = list(keys)
+        while todo:
+            final = todo.pop()
+            for key in (final, *self.judging.pop(final, ())):
+                assumed = self.assumptions.pop(key, None)
+                if not assumed or key not in self.found:
+                    continue
+                belied, unjudged = self.judge(assumed)
+                if belied:
+                    self.vague |= belied
+                    self.drop((key,))
+                elif unjudged:
+                    self.assume_until(key, unjudged)
+
+    def assume_until(self, key: Key, assumed: set[Key]) -> None:
+        """KEY's answer was made on ASSUMED, judged once each is final."""
+        self.assumptions[key] = assumed
+        for other in assumed:
+            self.judging.setdefault(other, set()).add(key)
 
     def keep(
-        self, key: Key, held: frozenset, read: Reads | None, since: int, pending: set[Key] | None
+        self,
+        key: Key,
+        held: frozenset,
+        read: Reads | None,
+        since: int,
+        pending: set[Key] | None,
+        assumed: set[Key] | None = None,
     ) -> None:
         if len(held) <= 1:  # most answers are nothing or one value: kept once
             held = self.shared.setdefault(held, held)
@@ -295,6 +416,10 @@ class Answers:
                 self.waiting.setdefault(other, {})[key] = None
         else:
             self.pending.pop(key, None)
+        if assumed:
+            self.assume_until(key, set(assumed))
+        else:
+            self.assumptions.pop(key, None)
 
     def take(self, asker: Question, key: Key) -> None:
         """ASKER took KEY's answer: it reads what that read, and takes the questions put off
@@ -302,6 +427,10 @@ class Answers:
         read = self.reads.get(key)
         if read is not None:
             asker.read(*read)
+        assumed = self.assumptions.get(key)
+        if assumed is not None:
+            for other in assumed:
+                asker.assume(other)
         pending = self.pending.get(key)
         if pending is not None:
             asker.took(pending)
@@ -331,6 +460,7 @@ class Answers:
             self.floor[key] = held
             self.reads.pop(key, None)
             self.pending.pop(key, None)
+            self.assumptions.pop(key, None)
 
     def grew(self, function: str) -> None:
         """FUNCTION is given a new call: what its parameters hold may grow."""
@@ -355,6 +485,7 @@ class Answers:
             del self.found[key]
             del self.reads[key]
             self.pending.pop(key, None)
+            self.assumptions.pop(key, None)
         return set(stale)
 
 

@@ -50,7 +50,7 @@ class Objects:
         self.facts = rules.facts
         self.resolver = rules.resolver
         self.sites = sites
-        self.answers = Answers(depth)
+        self.answers = Answers(depth, unknown=frozenset({UNKNOWN}))
         self.contents = Contents(self, self.facts, self.answers)
         self.bindings = Bindings(self, self.contents, rules, values, self.answers)
         self.chosen = Chosen(self, rules, values)
@@ -322,15 +322,18 @@ class Objects:
         """What the calls of FUNCTION pass to NAME; where nothing passed is known, the class
         its annotation names as a class (`type[X]`: X, or one of its subclasses, each a
         guess, as `declared` has it)."""
-        passed = set(self.passed(function, name))
-        if passed - {UNKNOWN}:
-            return passed
+        key = ("passed", function, name)
+        passed = self.answers.ask(key, lambda: self.passed(function, name), function)
+        taken = self.answers.holds(key, passed)
+        if taken is not None:
+            return taken
         path, definition = self.index.functions[function]
         klass = self.resolver.types.class_parameter(path, definition.qualname, name)
         if klass is None or klass not in self.index.classes:
             return passed
         below = self.subclasses(klass) or []
-        return {Obj("class", klass), *guessed(Obj("class", child) for child in below)}
+        declared = {Obj("class", klass), *guessed(Obj("class", child) for child in below)}
+        return declared | (passed - {UNKNOWN})
 
     def passed(self, function: str, name: str) -> Iterable[Obj]:
         path, definition = self.index.functions[function]
@@ -437,17 +440,19 @@ class Objects:
             if method is not None:
                 yield Obj("method", method)
                 return
-            stored = set(self.stored(obj.name, attr))
-            if stored - {UNKNOWN}:
-                yield from stored
+            key = ("stored", obj.name, attr)
+            stored = self.answers.ask(key, partial(self.stored, obj.name, attr))
+            taken = self.answers.holds(key, stored)
+            if taken is not None:
+                yield from taken
                 return
             declared = set(self.declared(obj.name, attr))
             fallback = self.index.method(obj.name, "__getattr__")
             if declared or fallback is None or attr.startswith("__"):
                 yield from declared or stored
-                return
-            # Python asks `__getattr__(name)` for what the class does not have.
-            yield from self.delegated(fallback, attr)
+            else:  # Python asks `__getattr__(name)` for what the class does not have.
+                yield from self.delegated(fallback, attr)
+            yield from stored - {UNKNOWN}  # known once the fallback was chosen
         elif obj.kind == "class":
             nested = f"{obj.name}.{attr}"
             if nested in self.index.classes:
