@@ -1720,3 +1720,28 @@ def test_callers_by_a_name_the_package_gives_a_class_are_found_backward(snippet_
         ("app.py", 4, "call_arg"),
         ("pkg/core/runner.py", 2, "param"),
     ]
+
+
+def test_a_type_inferred_through_a_cycle_is_the_same_whichever_name_is_asked_first(
+    snippet_session,
+):
+    """`a` is first bound to what `b` holds, `b` to what `a` holds: inferring one meets the
+    other being inferred (unknown there). `a` is a Box by its second binding; `b` then by
+    `a`. Asked `a` first, `b` was inferred while `a` was (and found nothing): that is not
+    kept as `b`'s type, which is inferred again when asked."""
+    code = """
+        class Box:
+            pass
+
+        def run(flag):
+            a = b
+            a = Box()
+            b = a
+            return b
+        """
+    for first, then in (("a", "b"), ("b", "a")):
+        session = snippet_session({"app.py": code})
+        types = session.graph.resolver.types
+        found = {name: types.ref_type("app.py", "run", name) for name in (first, then)}
+        assert found == {"a": "app.Box", "b": "app.Box"}, first
+

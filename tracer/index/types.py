@@ -37,6 +37,10 @@ class Types:
         self.name_types: dict[tuple[str, str, str], str | None] = {}
         self.returned: dict[str, str | None] = {}
         self.inferring = 0  # types being inferred: what is found meanwhile may be partial
+        # The types being inferred (table, key) -> their depth; for each, the lowest depth
+        # of one being inferred it read (its own when none).
+        self.busy: dict[tuple[int, Any], int] = {}
+        self.lows: list[int] = []
 
     def ref_type(self, path: str, scope: str, dotted: str) -> str | None:
         """The known class of the value DOTTED names in SCOPE, or None."""
@@ -58,17 +62,33 @@ class Types:
     def inferred(
         self, table: dict[Any, str | None], key: Any, infer: Callable[[], str | None]
     ) -> str | None:
-        """TABLE[KEY], inferred once by INFER; while it runs, KEY reads as unknown (so a
-        cycle ends), and what the resolver finds meanwhile is not kept as final."""
+        """TABLE[KEY], inferred by INFER; while it runs, KEY reads as unknown (so a cycle
+        ends), and what the resolver finds meanwhile is not kept as final. Kept only when it
+        read no type being inferred but its own: one inferred while another it reads was
+        still being inferred would be another answer asked first, so it is inferred again
+        where it is asked (what a type is does not depend on what was asked before)."""
         if key in table:
             return table[key]
-        table[key] = None
+        mark = (id(table), key)
+        depth = self.busy.get(mark)
+        if depth is not None:  # met again while being inferred: unknown, and not kept
+            if self.lows:
+                self.lows[-1] = min(self.lows[-1], depth)
+            return None
+        depth = len(self.lows)
+        self.busy[mark] = depth
+        self.lows.append(depth)
         self.inferring += 1
         try:
             found = infer()
         finally:
             self.inferring -= 1
-        table[key] = found
+            del self.busy[mark]
+            low = self.lows.pop()
+        if low >= depth:
+            table[key] = found
+        elif self.lows:
+            self.lows[-1] = min(self.lows[-1], low)
         return found
 
     def infer_name(self, path: str, scope: str, name: str) -> str | None:
