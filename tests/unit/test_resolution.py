@@ -1745,3 +1745,30 @@ def test_a_type_inferred_through_a_cycle_is_the_same_whichever_name_is_asked_fir
         found = {name: types.ref_type("app.py", "run", name) for name in (first, then)}
         assert found == {"a": "app.Box", "b": "app.Box"}, first
 
+
+def test_an_attribute_that_a_base_and_its_subclasses_write_has_one_owner(snippet_session):
+    """`x.pool` on an x nothing types is joined to the writes of `pool` (a guess) when one
+    class family owns it: here a base and six subclasses, each writing it. Whichever owner
+    a set gives first, the family that holds them all is the base's (a subclass's holds its
+    bases, not its siblings)."""
+    subclasses = "".join(
+        f"""
+class Pool{i}(Base):
+    def __init__(self):
+        self.pool = {i}
+"""
+        for i in range(6)
+    )
+    code = f"""
+class Base:
+    def __init__(self):
+        self.pool = None
+{subclasses}
+
+def size(x):
+    return x.pool
+"""
+    session = snippet_session({"app.py": code})
+    slots = session.graph.slots
+    assert len(slots.slot_owners("pool")) == 7
+    assert slots.single_owner("pool")

@@ -144,8 +144,11 @@ class Slots:
         owners = self.slot_owners(attr)
         if not owners:
             return True
-        first = set(self.graph.index.family(next(iter(owners))))
-        return owners <= first
+        # One family: the family of some owner (the base of the others) holds them all.
+        # (Asked of each owner, not of the first a set gives: a subclass's family holds its
+        # bases but not its siblings.)
+        family = self.graph.index.family
+        return any(owners <= set(family(owner)) for owner in sorted(owners))
 
     def slot_owners(self, attr: str) -> set[str]:
         """Classes that declare ATTR or assign it (`self.ATTR = ...`, `obj.ATTR = ...`)."""
