@@ -36,11 +36,15 @@ class Types:
         self.attr_types: dict[tuple[str, str], str | None] = {}
         self.name_types: dict[tuple[str, str, str], str | None] = {}
         self.returned: dict[str, str | None] = {}
-        self.inferring = 0  # types being inferred: what is found meanwhile may be partial
         # The types being inferred (table, key) -> their depth; for each, the lowest depth
         # of one being inferred it read (its own when none).
         self.busy: dict[tuple[int, Any], int] = {}
         self.lows: list[int] = []
+
+    @property
+    def inferring(self) -> int:
+        """How many types are being inferred: what is found meanwhile may be partial."""
+        return len(self.lows)
 
     def ref_type(self, path: str, scope: str, dotted: str) -> str | None:
         """The known class of the value DOTTED names in SCOPE, or None."""
@@ -78,11 +82,9 @@ class Types:
         depth = len(self.lows)
         self.busy[mark] = depth
         self.lows.append(depth)
-        self.inferring += 1
         try:
             found = infer()
         finally:
-            self.inferring -= 1
             del self.busy[mark]
             low = self.lows.pop()
         if low >= depth:

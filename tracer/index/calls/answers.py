@@ -25,12 +25,12 @@ question of a cycle still open, or one put off), such a choice could take the an
 an attribute whose stores hold something known only once the cycle settles, and rounds only
 add. So a choice made on an answer not settled that holds nothing known so far is taken as if
 it held something known (`holds`: the way that adds nothing), and remembered as an
-*assumption* with the question that made it and its cycle. When the cycle settles (or the
-question put off is answered), an assumption its answers belie (KEY holds nothing known after
-all) marks KEY (`vague`, which only grows) and the cycle is answered again (the answers that
-took the question put off are dropped): the choice then takes the other way, which adds to
-what was found. So answers only grow, and each is the one the choices give on settled
-answers, whichever question was asked first.
+*assumption* with the question that made it, its cycle and the answers that take it. It is
+judged when KEY's answer is final (its cycle settled, and what it took put off given what it
+was): one its answer belies (KEY holds nothing known after all) marks KEY (`vague`, which
+only grows), and the cycle is answered again or the answers made on it dropped: the choice
+then takes the other way, which adds to what was found. So answers only grow, and each is
+the one the choices give on settled answers, whichever question was asked first.
 
 The depth bound limits how deep questions are nested, not what they find. A question asked
 deeper than `bound` questions is *put off*: given what it was last found to hold (nothing at
@@ -111,11 +111,11 @@ class Question:
         else:
             self.pending.update(keys)
 
-    def assume(self, key: Key) -> None:
+    def assume(self, keys: Iterable[Key]) -> None:
         if self.assumed is None:
-            self.assumed = {key}
+            self.assumed = set(keys)
         else:
-            self.assumed.add(key)
+            self.assumed.update(keys)
 
     def meets(self, number: int) -> None:
         if number < self.low:
@@ -135,8 +135,7 @@ class Question:
         if inner.pending:
             self.took(inner.pending)
         if inner.assumed:
-            for key in inner.assumed:
-                self.assume(key)
+            self.assume(inner.assumed)
 
 
 class Answers:
@@ -287,7 +286,7 @@ class Answers:
             return None
         if key in self.found and key not in self.pending:
             return None  # settled: what it holds is final
-        self.asking[-1].assume(key)
+        self.asking[-1].assume((key,))
         return NOTHING
 
     def judge(
@@ -368,8 +367,7 @@ class Answers:
             if pending:
                 outer.took(pending)
             if assumed:
-                for other in assumed:
-                    outer.assume(other)
+                outer.assume(assumed)
 
     def judge_final(self, keys: list[Key]) -> None:
         """KEYS' answers are final (what they took put off held what they were given): their
@@ -429,8 +427,7 @@ class Answers:
             asker.read(*read)
         assumed = self.assumptions.get(key)
         if assumed is not None:
-            for other in assumed:
-                asker.assume(other)
+            asker.assume(assumed)
         pending = self.pending.get(key)
         if pending is not None:
             asker.took(pending)
